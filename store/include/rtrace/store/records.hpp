@@ -1,0 +1,215 @@
+// Row types of the rtrace run-file schema v1 (schemas/rtrace-schema.md).
+//
+// These structs ARE the schema's tables: a unit test checks that every layout
+// here matches schemas/rtrace-v1.json field for field (name, type, unit).
+// Numeric values that were not measured are NaN (f64) or -1 (integers):
+// unavailable is recorded as unavailable, never guessed.
+#pragma once
+
+#include "rtrace/store/table.hpp"
+
+#include <cstdint>
+#include <limits>
+
+namespace rtrace::store {
+
+inline constexpr double kUnavailable = std::numeric_limits<double>::quiet_NaN();
+
+// Status of a sweep point (stored as the string in SweepPointRow::status).
+enum class PointStatus { Pending, Ok, Failed, Timeout, Signalled, LaunchError };
+const char* to_string(PointStatus s) noexcept;          // "pending", "ok", "failed", "timeout", "signalled", "launch_error"
+PointStatus point_status_from_string(const std::string& s);  // throws std::invalid_argument
+
+// /sweep/axes: one row per sweep axis.
+struct SweepAxisRow {
+  std::int32_t index;
+  char name[64];        // "threads", "ranks", "nodes", "sms", "env:N"
+  char spec[256];       // the spec as typed: "1..64:x2"
+  static const RowLayout& layout();
+};
+
+// /sweep/points: one row per planned point (repeats are separate points).
+struct SweepPointRow {
+  std::int64_t point_id;
+  std::int32_t repeat;
+  char label[256];            // "threads=2 env:N=1000"
+  std::int32_t threads;       // -1 when the axis is not swept and nothing was set
+  std::int32_t ranks;
+  std::int32_t nodes;
+  std::int32_t sms_requested;
+  std::int32_t sms_achieved;  // -1 unknown
+  char partition_method[16];  // "", "green_ctx", "mps"
+  char status[16];            // PointStatus as string
+  std::int32_t exit_code;     // -1 when signalled or not run
+  std::int32_t signal;        // 0 when none
+  double start_time;          // seconds since the Unix epoch; NaN if not started
+  double end_time;
+  double wall_s;
+  std::uint8_t complete;      // 1 only after the point's group was committed whole
+  static const RowLayout& layout();
+};
+
+// /points/<p>/ceilings and /ert/ceilings: one row per level or precision.
+struct CeilingRow {
+  char name[32];        // "L1d", "L2", "L3", "DRAM", "HBM", "FP64 FMA", "FP32 no-FMA", "FP16 half2", "TC FP16->FP32"
+  char kind[16];        // "bandwidth" | "compute"
+  char precision[8];    // "fp64" | "fp32" | "fp16" | "" (bandwidth)
+  char variant[16];     // "fma" | "nofma" | "half2" | "mma" | "" (bandwidth)
+  double value;         // the ceiling: median over repeats of the best sample
+  double max;           // max over repeats
+  double min;           // min over repeats
+  std::int32_t repeats;
+  char unit[16];        // "GB/s" or "GFLOP/s"
+  std::int64_t level_bytes;  // capacity of the level per its topology (-1 DRAM / compute)
+  static const RowLayout& layout();
+};
+
+// /ert/samples: every raw ERT measurement.
+struct ErtSampleRow {
+  char precision[8];
+  char variant[8];
+  std::int32_t flops_per_element;   // ERT's k (FLOPs per element per trial)
+  std::int64_t working_set_bytes;   // total across all threads/blocks
+  std::int64_t trials;
+  std::int32_t threads;             // CPU threads or GPU SMs
+  std::int32_t ranks;
+  std::int32_t repeat;
+  double seconds;
+  double bytes;
+  double flops;
+  double gbytes_per_s;
+  double gflops_per_s;
+  static const RowLayout& layout();
+};
+
+// /machine/caches
+struct CacheRow {
+  char name[16];           // "L1d", "L2", "L3"
+  std::int32_t depth;
+  std::int64_t size_bytes; // one instance
+  std::int32_t line_bytes;
+  std::int32_t instances;  // how many such caches in the machine/partition
+  std::int32_t shared_by;  // processing units sharing one instance
+  static const RowLayout& layout();
+};
+
+// /machine/gpus
+struct GpuRow {
+  std::int32_t index;
+  char name[64];
+  char uuid[48];
+  char chip[16];           // "GH100"
+  std::int32_t cc_major;
+  std::int32_t cc_minor;
+  std::int32_t sm_count;
+  std::int64_t l2_bytes;
+  std::int64_t memory_bytes;
+  double sm_clock_khz;
+  double memory_clock_khz;
+  std::int32_t memory_bus_bits;
+  double spec_bandwidth_gbs;  // 2 * memory clock * bus width / 8
+  static const RowLayout& layout();
+};
+
+// /points/<p>/ranks/<r>/info: exactly one row.
+struct RankInfoRow {
+  std::int64_t rank;
+  std::int64_t pid;
+  char host[64];
+  char tracer_mode[16];        // "none" | "cpu" | "cuda-trace" | "cuda-metrics"
+  double start_time;           // Unix seconds
+  double wall_s;
+  double user_s;
+  double system_s;
+  std::int64_t max_rss_kib;
+  std::int64_t voluntary_ctxsw;
+  std::int64_t involuntary_ctxsw;
+  std::int32_t exit_status;    // -1 unknown (rank died before the tracer could see it)
+  std::uint8_t complete;       // 1 when the tracer flushed at a normal exit
+  std::int64_t tracer_errors;
+  std::int64_t dropped_records;
+  std::uint8_t counters_available;  // CPU hardware counters
+  std::uint8_t gpu_available;
+  std::int32_t omp_threads;
+  static const RowLayout& layout();
+};
+
+// /points/<p>/ranks/<r>/regions: one row per annotated region (aggregated).
+struct RegionRow {
+  std::int64_t name_id;         // index into ./names
+  std::int64_t calls;
+  double time_s;                // inclusive wall time, summed over calls
+  double flops_fp64;            // declared through rtrace_region_counts (NaN if never declared)
+  double flops_fp32;
+  double flops_fp16;
+  double bytes_l1;
+  double bytes_l2;
+  double bytes_l3;
+  double bytes_dram;
+  double hw_instructions;       // hardware counters; NaN when unavailable
+  double hw_cycles;
+  double hw_fp64_ops;
+  double hw_fp32_ops;
+  static const RowLayout& layout();
+};
+
+// /points/<p>/ranks/<r>/kernels: one row per CUDA kernel launch.
+struct KernelRow {
+  std::int64_t name_id;
+  std::int64_t launch_index;    // per (name, rank) launch order: the trace<->metrics join key
+  std::int64_t correlation_id;
+  std::int32_t device;
+  std::int32_t context;
+  std::int32_t stream;
+  std::int32_t grid_x, grid_y, grid_z;
+  std::int32_t block_x, block_y, block_z;
+  std::int32_t registers;
+  std::int32_t shared_static;
+  std::int32_t shared_dynamic;
+  std::int64_t start_ns;
+  std::int64_t end_ns;
+  std::uint8_t has_metrics;
+  double metric_duration_ns;
+  double sm_clock_hz;
+  double flops_fp64;
+  double flops_fp32;
+  double flops_fp16;
+  double tensor_ops;
+  double bytes_l1;
+  double bytes_l2;
+  double bytes_dram_read;
+  double bytes_dram_write;
+  double warp_instructions;
+  double thread_instructions;
+  double global_ld_instructions;
+  double global_st_instructions;
+  double shared_ld_instructions;
+  double shared_st_instructions;
+  double global_transactions;
+  double shared_transactions;
+  static const RowLayout& layout();
+};
+
+// /points/<p>/ranks/<r>/memcpy: memcpy and memset activity.
+struct MemcpyRow {
+  char kind[16];               // "HtoD", "DtoH", "DtoD", "memset", ...
+  std::int64_t bytes;
+  std::int64_t start_ns;
+  std::int64_t end_ns;
+  std::int32_t device;
+  std::int32_t stream;
+  std::int64_t correlation_id;
+  static const RowLayout& layout();
+};
+
+// /points/<p>/ranks/<r>/mpi: one row per MPI function used.
+struct MpiRow {
+  std::int64_t name_id;        // index into ./names ("MPI_Allreduce")
+  std::int64_t calls;
+  double time_s;
+  std::int64_t bytes_sent;
+  std::int64_t bytes_received;
+  static const RowLayout& layout();
+};
+
+}  // namespace rtrace::store

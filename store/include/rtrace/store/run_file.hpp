@@ -1,0 +1,135 @@
+// The rtrace run file: layout, metadata and the crash-safe commit protocol.
+//
+// Layout (schema v1, see schemas/rtrace-schema.md):
+//   /                      root attributes (schema_name, schema_version, ...)
+//   /run                   metadata of the sweep (attributes + app_argv, environment)
+//   /machine               host topology: attributes + caches, gpus tables
+//   /sweep/axes            SweepAxisRow table
+//   /sweep/points          SweepPointRow table, one row per planned point
+//   /points/pNNNNNN        one group per committed point:
+//       ceilings           CeilingRow table (that partition's roofline)
+//       ert_samples        ErtSampleRow table (optional: raw ERT samples)
+//       stdout, stderr     captured output tails (scalar strings)
+//       ranks/rNNNNNN      per rank: info, names, regions, kernels, memcpy, mpi, log
+//   /ert                   (ert files) ceilings + samples
+//   /analysis              (optional) written by `rtrace analyze --write`
+//
+// Crash safety: every change to a run file is a Transaction. It copies the
+// file to a sibling temp file, applies the change there, flushes and fsyncs
+// it, then rename()s it over the original. A writer killed at any moment
+// therefore leaves either the old or the new file, both valid; a stale temp
+// file is removed by the next writer. A point is complete iff its row in
+// /sweep/points says complete=1, which is written in the same transaction
+// as its group.
+#pragma once
+
+#include "rtrace/store/file.hpp"
+#include "rtrace/store/records.hpp"
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rtrace::store {
+
+inline constexpr const char* kSchemaName = "rtrace";
+const char* schema_version() noexcept;   // "1.0.0"
+int schema_major() noexcept;             // 1
+const char* rtrace_version() noexcept;   // project version, e.g. "0.1.0"
+
+std::string iso8601_utc_now();
+std::string hostname();
+
+// Writes schema_name, schema_version, rtrace_version, created, command_line,
+// hostname and file_kind ("run", "ert", "trace") on the root group.
+void write_root_attributes(Group& root, const std::string& file_kind, const std::string& command_line);
+// Throws FormatError when the file is not an rtrace file or its major version
+// is not supported by this build (minor/patch differences are accepted).
+void check_schema(const File& file);
+
+struct RunMetadata {
+  std::string command_line;                 // rtrace's argv, for display
+  std::vector<std::string> app_argv;        // verbatim
+  std::string sweep_spec;                   // human form of the plan
+  std::string options_json;                 // every option as JSON
+  std::vector<std::pair<std::string, std::string>> environment;  // recorded variables (deny-list applied)
+  std::string launcher;                     // "none" | "mpirun" | "srun"
+  std::string slurm_job_id, slurm_nodelist, slurm_task_layout;
+};
+void write_run_metadata(Group& root, const RunMetadata& meta);
+RunMetadata read_run_metadata(const Group& root);
+
+struct MachineInfo {
+  std::string hostname;
+  std::string cpu_model;
+  std::string os;
+  std::int32_t sockets = 0, cores = 0, pus = 0;
+  std::int64_t memory_bytes = 0;
+  std::vector<CacheRow> caches;
+  std::vector<GpuRow> gpus;
+};
+// Reads this host's topology with hwloc (caches), /proc/meminfo and sysconf.
+MachineInfo describe_this_machine();
+void write_machine(Group& root, const MachineInfo& m);
+MachineInfo read_machine(const Group& root);
+
+std::string point_group_name(std::int64_t point_id);  // "p000003"
+std::string rank_group_name(std::int64_t rank);       // "r000000"
+
+// Everything the tracer records for one rank.
+struct RankRecords {
+  RankInfoRow info{};
+  std::vector<std::string> names;   // name_id -> string for regions/kernels/mpi
+  std::vector<RegionRow> regions;
+  std::vector<KernelRow> kernels;
+  std::vector<MemcpyRow> memcpy;
+  std::vector<MpiRow> mpi;
+  std::vector<std::string> log;     // "warning: ..." lines, tracer errors and drops
+};
+void write_rank(Group& ranks_group, const RankRecords& records);  // creates ranks_group/rNNNNNN
+RankRecords read_rank(const Group& rank_group);
+
+struct CapturedOutput {
+  std::string stdout_tail, stderr_tail;
+  std::int64_t stdout_bytes = 0, stderr_bytes = 0;  // totals seen, before truncation
+};
+void write_output(Group& point, const CapturedOutput& out);
+CapturedOutput read_output(const Group& point);
+
+// Atomic update of a file: copy -> modify -> fsync -> rename. See above.
+// `fn` gets the temp copy opened read-write. If fn throws, the original is
+// untouched and the exception propagates.
+void transaction(const std::string& path, const std::function<void(File&)>& fn);
+
+class RunFile {
+ public:
+  // Creates a new run file with metadata, machine, axes and the plan (all
+  // points pending). Refuses to clobber an existing file unless overwrite.
+  static RunFile create(const std::string& path, const RunMetadata& meta, const MachineInfo& machine,
+                        const std::vector<SweepAxisRow>& axes, const std::vector<SweepPointRow>& plan,
+                        bool overwrite = false);
+  // Opens an existing run file for appending (resume, merge). Checks the schema.
+  static RunFile open(const std::string& path);
+
+  const std::string& path() const noexcept { return path_; }
+  // The plan as stored now (re-read after each commit).
+  const std::vector<SweepPointRow>& points() const noexcept { return points_; }
+
+  // Commits one point atomically: `fill` populates the fresh /points/pNNNNNN
+  // group (ceilings, output, ranks); then the point's row is replaced by `row`
+  // (row.complete is set to 1 unless the row says status pending).
+  void commit_point(SweepPointRow row, const std::function<void(Group& point)>& fill);
+
+ private:
+  std::string path_;
+  std::vector<SweepPointRow> points_;
+  void reload();
+};
+
+// Reading helpers (read-only access).
+std::vector<SweepPointRow> read_points(const File& f);
+std::vector<SweepAxisRow> read_axes(const File& f);
+std::vector<CeilingRow> read_ceilings(const Group& point_or_ert);
+
+}  // namespace rtrace::store
