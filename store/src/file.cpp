@@ -1,0 +1,376 @@
+#include "rtrace/store/file.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace rtrace::store {
+
+namespace {
+
+Id vlen_string_type() {
+  Id t(H5Tcopy(H5T_C_S1));
+  H5Tset_size(t.get(), H5T_VARIABLE);
+  H5Tset_cset(t.get(), H5T_CSET_UTF8);
+  return t;
+}
+
+// Reads string data of either fixed or variable length from an attribute or dataset.
+std::vector<std::string> read_string_data(hid_t obj, bool is_attr, const std::string& file, const std::string& path) {
+  Id type(check(is_attr ? H5Aget_type(obj) : H5Dget_type(obj), "get type", file, path));
+  if (H5Tget_class(type.get()) != H5T_STRING) throw SchemaError("read strings", file, path, "not a string");
+  Id space(check(is_attr ? H5Aget_space(obj) : H5Dget_space(obj), "get dataspace", file, path));
+  hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  if (n < 0) throw Error("read strings", file, path, "bad dataspace");
+  std::vector<std::string> out;
+  out.reserve(static_cast<std::size_t>(n));
+  if (n == 0) return out;
+  if (H5Tis_variable_str(type.get()) > 0) {
+    Id mtype = vlen_string_type();
+    std::vector<char*> buf(static_cast<std::size_t>(n), nullptr);
+    herr_t st = is_attr ? H5Aread(obj, mtype.get(), buf.data())
+                        : H5Dread(obj, mtype.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data());
+    check_status(st, "read strings", file, path);
+    for (char* s : buf) out.emplace_back(s ? s : "");
+    // Give the library's allocations back.
+    H5Dvlen_reclaim(mtype.get(), space.get(), H5P_DEFAULT, buf.data());
+  } else {
+    std::size_t len = H5Tget_size(type.get());
+    Id mtype(H5Tcopy(H5T_C_S1));
+    H5Tset_size(mtype.get(), len);
+    std::vector<char> buf(len * static_cast<std::size_t>(n) + 1, 0);
+    herr_t st = is_attr ? H5Aread(obj, mtype.get(), buf.data())
+                        : H5Dread(obj, mtype.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data());
+    check_status(st, "read strings", file, path);
+    for (hssize_t i = 0; i < n; ++i) {
+      const char* p = buf.data() + static_cast<std::size_t>(i) * len;
+      out.emplace_back(p, strnlen(p, len));
+    }
+  }
+  return out;
+}
+
+Id open_attr(hid_t obj, const std::string& name, const std::string& file, const std::string& path) {
+  if (H5Aexists(obj, name.c_str()) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    throw SchemaError("read attribute", file, path, "missing attribute `" + name + "`");
+  }
+  return Id(check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), "open attribute", file, path + "@" + name));
+}
+
+void write_attr_raw(hid_t obj, const std::string& name, hid_t type, hid_t space, const void* data,
+                    const std::string& file, const std::string& path) {
+  if (H5Aexists(obj, name.c_str()) > 0) check_status(H5Adelete(obj, name.c_str()), "delete attribute", file, path + "@" + name);
+  Id a(check(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), "create attribute", file, path + "@" + name));
+  check_status(H5Awrite(a.get(), type, data), "write attribute", file, path + "@" + name);
+}
+
+herr_t collect_names(hid_t, const char* name, const H5L_info_t*, void* data) {
+  static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+  return 0;
+}
+
+herr_t collect_attr_names(hid_t, const char* name, const H5A_info_t*, void* data) {
+  static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+  return 0;
+}
+
+}  // namespace
+
+std::string Group::child_path(const std::string& name) const {
+  if (path_.empty() || path_ == "/") return "/" + name;
+  return path_ + "/" + name;
+}
+
+bool Group::exists(const std::string& name) const {
+  htri_t r = H5Lexists(id(), name.c_str(), H5P_DEFAULT);
+  if (r < 0) H5Eclear2(H5E_DEFAULT);
+  return r > 0;
+}
+
+bool Group::is_group(const std::string& name) const {
+  if (!exists(name)) return false;
+  H5O_info_t info;
+  if (H5Oget_info_by_name2(id(), name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return false;
+  }
+  return info.type == H5O_TYPE_GROUP;
+}
+
+Group Group::create_group(const std::string& name) {
+  Id lcpl(H5Pcreate(H5P_LINK_CREATE));
+  Id g(check(H5Gcreate2(id(), name.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT), "create group", file_, child_path(name)));
+  return Group(std::move(g), file_, child_path(name));
+}
+
+Group Group::open_group(const std::string& name) const {
+  if (!is_group(name)) throw SchemaError("open group", file_, child_path(name), "missing group");
+  Id g(check(H5Gopen2(id(), name.c_str(), H5P_DEFAULT), "open group", file_, child_path(name)));
+  return Group(std::move(g), file_, child_path(name));
+}
+
+Group Group::require_group(const std::string& name) {
+  return exists(name) ? open_group(name) : create_group(name);
+}
+
+std::vector<std::string> Group::children() const {
+  std::vector<std::string> names;
+  hsize_t idx = 0;
+  check_status(H5Literate(id(), H5_INDEX_NAME, H5_ITER_INC, &idx, collect_names, &names), "list group", file_, path_);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void Group::remove(const std::string& name) {
+  check_status(H5Ldelete(id(), name.c_str(), H5P_DEFAULT), "delete", file_, child_path(name));
+}
+
+bool Group::has_attr(const std::string& name) const {
+  htri_t r = H5Aexists(id(), name.c_str());
+  if (r < 0) H5Eclear2(H5E_DEFAULT);
+  return r > 0;
+}
+
+void Group::set_attr(const std::string& name, const std::string& value) {
+  Id type = vlen_string_type();
+  Id space(H5Screate(H5S_SCALAR));
+  const char* p = value.c_str();
+  write_attr_raw(id(), name, type.get(), space.get(), &p, file_, path_);
+}
+
+void Group::set_attr(const std::string& name, std::int64_t value) {
+  Id space(H5Screate(H5S_SCALAR));
+  write_attr_raw(id(), name, H5T_NATIVE_INT64, space.get(), &value, file_, path_);
+}
+
+void Group::set_attr(const std::string& name, double value) {
+  Id space(H5Screate(H5S_SCALAR));
+  write_attr_raw(id(), name, H5T_NATIVE_DOUBLE, space.get(), &value, file_, path_);
+}
+
+void Group::set_attr(const std::string& name, const std::vector<std::string>& values) {
+  Id type = vlen_string_type();
+  hsize_t dims[1] = {values.size()};
+  Id space(H5Screate_simple(1, dims, nullptr));
+  std::vector<const char*> ptrs;
+  ptrs.reserve(values.size());
+  for (const auto& v : values) ptrs.push_back(v.c_str());
+  write_attr_raw(id(), name, type.get(), space.get(), ptrs.empty() ? nullptr : ptrs.data(), file_, path_);
+}
+
+std::string Group::attr_string(const std::string& name) const {
+  Id a = open_attr(id(), name, file_, path_);
+  auto v = read_string_data(a.get(), true, file_, path_ + "@" + name);
+  if (v.size() != 1) throw SchemaError("read attribute", file_, path_ + "@" + name, "expected one string");
+  return v[0];
+}
+
+std::vector<std::string> Group::attr_strings(const std::string& name) const {
+  Id a = open_attr(id(), name, file_, path_);
+  return read_string_data(a.get(), true, file_, path_ + "@" + name);
+}
+
+std::int64_t Group::attr_int(const std::string& name) const {
+  Id a = open_attr(id(), name, file_, path_);
+  Id type(check(H5Aget_type(a.get()), "get type", file_, path_));
+  if (H5Tget_class(type.get()) != H5T_INTEGER) throw SchemaError("read attribute", file_, path_ + "@" + name, "not an integer");
+  Id space(H5Aget_space(a.get()));
+  if (H5Sget_simple_extent_npoints(space.get()) != 1) throw SchemaError("read attribute", file_, path_ + "@" + name, "not a scalar");
+  std::int64_t v = 0;
+  check_status(H5Aread(a.get(), H5T_NATIVE_INT64, &v), "read attribute", file_, path_ + "@" + name);
+  return v;
+}
+
+double Group::attr_double(const std::string& name) const {
+  Id a = open_attr(id(), name, file_, path_);
+  Id type(check(H5Aget_type(a.get()), "get type", file_, path_));
+  H5T_class_t cls = H5Tget_class(type.get());
+  if (cls != H5T_FLOAT && cls != H5T_INTEGER) throw SchemaError("read attribute", file_, path_ + "@" + name, "not a number");
+  Id space(H5Aget_space(a.get()));
+  if (H5Sget_simple_extent_npoints(space.get()) != 1) throw SchemaError("read attribute", file_, path_ + "@" + name, "not a scalar");
+  double v = 0;
+  check_status(H5Aread(a.get(), H5T_NATIVE_DOUBLE, &v), "read attribute", file_, path_ + "@" + name);
+  return v;
+}
+
+std::vector<std::string> Group::attr_names() const {
+  std::vector<std::string> names;
+  hsize_t idx = 0;
+  check_status(H5Aiterate2(id(), H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr_names, &names), "list attributes", file_, path_);
+  return names;
+}
+
+void Group::set_child_attr(const std::string& child, const std::string& name, const std::string& value) {
+  Group obj(Id(check(H5Oopen(id(), child.c_str(), H5P_DEFAULT), "open object", file_, child_path(child))), file_, child_path(child));
+  obj.set_attr(name, value);
+}
+
+std::optional<std::string> Group::child_attr_string(const std::string& child, const std::string& name) const {
+  if (!exists(child)) return std::nullopt;
+  Group obj(Id(check(H5Oopen(id(), child.c_str(), H5P_DEFAULT), "open object", file_, child_path(child))), file_, child_path(child));
+  if (!obj.has_attr(name)) return std::nullopt;
+  return obj.attr_string(name);
+}
+
+void Group::write_strings(const std::string& name, const std::vector<std::string>& values, const std::string& description) {
+  Id type = vlen_string_type();
+  hsize_t dims[1] = {values.size()};
+  Id space(H5Screate_simple(1, dims, nullptr));
+  Id d(check(H5Dcreate2(id(), name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+             "create dataset", file_, child_path(name)));
+  std::vector<const char*> ptrs;
+  ptrs.reserve(values.size());
+  for (const auto& v : values) ptrs.push_back(v.c_str());
+  if (!values.empty())
+    check_status(H5Dwrite(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()), "write strings", file_, child_path(name));
+  if (!description.empty()) Group(std::move(d), file_, child_path(name)).set_attr("description", description);
+}
+
+std::vector<std::string> Group::read_strings(const std::string& name) const {
+  if (!exists(name)) throw SchemaError("read strings", file_, child_path(name), "missing dataset");
+  Id d(check(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), "open dataset", file_, child_path(name)));
+  return read_string_data(d.get(), false, file_, child_path(name));
+}
+
+void Group::write_text(const std::string& name, const std::string& text, const std::string& description) {
+  Id type = vlen_string_type();
+  Id space(H5Screate(H5S_SCALAR));
+  Id d(check(H5Dcreate2(id(), name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+             "create dataset", file_, child_path(name)));
+  const char* p = text.c_str();
+  check_status(H5Dwrite(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &p), "write text", file_, child_path(name));
+  if (!description.empty()) Group(std::move(d), file_, child_path(name)).set_attr("description", description);
+}
+
+std::string Group::read_text(const std::string& name) const {
+  auto v = read_strings(name);
+  if (v.size() != 1) throw SchemaError("read text", file_, child_path(name), "expected a scalar string");
+  return v[0];
+}
+
+void Group::write_doubles(const std::string& name, const std::vector<double>& values, const std::string& unit,
+                          const std::string& description) {
+  hsize_t dims[1] = {values.size()};
+  Id space(H5Screate_simple(1, dims, nullptr));
+  Id d(check(H5Dcreate2(id(), name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+             "create dataset", file_, child_path(name)));
+  if (!values.empty())
+    check_status(H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), "write values", file_, child_path(name));
+  Group obj(std::move(d), file_, child_path(name));
+  obj.set_attr("units", unit);
+  if (!description.empty()) obj.set_attr("description", description);
+}
+
+std::vector<double> Group::read_doubles(const std::string& name) const {
+  if (!exists(name)) throw SchemaError("read values", file_, child_path(name), "missing dataset");
+  Id d(check(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), "open dataset", file_, child_path(name)));
+  Id space(H5Dget_space(d.get()));
+  hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  std::vector<double> out(static_cast<std::size_t>(std::max<hssize_t>(n, 0)));
+  if (!out.empty())
+    check_status(H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), "read values", file_, child_path(name));
+  return out;
+}
+
+void Group::copy_from(const Group& src, const std::string& src_name, const std::string& dst_name) {
+  check_status(H5Ocopy(src.id(), src_name.c_str(), id(), dst_name.c_str(), H5P_DEFAULT, H5P_DEFAULT), "copy object",
+               file_, child_path(dst_name) + " (from " + src.file() + ":" + src.child_path(src_name) + ")");
+}
+
+// ------------------------------------------------------------------ File
+
+namespace {
+Id make_fapl(const FileOptions& opts, const std::string& path) {
+  Id fapl(check(H5Pcreate(H5P_FILE_ACCESS), "create property list", path, ""));
+  // Newest format that HDF5 1.10 readers understand; compact and fast for many small groups.
+  H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V110);
+#if H5_VERSION_GE(1, 10, 7)
+  check_status(H5Pset_file_locking(fapl.get(), opts.file_locking, true), "set file locking", path, "");
+#endif
+#ifdef H5_HAVE_PARALLEL
+  if (opts.mpi_comm) {
+    check_status(H5Pset_fapl_mpio(fapl.get(), *static_cast<MPI_Comm*>(opts.mpi_comm), MPI_INFO_NULL), "set MPI-IO", path, "");
+  }
+#endif
+  return fapl;
+}
+}  // namespace
+
+File File::create(const std::string& path, bool overwrite, const FileOptions& opts) {
+  silence_hdf5_errors();
+  if (!overwrite && access(path.c_str(), F_OK) == 0) throw FileError("create", path, "", "file exists (refusing to overwrite)");
+  Id fapl = make_fapl(opts, path);
+  File f;
+  f.path_ = path;
+  f.file_ = Id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
+  if (!f.file_.valid()) {
+    std::string detail = hdf5_error_message();
+    H5Eclear2(H5E_DEFAULT);
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT, 0644);
+    if (fd < 0) detail = std::strerror(errno);
+    else ::close(fd);
+    throw FileError("create", path, "", detail);
+  }
+  f.root_ = Group(Id(check(H5Gopen2(f.file_.get(), "/", H5P_DEFAULT), "open root", path, "/")), path, "/");
+  return f;
+}
+
+bool File::is_hdf5(const std::string& path) noexcept {
+  silence_hdf5_errors();
+  htri_t r = H5Fis_hdf5(path.c_str());
+  if (r < 0) H5Eclear2(H5E_DEFAULT);
+  return r > 0;
+}
+
+File File::open(const std::string& path, Access access_mode, const FileOptions& opts) {
+  silence_hdf5_errors();
+  if (::access(path.c_str(), F_OK) != 0) throw FileError("open", path, "", "no such file");
+  if (::access(path.c_str(), R_OK) != 0) throw FileError("open", path, "", "permission denied");
+  {
+    // H5Fis_accessible on a directory or a short text file gives a cryptic stack.
+    std::FILE* fp = std::fopen(path.c_str(), "rb");
+    if (!fp) throw FileError("open", path, "", std::strerror(errno));
+    unsigned char sig[8] = {0};
+    std::size_t n = std::fread(sig, 1, 8, fp);
+    std::fclose(fp);
+    static const unsigned char kSig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    if (n < 8 || std::memcmp(sig, kSig, 8) != 0) {
+      // HDF5 also accepts a superblock at 512, 1024, ... (user block); defer to the library then.
+      if (!is_hdf5(path)) throw FileError("open", path, "", "not an HDF5 file");
+    }
+  }
+  Id fapl = make_fapl(opts, path);
+  File f;
+  f.path_ = path;
+  f.file_ = Id(H5Fopen(path.c_str(), access_mode == Access::ReadOnly ? H5F_ACC_RDONLY : H5F_ACC_RDWR, fapl.get()));
+  if (!f.file_.valid()) {
+    std::string detail = hdf5_error_message();
+    H5Eclear2(H5E_DEFAULT);
+    throw FileError("open", path, "", "cannot open HDF5 file (truncated or damaged?): " + detail);
+  }
+  Id root(H5Gopen2(f.file_.get(), "/", H5P_DEFAULT));
+  if (!root.valid()) {
+    H5Eclear2(H5E_DEFAULT);
+    throw FileError("open", path, "/", "cannot open root group (truncated or damaged file)");
+  }
+  f.root_ = Group(std::move(root), path, "/");
+  return f;
+}
+
+void File::flush() {
+  check_status(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "flush", path_, "");
+}
+
+void File::close() {
+  root_ = Group();
+  if (file_.valid()) {
+    hid_t id = file_.release();
+    check_status(H5Fclose(id), "close", path_, "");
+  }
+}
+
+}  // namespace rtrace::store

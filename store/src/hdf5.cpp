@@ -1,0 +1,92 @@
+#include "rtrace/store/hdf5.hpp"
+
+#include <mutex>
+
+namespace rtrace::store {
+
+namespace {
+std::string compose(const std::string& op, const std::string& file, const std::string& object,
+                    const std::string& detail) {
+  std::string where = file;
+  if (!object.empty()) where += (where.empty() ? "" : ":") + object;
+  std::string msg = op;
+  if (!where.empty()) msg += " " + where;
+  if (!detail.empty()) msg += ": " + detail;
+  return msg;
+}
+
+herr_t innermost(unsigned n, const H5E_error2_t* err, void* data) {
+  // The walk goes inner-to-outer with H5E_WALK_UPWARD; keep the first description.
+  auto* out = static_cast<std::string*>(data);
+  if (n == 0 && err && err->desc) *out = err->desc;
+  return 0;
+}
+}  // namespace
+
+Error::Error(std::string operation, std::string file, std::string object, std::string detail)
+    : std::runtime_error(compose(operation, file, object, detail)),
+      operation_(std::move(operation)),
+      file_(std::move(file)),
+      object_(std::move(object)),
+      detail_(std::move(detail)) {}
+
+void silence_hdf5_errors() noexcept {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    H5open();
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  });
+}
+
+Id& Id::operator=(Id&& other) noexcept {
+  if (this != &other) {
+    reset();
+    id_ = other.id_;
+    other.id_ = H5I_INVALID_HID;
+  }
+  return *this;
+}
+
+void Id::reset() noexcept {
+  if (id_ < 0) return;
+  // Errors on close are swallowed: destructors never throw. File::close()
+  // reports them for callers that care.
+  switch (H5Iget_type(id_)) {
+    case H5I_FILE: H5Fclose(id_); break;
+    case H5I_GROUP: H5Gclose(id_); break;
+    case H5I_DATASET: H5Dclose(id_); break;
+    case H5I_DATASPACE: H5Sclose(id_); break;
+    case H5I_DATATYPE: H5Tclose(id_); break;
+    case H5I_ATTR: H5Aclose(id_); break;
+    case H5I_GENPROP_LST: H5Pclose(id_); break;
+    default: H5Idec_ref(id_); break;
+  }
+  id_ = H5I_INVALID_HID;
+}
+
+hid_t Id::release() noexcept {
+  hid_t id = id_;
+  id_ = H5I_INVALID_HID;
+  return id;
+}
+
+std::string hdf5_error_message() {
+  std::string msg;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &msg);
+  return msg;
+}
+
+hid_t check(hid_t value, const char* operation, const std::string& file, const std::string& object) {
+  if (value < 0) {
+    std::string detail = hdf5_error_message();
+    H5Eclear2(H5E_DEFAULT);
+    throw Error(operation, file, object, detail.empty() ? "HDF5 call failed" : detail);
+  }
+  return value;
+}
+
+herr_t check_status(herr_t value, const char* operation, const std::string& file, const std::string& object) {
+  return static_cast<herr_t>(check(static_cast<hid_t>(value), operation, file, object));
+}
+
+}  // namespace rtrace::store

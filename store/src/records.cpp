@@ -1,0 +1,236 @@
+#include "rtrace/store/records.hpp"
+
+#include <stdexcept>
+
+namespace rtrace::store {
+
+const char* to_string(PointStatus s) noexcept {
+  switch (s) {
+    case PointStatus::Pending: return "pending";
+    case PointStatus::Ok: return "ok";
+    case PointStatus::Failed: return "failed";
+    case PointStatus::Timeout: return "timeout";
+    case PointStatus::Signalled: return "signalled";
+    case PointStatus::LaunchError: return "launch_error";
+  }
+  return "pending";
+}
+
+PointStatus point_status_from_string(const std::string& s) {
+  for (auto st : {PointStatus::Pending, PointStatus::Ok, PointStatus::Failed, PointStatus::Timeout,
+                  PointStatus::Signalled, PointStatus::LaunchError})
+    if (s == to_string(st)) return st;
+  throw std::invalid_argument("unknown point status `" + s + "`");
+}
+
+// Layouts: names and units here must match schemas/rtrace-v1.json (checked by
+// tests/store/schema_test.cpp).
+
+const RowLayout& SweepAxisRow::layout() {
+  using R = SweepAxisRow;
+  static const RowLayout l = RowLayout("sweep_axis", sizeof(R))
+                                 .add("index", &R::index)
+                                 .add("name", &R::name)
+                                 .add("spec", &R::spec);
+  return l;
+}
+
+const RowLayout& SweepPointRow::layout() {
+  using R = SweepPointRow;
+  static const RowLayout l = RowLayout("sweep_point", sizeof(R))
+                                 .add("point_id", &R::point_id)
+                                 .add("repeat", &R::repeat)
+                                 .add("label", &R::label)
+                                 .add("threads", &R::threads, "1")
+                                 .add("ranks", &R::ranks, "1")
+                                 .add("nodes", &R::nodes, "1")
+                                 .add("sms_requested", &R::sms_requested, "1")
+                                 .add("sms_achieved", &R::sms_achieved, "1")
+                                 .add("partition_method", &R::partition_method)
+                                 .add("status", &R::status)
+                                 .add("exit_code", &R::exit_code)
+                                 .add("signal", &R::signal)
+                                 .add("start_time", &R::start_time, "s")
+                                 .add("end_time", &R::end_time, "s")
+                                 .add("wall_s", &R::wall_s, "s")
+                                 .add("complete", &R::complete);
+  return l;
+}
+
+const RowLayout& CeilingRow::layout() {
+  using R = CeilingRow;
+  static const RowLayout l = RowLayout("ceiling", sizeof(R))
+                                 .add("name", &R::name)
+                                 .add("kind", &R::kind)
+                                 .add("precision", &R::precision)
+                                 .add("variant", &R::variant)
+                                 .add("value", &R::value, "@unit")
+                                 .add("max", &R::max, "@unit")
+                                 .add("min", &R::min, "@unit")
+                                 .add("repeats", &R::repeats, "1")
+                                 .add("unit", &R::unit)
+                                 .add("level_bytes", &R::level_bytes, "B");
+  return l;
+}
+
+const RowLayout& ErtSampleRow::layout() {
+  using R = ErtSampleRow;
+  static const RowLayout l = RowLayout("ert_sample", sizeof(R))
+                                 .add("precision", &R::precision)
+                                 .add("variant", &R::variant)
+                                 .add("flops_per_element", &R::flops_per_element, "FLOP")
+                                 .add("working_set_bytes", &R::working_set_bytes, "B")
+                                 .add("trials", &R::trials, "1")
+                                 .add("threads", &R::threads, "1")
+                                 .add("ranks", &R::ranks, "1")
+                                 .add("repeat", &R::repeat)
+                                 .add("seconds", &R::seconds, "s")
+                                 .add("bytes", &R::bytes, "B")
+                                 .add("flops", &R::flops, "FLOP")
+                                 .add("gbytes_per_s", &R::gbytes_per_s, "GB/s")
+                                 .add("gflops_per_s", &R::gflops_per_s, "GFLOP/s");
+  return l;
+}
+
+const RowLayout& CacheRow::layout() {
+  using R = CacheRow;
+  static const RowLayout l = RowLayout("cache", sizeof(R))
+                                 .add("name", &R::name)
+                                 .add("depth", &R::depth)
+                                 .add("size_bytes", &R::size_bytes, "B")
+                                 .add("line_bytes", &R::line_bytes, "B")
+                                 .add("instances", &R::instances, "1")
+                                 .add("shared_by", &R::shared_by, "1");
+  return l;
+}
+
+const RowLayout& GpuRow::layout() {
+  using R = GpuRow;
+  static const RowLayout l = RowLayout("gpu", sizeof(R))
+                                 .add("index", &R::index)
+                                 .add("name", &R::name)
+                                 .add("uuid", &R::uuid)
+                                 .add("chip", &R::chip)
+                                 .add("cc_major", &R::cc_major)
+                                 .add("cc_minor", &R::cc_minor)
+                                 .add("sm_count", &R::sm_count, "1")
+                                 .add("l2_bytes", &R::l2_bytes, "B")
+                                 .add("memory_bytes", &R::memory_bytes, "B")
+                                 .add("sm_clock_khz", &R::sm_clock_khz, "kHz")
+                                 .add("memory_clock_khz", &R::memory_clock_khz, "kHz")
+                                 .add("memory_bus_bits", &R::memory_bus_bits, "bit")
+                                 .add("spec_bandwidth_gbs", &R::spec_bandwidth_gbs, "GB/s");
+  return l;
+}
+
+const RowLayout& RankInfoRow::layout() {
+  using R = RankInfoRow;
+  static const RowLayout l = RowLayout("rank_info", sizeof(R))
+                                 .add("rank", &R::rank)
+                                 .add("pid", &R::pid)
+                                 .add("host", &R::host)
+                                 .add("tracer_mode", &R::tracer_mode)
+                                 .add("start_time", &R::start_time, "s")
+                                 .add("wall_s", &R::wall_s, "s")
+                                 .add("user_s", &R::user_s, "s")
+                                 .add("system_s", &R::system_s, "s")
+                                 .add("max_rss_kib", &R::max_rss_kib, "KiB")
+                                 .add("voluntary_ctxsw", &R::voluntary_ctxsw, "1")
+                                 .add("involuntary_ctxsw", &R::involuntary_ctxsw, "1")
+                                 .add("exit_status", &R::exit_status)
+                                 .add("complete", &R::complete)
+                                 .add("tracer_errors", &R::tracer_errors, "1")
+                                 .add("dropped_records", &R::dropped_records, "1")
+                                 .add("counters_available", &R::counters_available)
+                                 .add("gpu_available", &R::gpu_available)
+                                 .add("omp_threads", &R::omp_threads, "1");
+  return l;
+}
+
+const RowLayout& RegionRow::layout() {
+  using R = RegionRow;
+  static const RowLayout l = RowLayout("region", sizeof(R))
+                                 .add("name_id", &R::name_id)
+                                 .add("calls", &R::calls, "1")
+                                 .add("time_s", &R::time_s, "s")
+                                 .add("flops_fp64", &R::flops_fp64, "FLOP")
+                                 .add("flops_fp32", &R::flops_fp32, "FLOP")
+                                 .add("flops_fp16", &R::flops_fp16, "FLOP")
+                                 .add("bytes_l1", &R::bytes_l1, "B")
+                                 .add("bytes_l2", &R::bytes_l2, "B")
+                                 .add("bytes_l3", &R::bytes_l3, "B")
+                                 .add("bytes_dram", &R::bytes_dram, "B")
+                                 .add("hw_instructions", &R::hw_instructions, "1")
+                                 .add("hw_cycles", &R::hw_cycles, "cycle")
+                                 .add("hw_fp64_ops", &R::hw_fp64_ops, "FLOP")
+                                 .add("hw_fp32_ops", &R::hw_fp32_ops, "FLOP");
+  return l;
+}
+
+const RowLayout& KernelRow::layout() {
+  using R = KernelRow;
+  static const RowLayout l = RowLayout("kernel", sizeof(R))
+                                 .add("name_id", &R::name_id)
+                                 .add("launch_index", &R::launch_index)
+                                 .add("correlation_id", &R::correlation_id)
+                                 .add("device", &R::device)
+                                 .add("context", &R::context)
+                                 .add("stream", &R::stream)
+                                 .add("grid_x", &R::grid_x, "1")
+                                 .add("grid_y", &R::grid_y, "1")
+                                 .add("grid_z", &R::grid_z, "1")
+                                 .add("block_x", &R::block_x, "1")
+                                 .add("block_y", &R::block_y, "1")
+                                 .add("block_z", &R::block_z, "1")
+                                 .add("registers", &R::registers, "1")
+                                 .add("shared_static", &R::shared_static, "B")
+                                 .add("shared_dynamic", &R::shared_dynamic, "B")
+                                 .add("start_ns", &R::start_ns, "ns")
+                                 .add("end_ns", &R::end_ns, "ns")
+                                 .add("has_metrics", &R::has_metrics)
+                                 .add("metric_duration_ns", &R::metric_duration_ns, "ns")
+                                 .add("sm_clock_hz", &R::sm_clock_hz, "Hz")
+                                 .add("flops_fp64", &R::flops_fp64, "FLOP")
+                                 .add("flops_fp32", &R::flops_fp32, "FLOP")
+                                 .add("flops_fp16", &R::flops_fp16, "FLOP")
+                                 .add("tensor_ops", &R::tensor_ops, "FLOP")
+                                 .add("bytes_l1", &R::bytes_l1, "B")
+                                 .add("bytes_l2", &R::bytes_l2, "B")
+                                 .add("bytes_dram_read", &R::bytes_dram_read, "B")
+                                 .add("bytes_dram_write", &R::bytes_dram_write, "B")
+                                 .add("warp_instructions", &R::warp_instructions, "1")
+                                 .add("thread_instructions", &R::thread_instructions, "1")
+                                 .add("global_ld_instructions", &R::global_ld_instructions, "1")
+                                 .add("global_st_instructions", &R::global_st_instructions, "1")
+                                 .add("shared_ld_instructions", &R::shared_ld_instructions, "1")
+                                 .add("shared_st_instructions", &R::shared_st_instructions, "1")
+                                 .add("global_transactions", &R::global_transactions, "1")
+                                 .add("shared_transactions", &R::shared_transactions, "1");
+  return l;
+}
+
+const RowLayout& MemcpyRow::layout() {
+  using R = MemcpyRow;
+  static const RowLayout l = RowLayout("memcpy", sizeof(R))
+                                 .add("kind", &R::kind)
+                                 .add("bytes", &R::bytes, "B")
+                                 .add("start_ns", &R::start_ns, "ns")
+                                 .add("end_ns", &R::end_ns, "ns")
+                                 .add("device", &R::device)
+                                 .add("stream", &R::stream)
+                                 .add("correlation_id", &R::correlation_id);
+  return l;
+}
+
+const RowLayout& MpiRow::layout() {
+  using R = MpiRow;
+  static const RowLayout l = RowLayout("mpi", sizeof(R))
+                                 .add("name_id", &R::name_id)
+                                 .add("calls", &R::calls, "1")
+                                 .add("time_s", &R::time_s, "s")
+                                 .add("bytes_sent", &R::bytes_sent, "B")
+                                 .add("bytes_received", &R::bytes_received, "B");
+  return l;
+}
+
+}  // namespace rtrace::store

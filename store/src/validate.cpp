@@ -1,0 +1,414 @@
+#include "rtrace/store/validate.hpp"
+
+#include "rtrace/store/run_file.hpp"
+#include "../../cli/subcommands.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fnmatch.h>
+#include <map>
+#include <set>
+
+namespace rtrace::store {
+
+extern const char* const kSchemaV1Json;
+const char* schema_v1_json() noexcept { return kSchemaV1Json; }
+
+namespace {
+
+struct ObjectSpec {
+  std::string path;  // glob per segment: /points/p*/ranks/r*
+  std::string kind;  // group | table | strings | text
+  std::string table;
+  std::vector<std::string> kinds;  // file kinds where a top-level object applies
+  bool required = true;
+  bool open = false;               // contents not checked
+  std::map<std::string, std::string> attributes;
+};
+
+struct TableSpec {
+  struct F { std::string name, type, unit; };
+  std::vector<F> fields;
+};
+
+struct Schema {
+  std::vector<ObjectSpec> objects;
+  std::map<std::string, TableSpec> tables;
+  std::map<std::string, std::string> root_attributes;
+};
+
+const Schema& schema() {
+  static const Schema s = [] {
+    Schema out;
+    auto j = nlohmann::json::parse(kSchemaV1Json);
+    for (auto& [k, v] : j.at("root_attributes").items()) out.root_attributes[k] = v.get<std::string>();
+    for (auto& o : j.at("objects")) {
+      ObjectSpec spec;
+      spec.path = o.at("path");
+      spec.kind = o.at("kind");
+      spec.table = o.value("table", "");
+      spec.kinds = o.value("kinds", std::vector<std::string>{});
+      spec.required = o.value("required", true);
+      spec.open = o.value("open", false);
+      if (o.contains("attributes"))
+        for (auto& [k, v] : o["attributes"].items()) spec.attributes[k] = v.get<std::string>();
+      out.objects.push_back(spec);
+    }
+    for (auto& [name, t] : j.at("tables").items()) {
+      TableSpec ts;
+      for (auto& f : t.at("fields")) ts.fields.push_back({f.at("name"), f.at("type"), f.at("unit")});
+      out.tables[name] = ts;
+    }
+    return out;
+  }();
+  return s;
+}
+
+std::vector<std::string> split_path(const std::string& p) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : p) {
+    if (c == '/') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+bool matches(const std::string& pattern, const std::string& path) {
+  auto a = split_path(pattern), b = split_path(path);
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (fnmatch(a[i].c_str(), b[i].c_str(), 0) != 0) return false;
+  return true;
+}
+
+std::string parent_of(const std::string& p) {
+  auto s = p.rfind('/');
+  return s == 0 ? "/" : p.substr(0, s);
+}
+
+class Validator {
+ public:
+  Validator(const File& f, ValidationReport& r) : file_(f), report_(r) {}
+
+  void run() {
+    const Group& root = file_.root();
+    for (auto& [name, type] : schema().root_attributes) check_attr(root, "/", name, type);
+    report_.file_kind = root.has_attr("file_kind") ? root.attr_string("file_kind") : "";
+    if (report_.file_kind != "run" && report_.file_kind != "ert" && report_.file_kind != "trace")
+      deviate("/", "file_kind `" + report_.file_kind + "` is not one of run, ert, trace");
+    // Top-level objects required for this file kind.
+    for (const auto& spec : schema().objects) {
+      if (spec.kinds.empty() || !spec.required) continue;
+      if (std::find(spec.kinds.begin(), spec.kinds.end(), report_.file_kind) == spec.kinds.end()) continue;
+      if (spec.path.find('*') != std::string::npos) continue;
+      if (!exists(spec.path)) deviate(spec.path, "missing (" + spec.kind + ")");
+    }
+    walk(root, "/");
+    if (report_.file_kind == "run") check_points();
+  }
+
+ private:
+  const File& file_;
+  ValidationReport& report_;
+
+  void deviate(const std::string& path, const std::string& what) { report_.deviations.push_back(path + ": " + what); }
+
+  bool exists(const std::string& path) const {
+    htri_t r = H5Lexists(file_.id(), path.c_str(), H5P_DEFAULT);
+    if (r < 0) {
+      H5Eclear2(H5E_DEFAULT);
+      // An intermediate group is missing.
+      return false;
+    }
+    return r > 0;
+  }
+
+  const ObjectSpec* find_spec(const std::string& path) const {
+    for (const auto& s : schema().objects)
+      if (matches(s.path, path)) return &s;
+    return nullptr;
+  }
+
+  bool inside_open(const std::string& path) const {
+    for (const auto& s : schema().objects)
+      if (s.open) {
+        auto sp = split_path(s.path), pp = split_path(path);
+        if (pp.size() > sp.size() && matches(s.path, "/" + [&] {
+              std::string r;
+              for (std::size_t i = 0; i < sp.size(); ++i) r += (i ? "/" : "") + pp[i];
+              return r;
+            }()))
+          return true;
+      }
+    return false;
+  }
+
+  void check_attr(const Group& g, const std::string& path, const std::string& name, const std::string& type) {
+    if (!g.has_attr(name)) {
+      deviate(path, "missing attribute `" + name + "`");
+      return;
+    }
+    try {
+      if (type == "str") g.attr_string(name);
+      else if (type == "int") g.attr_int(name);
+      else if (type == "f64") g.attr_double(name);
+    } catch (const Error&) {
+      deviate(path, "attribute `" + name + "` is not of type " + type);
+    }
+  }
+
+  H5O_type_t object_type(const Group& parent, const std::string& name) const {
+    H5O_info_t info;
+    if (H5Oget_info_by_name2(parent.id(), name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0) {
+      H5Eclear2(H5E_DEFAULT);
+      return H5O_TYPE_UNKNOWN;
+    }
+    return info.type;
+  }
+
+  void walk(const Group& g, const std::string& path) {
+    std::vector<std::string> children;
+    try {
+      children = g.children();
+    } catch (const Error& e) {
+      deviate(path, std::string("cannot list: ") + e.detail());
+      return;
+    }
+    for (const auto& name : children) {
+      const std::string child = path == "/" ? "/" + name : path + "/" + name;
+      const ObjectSpec* spec = find_spec(child);
+      H5O_type_t t = object_type(g, name);
+      if (!spec) {
+        if (!inside_open(child)) deviate(child, "unexpected object (not in schema v1)");
+        continue;
+      }
+      if (spec->kind == "group") {
+        if (t != H5O_TYPE_GROUP) {
+          deviate(child, "expected a group");
+          continue;
+        }
+        Group sub = g.open_group(name);
+        for (auto& [an, at] : spec->attributes) check_attr(sub, child, an, at);
+        check_required_children(sub, child);
+        if (!spec->open) walk(sub, child);
+      } else {
+        if (t != H5O_TYPE_DATASET) {
+          deviate(child, "expected a dataset (" + spec->kind + ")");
+          continue;
+        }
+        check_dataset(g, name, child, *spec);
+      }
+    }
+  }
+
+  void check_required_children(const Group& g, const std::string& path) {
+    for (const auto& s : schema().objects) {
+      if (!s.required || !s.kinds.empty()) continue;
+      if (parent_of(s.path) == s.path) continue;
+      const std::string last = split_path(s.path).back();
+      if (last.find('*') != std::string::npos) continue;
+      if (!matches(parent_of(s.path), path)) continue;
+      if (!g.exists(last)) deviate(path + "/" + last, "missing (" + s.kind + ")");
+    }
+  }
+
+  void check_dataset(const Group& parent, const std::string& name, const std::string& path, const ObjectSpec& spec) {
+    Id d(H5Dopen2(parent.id(), name.c_str(), H5P_DEFAULT));
+    if (!d.valid()) {
+      H5Eclear2(H5E_DEFAULT);
+      deviate(path, "cannot open dataset");
+      return;
+    }
+    Id type(H5Dget_type(d.get()));
+    Id space(H5Dget_space(d.get()));
+    int ndims = H5Sget_simple_extent_ndims(space.get());
+    H5T_class_t cls = H5Tget_class(type.get());
+    if (spec.kind == "strings" || spec.kind == "text") {
+      if (cls != H5T_STRING) deviate(path, "expected string data");
+      if (spec.kind == "strings" && ndims != 1) deviate(path, "expected a 1-D string list");
+      if (spec.kind == "text" && ndims != 0) deviate(path, "expected a scalar string");
+      // Read it: catches damaged data.
+      try {
+        if (spec.kind == "text") parent.read_text(name);
+        else parent.read_strings(name);
+      } catch (const Error& e) {
+        deviate(path, "unreadable: " + e.detail());
+      }
+      return;
+    }
+    // table
+    if (cls != H5T_COMPOUND || ndims != 1) {
+      deviate(path, "expected a 1-D compound table");
+      return;
+    }
+    auto it = schema().tables.find(spec.table);
+    if (it == schema().tables.end()) return;
+    const TableSpec& ts = it->second;
+    std::vector<std::string> units;
+    Group obj(Id(H5Oopen(parent.id(), name.c_str(), H5P_DEFAULT)), parent.file(), path);
+    if (!obj.has_attr("units")) deviate(path, "missing attribute `units`");
+    else {
+      try {
+        units = obj.attr_strings("units");
+      } catch (const Error&) {
+        deviate(path, "attribute `units` is not a string list");
+      }
+    }
+    int nmembers = H5Tget_nmembers(type.get());
+    std::map<std::string, int> member_index;
+    for (int i = 0; i < nmembers; ++i) {
+      char* n = H5Tget_member_name(type.get(), static_cast<unsigned>(i));
+      if (n) {
+        member_index[n] = i;
+        H5free_memory(n);
+      }
+    }
+    if (!units.empty() && static_cast<int>(units.size()) != nmembers)
+      deviate(path, "attribute `units` has " + std::to_string(units.size()) + " entries for " +
+                        std::to_string(nmembers) + " fields");
+    for (const auto& f : ts.fields) {
+      auto m = member_index.find(f.name);
+      if (m == member_index.end()) {
+        deviate(path, "missing field `" + f.name + "` (" + f.type + ")");
+        continue;
+      }
+      Id mt(H5Tget_member_type(type.get(), static_cast<unsigned>(m->second)));
+      H5T_class_t mc = H5Tget_class(mt.get());
+      bool ok = f.type == "str" ? mc == H5T_STRING : f.type == "f64" ? mc == H5T_FLOAT : mc == H5T_INTEGER;
+      if (ok && f.type != "str" && H5Tget_size(mt.get()) != (f.type == "i32" ? 4u : f.type == "u8" ? 1u : 8u)) ok = false;
+      if (!ok) deviate(path, "field `" + f.name + "` is not " + f.type);
+      if (!units.empty() && static_cast<int>(units.size()) == nmembers && units[static_cast<std::size_t>(m->second)] != f.unit)
+        deviate(path, "field `" + f.name + "` has unit `" + units[static_cast<std::size_t>(m->second)] + "`, schema says `" +
+                          f.unit + "`");
+    }
+  }
+
+  void check_points() {
+    if (!exists("/sweep/points") || !exists("/points")) return;
+    std::vector<SweepPointRow> rows;
+    try {
+      rows = read_points(file_);
+    } catch (const Error& e) {
+      deviate("/sweep/points", std::string("unreadable: ") + e.detail());
+      return;
+    }
+    report_.points_total = rows.size();
+    Group points = file_.root().open_group("points");
+    std::set<std::int64_t> ids;
+    std::set<std::string> expected_groups;
+    for (const auto& r : rows) {
+      if (!ids.insert(r.point_id).second) deviate("/sweep/points", "duplicate point_id " + std::to_string(r.point_id));
+      std::string status = get_str(r.status);
+      try {
+        point_status_from_string(status);
+      } catch (const std::exception&) {
+        deviate("/sweep/points", "point " + std::to_string(r.point_id) + " has unknown status `" + status + "`");
+      }
+      if (r.complete) {
+        ++report_.points_complete;
+        std::string g = point_group_name(r.point_id);
+        expected_groups.insert(g);
+        if (!points.exists(g)) deviate("/points/" + g, "missing although point " + std::to_string(r.point_id) + " is complete");
+        if (status == "pending") deviate("/sweep/points", "point " + std::to_string(r.point_id) + " is complete but pending");
+      }
+    }
+    for (const auto& name : points.children())
+      if (!expected_groups.count(name))
+        deviate("/points/" + name, "group of a point that /sweep/points does not mark complete");
+  }
+};
+
+}  // namespace
+
+ValidationReport validate_file(const std::string& path) {
+  ValidationReport r;
+  try {
+    File f = File::open(path);
+    try {
+      check_schema(f);
+    } catch (const FormatError& e) {
+      r.verdict = ValidationReport::Verdict::Unreadable;
+      r.fatal = e.detail();
+      return r;
+    }
+    r.schema_version = f.root().attr_string("schema_version");
+    Validator(f, r).run();
+  } catch (const FileError& e) {
+    r.verdict = ValidationReport::Verdict::Unreadable;
+    r.fatal = e.detail();
+    return r;
+  } catch (const Error& e) {
+    r.deviations.push_back(std::string(e.what()));
+  } catch (const std::exception& e) {
+    r.verdict = ValidationReport::Verdict::Unreadable;
+    r.fatal = e.what();
+    return r;
+  }
+  r.verdict = r.deviations.empty() ? ValidationReport::Verdict::Valid : ValidationReport::Verdict::Invalid;
+  return r;
+}
+
+}  // namespace rtrace::store
+
+namespace rtrace::cli {
+
+int validate_main(int argc, char** argv) {
+  std::vector<std::string> files;
+  bool quiet = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::printf(
+          "usage: rtrace validate [--quiet] FILE...\n\n"
+          "Checks each file against the rtrace schema v%s and lists every deviation.\n"
+          "Exit status: 0 all valid, 1 some invalid, 2 some unreadable (missing, not HDF5,\n"
+          "not an rtrace file, unsupported schema major version).\n",
+          store::schema_version());
+      return 0;
+    }
+    if (a == "-q" || a == "--quiet") quiet = true;
+    else if (!a.empty() && a[0] == '-' && a != "-") {
+      std::fprintf(stderr, "rtrace validate: unknown option `%s`\n", a.c_str());
+      return 2;
+    } else files.push_back(a);
+  }
+  if (files.empty()) {
+    std::fprintf(stderr, "rtrace validate: no file given (usage: rtrace validate FILE...)\n");
+    return 2;
+  }
+  int worst = 0;
+  for (const auto& f : files) {
+    auto r = store::validate_file(f);
+    switch (r.verdict) {
+      case store::ValidationReport::Verdict::Unreadable:
+        std::fprintf(stderr, "rtrace validate: %s: %s\n", f.c_str(), r.fatal.c_str());
+        worst = 2;
+        break;
+      case store::ValidationReport::Verdict::Invalid:
+        for (const auto& d : r.deviations) std::printf("%s: %s\n", f.c_str(), d.c_str());
+        std::printf("%s: INVALID (%zu deviation%s)\n", f.c_str(), r.deviations.size(), r.deviations.size() == 1 ? "" : "s");
+        worst = std::max(worst, 1);
+        break;
+      case store::ValidationReport::Verdict::Valid:
+        if (!quiet) {
+          if (r.file_kind == "run")
+            std::printf("%s: valid rtrace %s file (schema %s, %zu of %zu points complete)\n", f.c_str(), r.file_kind.c_str(),
+                        r.schema_version.c_str(), r.points_complete, r.points_total);
+          else
+            std::printf("%s: valid rtrace %s file (schema %s)\n", f.c_str(), r.file_kind.c_str(), r.schema_version.c_str());
+        }
+        break;
+    }
+  }
+  return worst;
+}
+
+}  // namespace rtrace::cli

@@ -1,0 +1,103 @@
+#include "rtrace/store/validate.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "synthetic_points.hpp"
+#include "test_util.hpp"
+
+using namespace rtrace::store;
+using V = ValidationReport::Verdict;
+
+namespace {
+std::string make_run(const TempDir& d, const std::string& name = "run.h5") {
+  const auto path = d.file(name);
+  RunFile run = RunFile::create(path, synth::metadata(), describe_this_machine(), {}, synth::plan(2));
+  run.commit_point(synth::finished(run.points()[0]), [](Group& g) { synth::fill_point(g, 0); });
+  return path;
+}
+bool mentions(const ValidationReport& r, const std::string& what) {
+  for (const auto& d : r.deviations)
+    if (d.find(what) != std::string::npos) return true;
+  return false;
+}
+}  // namespace
+
+TEST(Validate, GoodRunFile) {
+  TempDir d;
+  auto r = validate_file(make_run(d));
+  EXPECT_EQ(r.verdict, V::Valid) << (r.deviations.empty() ? r.fatal : r.deviations[0]);
+  EXPECT_EQ(r.points_total, 2u);
+  EXPECT_EQ(r.points_complete, 1u);
+  EXPECT_EQ(r.file_kind, "run");
+}
+
+TEST(Validate, UnreadableInputsAreExitTwo) {
+  TempDir d;
+  EXPECT_EQ(validate_file(d.file("missing.h5")).verdict, V::Unreadable);
+  std::ofstream(d.file("text.txt")) << "hello\n";
+  auto r = validate_file(d.file("text.txt"));
+  EXPECT_EQ(r.verdict, V::Unreadable);
+  EXPECT_EQ(r.fatal, "not an HDF5 file");
+  std::ofstream(d.file("empty.h5")).close();
+  EXPECT_EQ(validate_file(d.file("empty.h5")).verdict, V::Unreadable);
+  // Truncated HDF5
+  auto good = make_run(d);
+  std::ifstream in(good, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  std::ofstream(d.file("trunc.h5"), std::ios::binary) << bytes.substr(0, 3000);
+  EXPECT_NE(validate_file(d.file("trunc.h5")).verdict, V::Valid);
+  // Plain HDF5 that is not ours
+  { File f = File::create(d.file("other.h5")); }
+  EXPECT_EQ(validate_file(d.file("other.h5")).verdict, V::Unreadable);
+}
+
+TEST(Validate, NewerMajorIsUnreadableNewerMinorIsFine) {
+  TempDir d;
+  auto path = make_run(d);
+  transaction(path, [](File& f) { f.root().set_attr("schema_version", "2.0.0"); });
+  auto r = validate_file(path);
+  EXPECT_EQ(r.verdict, V::Unreadable);
+  EXPECT_NE(r.fatal.find("2.0.0"), std::string::npos);
+  transaction(path, [](File& f) { f.root().set_attr("schema_version", "1.3.0"); });
+  EXPECT_EQ(validate_file(path).verdict, V::Valid);
+}
+
+TEST(Validate, ListsEveryDeviation) {
+  TempDir d;
+  auto path = make_run(d);
+  transaction(path, [](File& f) {
+    f.root().open_group("run").remove("app_argv");
+    f.root().create_group("junk");
+    Group p = f.root().open_group("points").open_group(point_group_name(0));
+    p.open_group("ranks").open_group(rank_group_name(1)).remove("mpi");
+    p.remove("ceilings");
+    p.write_strings("ceilings", {"not a table"});
+    f.root().open_group("points").create_group(point_group_name(1));  // not marked complete
+  });
+  auto r = validate_file(path);
+  EXPECT_EQ(r.verdict, V::Invalid);
+  EXPECT_TRUE(mentions(r, "/run/app_argv: missing")) << r.deviations.size();
+  EXPECT_TRUE(mentions(r, "/junk: unexpected object"));
+  EXPECT_TRUE(mentions(r, "r000001/mpi: missing"));
+  EXPECT_TRUE(mentions(r, "ceilings: expected a 1-D compound table"));
+  EXPECT_TRUE(mentions(r, "p000001: group of a point that /sweep/points does not mark complete"));
+  EXPECT_GE(r.deviations.size(), 5u);
+}
+
+TEST(Validate, CompletePointWithoutGroup) {
+  TempDir d;
+  auto path = make_run(d);
+  transaction(path, [](File& f) { f.root().open_group("points").remove(point_group_name(0)); });
+  auto r = validate_file(path);
+  EXPECT_EQ(r.verdict, V::Invalid);
+  EXPECT_TRUE(mentions(r, "missing although point 0 is complete"));
+}
+
+TEST(Validate, AnalysisGroupIsOpen) {
+  TempDir d;
+  auto path = make_run(d);
+  transaction(path, [](File& f) { f.root().create_group("analysis").create_group("anything").write_strings("x", {"y"}); });
+  EXPECT_EQ(validate_file(path).verdict, V::Valid);
+}
