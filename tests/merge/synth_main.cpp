@@ -1,0 +1,80 @@
+// rtrace-merge-synth: writes synthetic part files for merge tests and
+// bench/merge_scale.sh.
+//
+//   rtrace-merge-synth trace DIR COUNT [--kernels K] [--memcpy K] [--regions K]
+//       writes DIR/rank-<r>.h5 for r in 0..COUNT-1, one rank group each
+//   rtrace-merge-synth run FILE POINTS COMPLETE_IDS [FAILED_IDS]
+//       writes a run file of a threads=1..POINTS sweep with the listed
+//       (comma-separated, "-" for none) points committed
+#include "synth.hpp"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+int to_int(const std::string& s, const char* what) {
+  char* end = nullptr;
+  long v = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || v < 0 || v > 100000000) {
+    std::fprintf(stderr, "rtrace-merge-synth: %s: expected a non-negative integer, got `%s`\n", what, s.c_str());
+    std::exit(2);
+  }
+  return static_cast<int>(v);
+}
+
+std::vector<int> to_list(const std::string& s, const char* what) {
+  std::vector<int> out;
+  if (s == "-" || s.empty()) return out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(to_int(item, what));
+  return out;
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: rtrace-merge-synth trace DIR COUNT [--kernels K] [--memcpy K] [--regions K]\n"
+               "       rtrace-merge-synth run FILE POINTS COMPLETE_IDS [FAILED_IDS]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> a(argv + 1, argv + argc);
+  try {
+    if (a.size() >= 3 && a[0] == "trace") {
+      rtrace::synth::RankSpec spec;
+      for (std::size_t i = 3; i + 1 < a.size(); i += 2) {
+        if (a[i] == "--kernels") spec.kernels = to_int(a[i + 1], "--kernels");
+        else if (a[i] == "--memcpy") spec.memcpys = to_int(a[i + 1], "--memcpy");
+        else if (a[i] == "--regions") spec.regions = to_int(a[i + 1], "--regions");
+        else return usage();
+      }
+      ::mkdir(a[1].c_str(), 0755);
+      const int count = to_int(a[2], "COUNT");
+      for (int r = 0; r < count; ++r)
+        rtrace::synth::write_trace(a[1] + "/rank-" + std::to_string(r) + ".h5", {r}, spec);
+      return 0;
+    }
+    if ((a.size() == 4 || a.size() == 5) && a[0] == "run") {
+      rtrace::synth::RunSpec spec;
+      spec.points = to_int(a[2], "POINTS");
+      spec.complete = to_list(a[3], "COMPLETE_IDS");
+      if (a.size() == 5) spec.failed = to_list(a[4], "FAILED_IDS");
+      rtrace::synth::write_run(a[1], spec);
+      return 0;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rtrace-merge-synth: %s\n", e.what());
+    return 1;
+  }
+  return usage();
+}
