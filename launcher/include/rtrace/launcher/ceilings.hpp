@@ -1,0 +1,51 @@
+// Roofline ceilings per partition: measured once with `rtrace ert` and cached
+// per host, partition and rtrace version (docs/architecture.md), or imported
+// from an existing ert/run file.
+#pragma once
+
+#include "rtrace/launcher/options.hpp"
+#include "rtrace/launcher/point_command.hpp"
+#include "rtrace/store/records.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rtrace::launcher {
+
+struct PartitionCeilings {
+  std::vector<store::CeilingRow> rows;
+  std::string source;   // the file they came from ("" when none)
+  std::string error;    // why there are none (ERT failed, file unreadable...)
+  bool interrupted = false;
+};
+
+// $RTRACE_CACHE_DIR, else $XDG_CACHE_HOME/rtrace, else ~/.cache/rtrace.
+std::string cache_dir(const Environment& env);
+// <cache>/ert/<host>-<partition>-<version>[-quick].h5
+std::string ert_cache_file(const Environment& env, const Partition& p, bool quick);
+
+class CeilingProvider {
+ public:
+  CeilingProvider(const RunOptions& o, const Environment& env, bool verbose);
+  // Ceilings for a partition; runs ERT (and caches it) on first use. Never throws
+  // for ERT failures: they come back in `error` and the point runs without ceilings.
+  const PartitionCeilings& get(const Partition& p);
+  // True when get(p) would run ERT now (for progress messages).
+  bool needs_measurement(const Partition& p) const;
+
+ private:
+  PartitionCeilings measure(const Partition& p);
+  PartitionCeilings import_file(const Partition& p) const;
+
+  const RunOptions& opts_;
+  Environment env_;
+  bool verbose_;
+  std::map<Partition, PartitionCeilings> memo_;
+};
+
+// Reads ceilings from an ert file (/ert) or a run file (a point of the same
+// partition, else the first point with ceilings). Throws store errors.
+std::vector<store::CeilingRow> read_ceilings_from(const std::string& path, const Partition& p, std::string& detail);
+
+}  // namespace rtrace::launcher

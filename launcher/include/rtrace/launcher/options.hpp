@@ -1,0 +1,63 @@
+// Command-line options of `rtrace [run]`, parsed with Boost.Program_options.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace rtrace::launcher {
+
+// Bad command line: exit status 2, message printed as one line.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class ErtMode { Auto, Quick, None, File };
+enum class LauncherChoice { Auto, Mpirun, Srun, None };
+enum class TracerChoice { Auto, Cpu, CudaTrace, CudaMetrics, None };
+
+const char* to_string(ErtMode m) noexcept;         // "auto" "quick" "none" "file"
+const char* to_string(LauncherChoice l) noexcept;  // "auto" "mpirun" "srun" "none"
+const char* to_string(TracerChoice t) noexcept;    // "auto" "cpu" "cuda-trace" "cuda-metrics" "none"
+
+struct RunOptions {
+  std::vector<std::string> sweep;  // AXIS=SPEC texts, in order
+  bool zip = false;
+  int repeat = 1;
+  double timeout_s = 0;            // 0 = no timeout
+  double grace_s = 5;              // SIGTERM -> SIGKILL grace
+  std::string output = "run.h5";
+  bool resume = false;
+  ErtMode ert = ErtMode::Auto;
+  std::string ert_file;            // for ErtMode::File
+  LauncherChoice launcher = LauncherChoice::Auto;
+  TracerChoice tracer = TracerChoice::Auto;
+  std::vector<std::pair<std::string, std::string>> env;  // --env NAME=VALUE, in order
+  std::vector<std::string> env_deny;                      // extra deny patterns (fnmatch)
+  bool dry_run = false;
+  bool quiet = false;
+  bool verbose = false;
+  bool fail_fast = false;
+  std::vector<std::string> mpi_args;  // extra launcher arguments (split on spaces)
+  std::string srun_mpi = "pmix";      // srun --mpi=TYPE ("none": leave it out)
+  bool keep_scratch = false;
+  std::vector<std::string> app_argv;  // everything after `--`, verbatim
+
+  bool help = false;
+  std::string help_text;
+
+  // Which of the plan-defining options were given explicitly (for --resume
+  // without an app: the rest comes from the run file).
+  bool given_sweep = false, given_zip = false, given_repeat = false, given_env = false;
+
+  std::string to_json() const;  // every option, for /run options_json
+  // Restores the plan-defining options (sweep, zip, repeat, env, app_argv, tracer,
+  // launcher, ert, timeout) from a previous run's options JSON, for options not given now.
+  void fill_from_json(const std::string& json);
+};
+
+// Parses argv (argv[0] is "rtrace run"). Throws UsageError.
+RunOptions parse_run_options(int argc, char** argv);
+
+}  // namespace rtrace::launcher

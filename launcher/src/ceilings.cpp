@@ -1,0 +1,173 @@
+#include "rtrace/launcher/ceilings.hpp"
+
+#include "rtrace/launcher/process.hpp"
+#include "rtrace/store/run_file.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+namespace fs = std::filesystem;
+
+namespace rtrace::launcher {
+
+std::string cache_dir(const Environment& env) {
+  if (auto d = env.get("RTRACE_CACHE_DIR"); !d.empty()) return d;
+  if (auto d = env.get("XDG_CACHE_HOME"); !d.empty()) return d + "/rtrace";
+  if (auto h = env.get("HOME"); !h.empty()) return h + "/.cache/rtrace";
+  return (fs::temp_directory_path() / "rtrace-cache").string();
+}
+
+std::string ert_cache_file(const Environment& env, const Partition& p, bool quick) {
+  return cache_dir(env) + "/ert/" + store::hostname() + "-" + p.name() + "-" + store::rtrace_version() +
+         (quick ? "-quick" : "") + ".h5";
+}
+
+std::vector<store::CeilingRow> read_ceilings_from(const std::string& path, const Partition& p, std::string& detail) {
+  auto f = store::File::open(path);
+  store::check_schema(f);
+  const auto& root = f.root();
+  if (root.exists("ert")) {
+    detail = path;
+    return store::read_ceilings(root.open_group("ert"));
+  }
+  if (!root.exists("points")) throw store::SchemaError("read", path, "/", "neither /ert nor /points: no ceilings here");
+  const auto points_group = root.open_group("points");
+  std::vector<store::CeilingRow> fallback;
+  std::string fallback_name;
+  std::vector<store::SweepPointRow> rows;
+  try {
+    rows = store::read_points(f);
+  } catch (const store::Error&) {
+  }
+  for (const auto& row : rows) {
+    const auto name = store::point_group_name(row.point_id);
+    if (!row.complete || !points_group.exists(name)) continue;
+    const auto g = points_group.open_group(name);
+    if (!g.exists("ceilings")) continue;
+    auto c = store::read_ceilings(g);
+    if (c.empty()) continue;
+    const bool same = (row.threads == p.threads || (row.threads < 0 && p.threads <= 0)) &&
+                      std::max(1, row.ranks) == p.ranks && std::max(0, row.sms_requested) == p.sms;
+    if (same) {
+      detail = path + ":/points/" + name;
+      return c;
+    }
+    if (fallback.empty()) {
+      fallback = std::move(c);
+      fallback_name = name;
+    }
+  }
+  if (fallback.empty()) throw store::SchemaError("read", path, "/points", "no point with ceilings");
+  detail = path + ":/points/" + fallback_name + " (no point of partition " + p.name() + ")";
+  return fallback;
+}
+
+CeilingProvider::CeilingProvider(const RunOptions& o, const Environment& env, bool verbose)
+    : opts_(o), env_(env), verbose_(verbose) {}
+
+bool CeilingProvider::needs_measurement(const Partition& p) const {
+  if (opts_.ert != ErtMode::Auto && opts_.ert != ErtMode::Quick) return false;
+  if (memo_.count(p)) return false;
+  return !fs::exists(ert_cache_file(env_, p, opts_.ert == ErtMode::Quick));
+}
+
+const PartitionCeilings& CeilingProvider::get(const Partition& p) {
+  auto it = memo_.find(p);
+  if (it != memo_.end()) return it->second;
+  PartitionCeilings c;
+  switch (opts_.ert) {
+    case ErtMode::None: break;
+    case ErtMode::File: c = import_file(p); break;
+    case ErtMode::Auto:
+    case ErtMode::Quick: c = measure(p); break;
+  }
+  if (c.interrupted) {  // not memoized: a resumed run measures again
+    static PartitionCeilings last;
+    last = c;
+    return last;
+  }
+  return memo_.emplace(p, std::move(c)).first->second;
+}
+
+PartitionCeilings CeilingProvider::import_file(const Partition& p) const {
+  PartitionCeilings c;
+  try {
+    c.rows = read_ceilings_from(opts_.ert_file, p, c.source);
+  } catch (const std::exception& e) {
+    c.error = std::string("--ert ") + opts_.ert_file + ": " + e.what();
+  }
+  return c;
+}
+
+PartitionCeilings CeilingProvider::measure(const Partition& p) {
+  PartitionCeilings c;
+  const bool quick = opts_.ert == ErtMode::Quick;
+  const std::string cached = ert_cache_file(env_, p, quick);
+  // A cached file is used when it reads back; a damaged one is measured again.
+  if (fs::exists(cached)) {
+    try {
+      c.rows = read_ceilings_from(cached, p, c.source);
+      c.source = cached;
+      if (!c.rows.empty()) return c;
+    } catch (const std::exception&) {
+    }
+    c = PartitionCeilings{};
+  }
+  std::error_code ec;
+  fs::create_directories(fs::path(cached).parent_path(), ec);
+  if (ec) {
+    c.error = "cannot create the ERT cache directory " + fs::path(cached).parent_path().string() + ": " + ec.message();
+    return c;
+  }
+  // ERT writes a temp name that is renamed into place only when complete, so
+  // concurrent sweeps on one host never read half a file.
+  const std::string tmp = cached + ".tmp." + std::to_string(getpid());
+  ProcessSpec spec;
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  spec.path = n > 0 ? std::string(self, static_cast<std::size_t>(n)) : "/proc/self/exe";
+  spec.argv = {"rtrace", "ert", "--threads", std::to_string(p.threads)};
+  if (p.ranks > 1) spec.argv.insert(spec.argv.end(), {"--ranks", std::to_string(p.ranks)});
+  if (p.sms > 0) spec.argv.insert(spec.argv.end(), {"--sms", std::to_string(p.sms)});
+  if (quick) spec.argv.push_back("--quick");
+  spec.argv.insert(spec.argv.end(), {"-o", tmp, "--quiet"});
+  spec.env = env_.to_envp();
+  spec.echo = verbose_;
+  spec.grace_s = opts_.grace_s;
+  const auto r = run_process(spec);
+  if (r.kind == ExitKind::Interrupted) {
+    fs::remove(tmp, ec);
+    c.interrupted = true;
+    c.error = "interrupted";
+    return c;
+  }
+  if (r.kind != ExitKind::Exited || r.exit_code != 0) {
+    fs::remove(tmp, ec);
+    std::string tail = r.stderr_tail;
+    while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
+    if (auto nl = tail.rfind('\n'); nl != std::string::npos) tail = tail.substr(nl + 1);
+    c.error = "`" + join_quoted(spec.argv) + "` failed (" +
+              (r.kind == ExitKind::LaunchError ? r.launch_error
+               : r.kind == ExitKind::Exited    ? "exit " + std::to_string(r.exit_code)
+                                               : "signal " + std::to_string(r.signal)) +
+              ")" + (tail.empty() ? "" : ": " + tail);
+    return c;
+  }
+  fs::rename(tmp, cached, ec);
+  if (ec) {
+    c.error = "cannot move the ERT result into the cache (" + cached + "): " + ec.message();
+    fs::remove(tmp, ec);
+    return c;
+  }
+  try {
+    c.rows = read_ceilings_from(cached, p, c.source);
+    c.source = cached;
+  } catch (const std::exception& e) {
+    c.error = std::string("ERT result unreadable: ") + e.what();
+  }
+  return c;
+}
+
+}  // namespace rtrace::launcher

@@ -1,0 +1,240 @@
+// `rtrace run` command line: Boost.Program_options plus the `-- APP ARGS` split.
+#include "rtrace/launcher/options.hpp"
+
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+namespace po = boost::program_options;
+
+namespace rtrace::launcher {
+
+const char* to_string(ErtMode m) noexcept {
+  switch (m) {
+    case ErtMode::Auto: return "auto";
+    case ErtMode::Quick: return "quick";
+    case ErtMode::None: return "none";
+    case ErtMode::File: return "file";
+  }
+  return "?";
+}
+const char* to_string(LauncherChoice l) noexcept {
+  switch (l) {
+    case LauncherChoice::Auto: return "auto";
+    case LauncherChoice::Mpirun: return "mpirun";
+    case LauncherChoice::Srun: return "srun";
+    case LauncherChoice::None: return "none";
+  }
+  return "?";
+}
+const char* to_string(TracerChoice t) noexcept {
+  switch (t) {
+    case TracerChoice::Auto: return "auto";
+    case TracerChoice::Cpu: return "cpu";
+    case TracerChoice::CudaTrace: return "cuda-trace";
+    case TracerChoice::CudaMetrics: return "cuda-metrics";
+    case TracerChoice::None: return "none";
+  }
+  return "?";
+}
+
+namespace {
+
+void set_ert(RunOptions& o, const std::string& v) {
+  if (v == "auto") o.ert = ErtMode::Auto;
+  else if (v == "quick") o.ert = ErtMode::Quick;
+  else if (v == "none") o.ert = ErtMode::None;
+  else if (v.empty()) throw UsageError("--ert needs auto, quick, none or a FILE");
+  else {
+    o.ert = ErtMode::File;
+    o.ert_file = v;
+  }
+}
+
+LauncherChoice launcher_from(const std::string& v) {
+  if (v == "auto") return LauncherChoice::Auto;
+  if (v == "mpirun") return LauncherChoice::Mpirun;
+  if (v == "srun") return LauncherChoice::Srun;
+  if (v == "none") return LauncherChoice::None;
+  throw UsageError("--launcher `" + v + "`: expected auto, mpirun, srun or none");
+}
+
+TracerChoice tracer_from(const std::string& v) {
+  if (v == "auto") return TracerChoice::Auto;
+  if (v == "cpu") return TracerChoice::Cpu;
+  if (v == "cuda" || v == "cuda-trace") return TracerChoice::CudaTrace;
+  if (v == "cuda-metrics") return TracerChoice::CudaMetrics;
+  if (v == "none") return TracerChoice::None;
+  throw UsageError("--tracer `" + v + "`: expected auto, cpu, cuda, cuda-metrics or none");
+}
+
+std::pair<std::string, std::string> split_env(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UsageError("--env `" + text + "`: expected NAME=VALUE");
+  std::string name = text.substr(0, eq);
+  for (char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
+      throw UsageError("--env `" + text + "`: `" + name + "` is not a valid variable name");
+  }
+  return {name, text.substr(eq + 1)};
+}
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+}  // namespace
+
+RunOptions parse_run_options(int argc, char** argv) {
+  RunOptions o;
+  std::vector<std::string> args;
+  bool after_dashes = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (after_dashes) o.app_argv.push_back(a);
+    else if (a == "--") after_dashes = true;
+    else args.push_back(a);
+  }
+
+  std::string ert = "auto", launcher = "auto", tracer = "auto", mpi_args;
+  std::vector<std::string> env;
+  po::options_description sweep_opts("Sweep");
+  sweep_opts.add_options()
+      ("sweep", po::value<std::vector<std::string>>(&o.sweep)->composing()->value_name("AXIS=SPEC"),
+       "an axis to sweep (repeatable). AXIS: threads, ranks, nodes, sms or env:NAME. "
+       "SPEC: a..b, a..b:step, a..b:xfactor, lists 1,2,4 and mixtures 1,2,4..16:4")
+      ("zip", po::bool_switch(&o.zip), "pair the axes value by value instead of the Cartesian product")
+      ("repeat", po::value<int>(&o.repeat)->value_name("N"), "run every point N times (default 1)")
+      ("env", po::value<std::vector<std::string>>(&env)->composing()->value_name("NAME=VALUE"),
+       "set a variable in the app's environment (repeatable)");
+  po::options_description run_opts("Running");
+  run_opts.add_options()
+      ("timeout", po::value<double>(&o.timeout_s)->value_name("SECONDS"),
+       "kill a point's whole process tree after SECONDS (0: never)")
+      ("grace", po::value<double>(&o.grace_s)->value_name("SECONDS"),
+       "time between SIGTERM and SIGKILL when stopping a point (default 5)")
+      ("ert", po::value<std::string>(&ert)->value_name("MODE"),
+       "ceilings per partition: auto (run `rtrace ert`, cached), quick (`rtrace ert --quick`, cached), "
+       "none, or FILE (import from an ert or run file)")
+      ("launcher", po::value<std::string>(&launcher)->value_name("L"),
+       "auto (srun inside a Slurm allocation, else mpirun for ranks>1), mpirun, srun or none")
+      ("tracer", po::value<std::string>(&tracer)->value_name("T"),
+       "auto, cpu (LD_PRELOAD), cuda (CUDA_INJECTION64_PATH), cuda-metrics or none")
+      ("mpi-args", po::value<std::string>(&mpi_args)->value_name("ARGS"),
+       "extra arguments for mpirun/srun, split on spaces (no shell quoting)")
+      ("srun-mpi", po::value<std::string>(&o.srun_mpi)->value_name("TYPE"),
+       "srun --mpi=TYPE (default pmix; `none` leaves the flag out)")
+      ("fail-fast", po::bool_switch(&o.fail_fast), "stop at the first point that does not succeed");
+  po::options_description out_opts("Output");
+  out_opts.add_options()
+      ("output,o", po::value<std::string>(&o.output)->value_name("FILE"), "run file to write (default run.h5)")
+      ("resume", po::bool_switch(&o.resume),
+       "continue an existing run file: run only its points that are not complete "
+       "(with no `-- APP`, the app and sweep are taken from the file)")
+      ("env-deny", po::value<std::vector<std::string>>(&o.env_deny)->composing()->value_name("PATTERN"),
+       "never record variables matching PATTERN (fnmatch; *TOKEN*, *SECRET*, *PASSWORD*, *KEY* always)")
+      ("keep-scratch", po::bool_switch(&o.keep_scratch), "keep each point's tracer scratch directory")
+      ("dry-run", po::bool_switch(&o.dry_run), "print every point's command, environment and partition; run nothing")
+      ("quiet,q", po::bool_switch(&o.quiet), "print nothing but errors")
+      ("verbose,v", po::bool_switch(&o.verbose), "echo the app's output and log every step")
+      ("help,h", po::bool_switch(&o.help), "show this help");
+  po::options_description all;
+  all.add(sweep_opts).add(run_opts).add(out_opts);
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all).style(po::command_line_style::default_style &
+                                                                 ~po::command_line_style::allow_guessing).run(),
+              vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(std::string() + e.what() + " (see `rtrace run --help`)");
+  }
+
+  std::ostringstream help;
+  help << "usage: rtrace [run] --sweep AXIS=SPEC [--sweep ...] [options] -- APP [ARGS...]\n"
+          "       rtrace run --resume -o run.h5\n\n"
+          "Runs APP once per point of the sweep, under the rtrace tracer, with that\n"
+          "partition's roofline ceilings, and records everything in one HDF5 run file.\n"
+       << all
+       << "\nExamples:\n"
+          "  rtrace --sweep threads=1..8:x2 -- ./app input.dat\n"
+          "  rtrace --sweep ranks=1,2,4 --sweep threads=1,2 --timeout 600 -o scaling.h5 -- ./mpi_app\n"
+          "  rtrace --sweep threads=1,2,4 --sweep env:N=1000,2000 --zip --ert quick -- ./app\n"
+          "  rtrace --sweep sms=16..128:16 -- ./cuda_app\n"
+          "\nExit status: 0 every point ok, 1 some point failed, 2 the sweep could not start,\n"
+          "128+signal when interrupted (the file stays valid: continue with --resume).\n";
+  o.help_text = help.str();
+  if (o.help) return o;
+
+  o.given_sweep = vm.count("sweep") > 0;
+  o.given_zip = o.zip;
+  o.given_repeat = vm.count("repeat") > 0;
+  o.given_env = vm.count("env") > 0;
+  set_ert(o, ert);
+  o.launcher = launcher_from(launcher);
+  o.tracer = tracer_from(tracer);
+  for (const auto& e : env) o.env.push_back(split_env(e));
+  o.mpi_args = split_words(mpi_args);
+  if (o.quiet && o.verbose) throw UsageError("--quiet and --verbose exclude each other");
+  if (o.repeat < 1) throw UsageError("--repeat must be at least 1 (got " + std::to_string(o.repeat) + ")");
+  if (!(o.timeout_s >= 0)) throw UsageError("--timeout must be 0 (none) or a positive number of seconds");
+  if (!(o.grace_s >= 0)) throw UsageError("--grace must be a non-negative number of seconds");
+  if (o.output.empty()) throw UsageError("-o needs a file name");
+  if (o.srun_mpi.empty()) throw UsageError("--srun-mpi needs a type (pmix, pmi2, none, ...)");
+  if (o.app_argv.empty() && !o.resume)
+    throw UsageError("missing `-- APP [ARGS...]`: the app to run goes after `--`");
+  if (!o.app_argv.empty() && o.app_argv[0].empty()) throw UsageError("the app name after `--` is empty");
+  return o;
+}
+
+std::string RunOptions::to_json() const {
+  nlohmann::json j;
+  j["sweep"] = sweep;
+  j["zip"] = zip;
+  j["repeat"] = repeat;
+  j["timeout_s"] = timeout_s;
+  j["grace_s"] = grace_s;
+  j["output"] = output;
+  j["resume"] = resume;
+  j["ert"] = ert == ErtMode::File ? ert_file : std::string(to_string(ert));
+  j["launcher"] = to_string(launcher);
+  j["tracer"] = to_string(tracer);
+  nlohmann::json e = nlohmann::json::array();
+  for (const auto& [k, v] : env) e.push_back(k + "=" + v);
+  j["env"] = e;
+  j["env_deny"] = env_deny;
+  j["fail_fast"] = fail_fast;
+  j["mpi_args"] = mpi_args;
+  j["srun_mpi"] = srun_mpi;
+  j["app_argv"] = app_argv;
+  return j.dump();
+}
+
+void RunOptions::fill_from_json(const std::string& text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("--resume: the run file's options are not readable JSON: ") + e.what());
+  }
+  try {
+    if (!given_sweep) sweep = j.value("sweep", std::vector<std::string>{});
+    if (!given_zip) zip = j.value("zip", false);
+    if (!given_repeat) repeat = j.value("repeat", 1);
+    if (!given_env && j.contains("env")) {
+      env.clear();
+      for (const auto& s : j["env"]) env.push_back(split_env(s.get<std::string>()));
+    }
+    if (app_argv.empty()) app_argv = j.value("app_argv", std::vector<std::string>{});
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(std::string("--resume: the run file's options are malformed: ") + e.what());
+  }
+}
+
+}  // namespace rtrace::launcher

@@ -1,0 +1,476 @@
+// Child process trees: spawn, capture, timeout, stop, reap. See process.hpp.
+#include "rtrace/launcher/process.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <system_error>
+
+namespace rtrace::launcher {
+
+// ------------------------------------------------------------------ signals
+namespace {
+
+int g_wake_pipe[2] = {-1, -1};
+volatile sig_atomic_t g_interrupt = 0;
+
+void on_signal(int sig) {
+  const int saved = errno;
+  if (sig != SIGCHLD && g_interrupt == 0) g_interrupt = sig;
+  const char byte = static_cast<char>(sig);
+  if (g_wake_pipe[1] >= 0) (void)!write(g_wake_pipe[1], &byte, 1);
+  errno = saved;
+}
+
+[[noreturn]] void throw_errno(const std::string& what) { throw std::system_error(errno, std::generic_category(), what); }
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+double mono_now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+}  // namespace
+
+void SignalWatch::install() {
+  if (g_wake_pipe[0] >= 0) return;
+  if (pipe2(g_wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) throw_errno("pipe2");
+  // Orphans of the app tree are reparented to us, so we can find and reap them.
+  (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaction(sig, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // a closed echo target must not kill rtrace
+}
+
+int SignalWatch::wake_fd() noexcept { return g_wake_pipe[0]; }
+
+void SignalWatch::drain() noexcept {
+  char buf[64];
+  while (g_wake_pipe[0] >= 0 && read(g_wake_pipe[0], buf, sizeof buf) > 0) {
+  }
+}
+
+int SignalWatch::interrupt_signal() noexcept { return g_interrupt; }
+
+// ------------------------------------------------------------------ output tail
+void OutputTail::append(const char* data, std::size_t n) {
+  total_ += static_cast<std::int64_t>(n);
+  if (capacity_ == 0) return;
+  if (n >= capacity_) {
+    buffer_.assign(data + (n - capacity_), capacity_);
+    return;
+  }
+  buffer_.append(data, n);
+  // Trim lazily (at twice the capacity) so appends stay amortized O(n).
+  if (buffer_.size() > 2 * capacity_) buffer_.erase(0, buffer_.size() - capacity_);
+}
+
+std::string OutputTail::str() const {
+  return buffer_.size() > capacity_ ? buffer_.substr(buffer_.size() - capacity_) : buffer_;
+}
+
+// ------------------------------------------------------------------ /proc
+namespace {
+
+struct ProcEntry {
+  pid_t pid, ppid, pgrp;
+  char state;
+};
+
+std::vector<ProcEntry> scan_proc() {
+  std::vector<ProcEntry> out;
+  DIR* dir = opendir("/proc");
+  if (!dir) return out;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    char path[300];
+    std::snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[512];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) continue;
+    buf[n] = 0;
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parens, so parse after the last ')'.
+    char* rp = std::strrchr(buf, ')');
+    if (!rp) continue;
+    ProcEntry p{};
+    p.pid = static_cast<pid_t>(std::atol(buf));
+    int ppid = 0, pgrp = 0;
+    char state = 0;
+    if (std::sscanf(rp + 1, " %c %d %d", &state, &ppid, &pgrp) != 3) continue;
+    p.ppid = ppid;
+    p.pgrp = pgrp;
+    p.state = state;
+    out.push_back(p);
+  }
+  closedir(dir);
+  return out;
+}
+
+bool is_live(const ProcEntry& p) { return p.state != 'Z' && p.state != 'X'; }
+
+}  // namespace
+
+std::vector<pid_t> descendants_of(pid_t root) {
+  const auto procs = scan_proc();
+  std::multimap<pid_t, const ProcEntry*> children;
+  for (const auto& p : procs) children.emplace(p.ppid, &p);
+  std::vector<pid_t> out;
+  std::vector<pid_t> frontier{root};
+  std::set<pid_t> seen{root};
+  while (!frontier.empty()) {
+    std::vector<pid_t> next;
+    for (pid_t parent : frontier) {
+      auto [b, e] = children.equal_range(parent);
+      for (auto it = b; it != e; ++it) {
+        const ProcEntry* c = it->second;
+        if (!seen.insert(c->pid).second) continue;
+        if (is_live(*c)) out.push_back(c->pid);
+        next.push_back(c->pid);
+      }
+    }
+    frontier.swap(next);
+  }
+  return out;
+}
+
+std::vector<pid_t> members_of_group(pid_t pgid) {
+  std::vector<pid_t> out;
+  for (const auto& p : scan_proc())
+    if (p.pgrp == pgid && is_live(p)) out.push_back(p.pid);
+  return out;
+}
+
+// ------------------------------------------------------------------ executable lookup
+std::optional<std::string> resolve_executable(const std::string& name, const std::string& path_env, std::string& why) {
+  auto check = [&](const std::string& p, bool report) -> bool {
+    struct stat st {};
+    if (stat(p.c_str(), &st) != 0) {
+      if (report) why = "`" + p + "`: " + std::strerror(errno);
+      return false;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      if (report) why = "`" + p + "` is a directory";
+      return false;
+    }
+    if (access(p.c_str(), X_OK) != 0) {
+      if (report) why = "`" + p + "` is not executable (" + std::strerror(errno) + ")";
+      return false;
+    }
+    return true;
+  };
+  if (name.empty()) {
+    why = "empty program name";
+    return std::nullopt;
+  }
+  if (name.find('/') != std::string::npos) {
+    if (check(name, true)) return name;
+    return std::nullopt;
+  }
+  const std::string path = path_env.empty() ? "/usr/local/bin:/usr/bin:/bin" : path_env;
+  std::size_t begin = 0;
+  std::string first_denied;
+  while (begin <= path.size()) {
+    auto colon = path.find(':', begin);
+    std::string dir = path.substr(begin, colon == std::string::npos ? std::string::npos : colon - begin);
+    if (dir.empty()) dir = ".";
+    const std::string candidate = dir + "/" + name;
+    struct stat st {};
+    if (stat(candidate.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+      if (access(candidate.c_str(), X_OK) == 0) return candidate;
+      if (first_denied.empty()) first_denied = candidate;
+    }
+    if (colon == std::string::npos) break;
+    begin = colon + 1;
+  }
+  why = first_denied.empty() ? "`" + name + "` was not found in PATH"
+                             : "`" + first_denied + "` is not executable (Permission denied)";
+  return std::nullopt;
+}
+
+// ------------------------------------------------------------------ running
+namespace {
+
+struct Pipe {
+  int r = -1, w = -1;
+  Pipe() {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) throw_errno("pipe2");
+    r = fds[0];
+    w = fds[1];
+  }
+  ~Pipe() {
+    close_r();
+    close_w();
+  }
+  void close_r() {
+    if (r >= 0) close(r);
+    r = -1;
+  }
+  void close_w() {
+    if (w >= 0) close(w);
+    w = -1;
+  }
+};
+
+void write_all(int fd, const char* data, std::size_t n) {
+  while (n > 0) {
+    ssize_t k = write(fd, data, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return;
+    data += k;
+    n -= static_cast<std::size_t>(k);
+  }
+}
+
+struct Stream {
+  int fd;
+  OutputTail tail;
+  int echo_fd;
+  bool open() const { return fd >= 0; }
+  // Reads what is available now; closes on EOF or error.
+  void pump() {
+    char buf[65536];
+    for (int i = 0; i < 16 && fd >= 0; ++i) {
+      ssize_t n = read(fd, buf, sizeof buf);
+      if (n > 0) {
+        tail.append(buf, static_cast<std::size_t>(n));
+        if (echo_fd >= 0) write_all(echo_fd, buf, static_cast<std::size_t>(n));
+        continue;
+      }
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+      close(fd);  // EOF (the app closed it, maybe early) or error
+      fd = -1;
+    }
+  }
+};
+
+class TreeReaper {
+ public:
+  explicit TreeReaper(pid_t pgid) : pgid_(pgid) {}
+
+  std::vector<pid_t> live() const {
+    std::set<pid_t> all;
+    for (pid_t p : members_of_group(pgid_)) all.insert(p);
+    for (pid_t p : descendants_of(getpid())) all.insert(p);
+    return {all.begin(), all.end()};
+  }
+  void signal_all(int sig) const {
+    kill(-pgid_, sig);
+    for (pid_t p : live()) kill(p, sig);
+  }
+  // Reaps every child that has exited (orphans reparented to us included).
+  void reap(ProcessResult& r, pid_t main_pid, bool& main_reaped, int& main_status) {
+    while (true) {
+      int status = 0;
+      struct rusage ru {};
+      pid_t p = wait4(-1, &status, WNOHANG, &ru);
+      if (p <= 0) break;
+      add_usage(r, ru);
+      if (p == main_pid) {
+        main_reaped = true;
+        main_status = status;
+      } else {
+        ++r.orphans_reaped;
+      }
+    }
+  }
+  static void add_usage(ProcessResult& r, const struct rusage& ru) {
+    r.user_s += static_cast<double>(ru.ru_utime.tv_sec) + ru.ru_utime.tv_usec * 1e-6;
+    r.system_s += static_cast<double>(ru.ru_stime.tv_sec) + ru.ru_stime.tv_usec * 1e-6;
+    r.max_rss_kib = std::max<std::int64_t>(r.max_rss_kib, ru.ru_maxrss);
+    r.voluntary_ctxsw += ru.ru_nvcsw;
+    r.involuntary_ctxsw += ru.ru_nivcsw;
+  }
+
+ private:
+  pid_t pgid_;
+};
+
+void poll_streams(Stream& out, Stream& err, int timeout_ms) {
+  pollfd fds[3];
+  nfds_t n = 0;
+  int out_i = -1, err_i = -1;
+  if (out.open()) { fds[n] = {out.fd, POLLIN, 0}; out_i = static_cast<int>(n++); }
+  if (err.open()) { fds[n] = {err.fd, POLLIN, 0}; err_i = static_cast<int>(n++); }
+  fds[n++] = {SignalWatch::wake_fd(), POLLIN, 0};
+  int rc = poll(fds, n, timeout_ms);
+  if (rc <= 0) return;
+  if (out_i >= 0 && fds[out_i].revents) out.pump();
+  if (err_i >= 0 && fds[err_i].revents) err.pump();
+  if (fds[n - 1].revents) SignalWatch::drain();
+}
+
+int ms_until(double t) {
+  double d = (t - mono_now()) * 1000.0;
+  if (d <= 0) return 0;
+  return d > 1000 ? 1000 : static_cast<int>(d) + 1;
+}
+
+}  // namespace
+
+ProcessResult run_process(const ProcessSpec& spec) {
+  SignalWatch::install();
+  ProcessResult r;
+  // Everything the child needs is built before fork: it only calls async-signal-safe functions.
+  std::vector<char*> argv, envp;
+  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+
+  Pipe out, err, exec_status;
+  int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  r.start_time = unix_now();
+  const double t0 = mono_now();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    if (devnull >= 0) close(devnull);
+    throw_errno("fork");
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE}) sigaction(sig, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (devnull >= 0) dup2(devnull, 0);
+    dup2(out.w, 1);
+    dup2(err.w, 2);
+#ifdef SYS_close_range
+    syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);  // no stray fds into the app
+#endif
+    execve(spec.path.c_str(), argv.data(), envp.data());
+    int e = errno;
+    (void)!write(exec_status.w, &e, sizeof e);
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also from the parent: no race with an early kill(-pid)
+  if (devnull >= 0) close(devnull);
+  r.pid = pid;
+  out.close_w();
+  err.close_w();
+  exec_status.close_w();
+  int exec_errno = 0;
+  ssize_t got;
+  do got = read(exec_status.r, &exec_errno, sizeof exec_errno);
+  while (got < 0 && errno == EINTR);
+  const bool exec_failed = got == static_cast<ssize_t>(sizeof exec_errno);
+
+  Stream sout{out.r, OutputTail(spec.tail_bytes), spec.echo ? 1 : -1};
+  Stream serr{err.r, OutputTail(spec.tail_bytes), spec.echo ? 2 : -1};
+  out.r = err.r = -1;  // owned by the streams now
+  fcntl(sout.fd, F_SETFL, O_NONBLOCK);
+  fcntl(serr.fd, F_SETFL, O_NONBLOCK);
+
+  TreeReaper tree(pid);
+  bool main_reaped = false;
+  int main_status = 0;
+  enum class Stop { None, Timeout, Interrupt } stop = Stop::None;
+  bool killed = false;
+  const double deadline = spec.timeout_s > 0 ? t0 + spec.timeout_s : 0;
+  double kill_at = 0;
+
+  auto begin_stop = [&](Stop why) {
+    stop = why;
+    tree.signal_all(SIGTERM);
+    kill_at = mono_now() + spec.grace_s;
+  };
+
+  while (!main_reaped) {
+    if (stop == Stop::None) {
+      if (SignalWatch::interrupt_signal() != 0) begin_stop(Stop::Interrupt);
+      else if (deadline > 0 && mono_now() >= deadline) begin_stop(Stop::Timeout);
+    } else if (!killed && mono_now() >= kill_at) {
+      tree.signal_all(SIGKILL);
+      killed = true;
+    }
+    int wait_ms = 1000;
+    if (stop == Stop::None && deadline > 0) wait_ms = ms_until(deadline);
+    if (stop != Stop::None && !killed) wait_ms = std::min(wait_ms, ms_until(kill_at));
+    if (stop != Stop::None && killed) wait_ms = 20;
+    tree.reap(r, pid, main_reaped, main_status);
+    if (main_reaped) break;
+    poll_streams(sout, serr, wait_ms);
+    tree.reap(r, pid, main_reaped, main_status);
+  }
+  r.end_time = unix_now();
+  r.wall_s = mono_now() - t0;
+
+  // The child is gone; whatever of its tree is left (background jobs, ranks that
+  // escaped the group) is stopped now: SIGTERM, a short grace, then SIGKILL.
+  {
+    bool termed = false, hard = killed;
+    const double cleanup_deadline = mono_now() + std::min(spec.grace_s, 2.0);
+    const double give_up = mono_now() + std::min(spec.grace_s, 2.0) + 5.0;
+    while (true) {
+      tree.reap(r, pid, main_reaped, main_status);
+      const auto live = tree.live();
+      if (live.empty()) break;
+      if (mono_now() >= give_up) {
+        r.leftover = static_cast<int>(live.size());
+        break;
+      }
+      if (!termed && !hard) {
+        tree.signal_all(SIGTERM);
+        termed = true;
+      } else if (!hard && mono_now() >= cleanup_deadline) {
+        tree.signal_all(SIGKILL);
+        hard = true;
+      } else if (hard) {
+        tree.signal_all(SIGKILL);
+      }
+      poll_streams(sout, serr, 20);
+    }
+  }
+  // Every writer is gone: read the pipes to their end (bounded, in case a stranger holds one).
+  const double drain_until = mono_now() + 2.0;
+  while ((sout.open() || serr.open()) && mono_now() < drain_until) poll_streams(sout, serr, 50);
+  if (sout.open()) close(sout.fd);
+  if (serr.open()) close(serr.fd);
+
+  r.stdout_tail = sout.tail.str();
+  r.stderr_tail = serr.tail.str();
+  r.stdout_bytes = sout.tail.total();
+  r.stderr_bytes = serr.tail.total();
+
+  if (WIFEXITED(main_status)) r.exit_code = WEXITSTATUS(main_status);
+  if (WIFSIGNALED(main_status)) r.signal = WTERMSIG(main_status);
+  if (exec_failed) {
+    r.kind = ExitKind::LaunchError;
+    r.exit_code = -1;
+    r.launch_error = "cannot execute `" + spec.path + "`: " + std::strerror(exec_errno);
+  } else if (stop == Stop::Interrupt) {
+    r.kind = ExitKind::Interrupted;
+  } else if (stop == Stop::Timeout) {
+    r.kind = ExitKind::TimedOut;
+  } else if (WIFSIGNALED(main_status)) {
+    r.kind = ExitKind::Signalled;
+  } else {
+    r.kind = ExitKind::Exited;
+  }
+  return r;
+}
+
+}  // namespace rtrace::launcher
