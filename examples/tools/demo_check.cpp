@@ -1,0 +1,250 @@
+// rtrace-demo-check: compares what the tracer measured for the demo kernels
+// with what rtrace-demo-cuda says they should do (tests/gpu/validate.sh).
+//
+//   rtrace-demo-check kernels FILE.h5 --expect EXPECT.tsv [--flops-tol 0.01]
+//                     [--dram-tol 0.10] [--dram-check SYMBOL]... [--markdown OUT.md]
+//   rtrace-demo-check ceilings FILE.h5 [--markdown OUT.md]
+//
+// FILE is a tracer file (/ranks/rNNNNNN) or a run file (/points/*/ranks/*); for
+// `ceilings`, an ERT file (/ert) or a run file (each point's ceilings).
+// Exit: 0 every exact check within tolerance, 1 a check failed, 2 bad usage or
+// unreadable input, 3 no kernel metrics in the file.
+#include "rtrace/store/run_file.hpp"
+
+#include <cxxabi.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace rtrace::store;
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string demangle(const std::string& name) {
+  if (name.rfind("_Z", 0) != 0) return name;
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
+  return status == 0 && d ? std::string(d.get()) : name;
+}
+
+// Per kernel name, summed over launches and ranks.
+struct KernelTotals {
+  long long launches = 0, with_metrics = 0;
+  double flops_fp64 = 0, dram_bytes = 0, seconds = 0;
+};
+
+void collect_rank(const Group& rank_group, std::map<std::string, KernelTotals>& out) {
+  const RankRecords rec = read_rank(rank_group);
+  for (const KernelRow& k : rec.kernels) {
+    const std::string name = k.name_id >= 0 && static_cast<std::size_t>(k.name_id) < rec.names.size()
+                                 ? demangle(rec.names[static_cast<std::size_t>(k.name_id)])
+                                 : "?";
+    KernelTotals& t = out[name];
+    ++t.launches;
+    t.seconds += double(k.end_ns - k.start_ns) * 1e-9;
+    if (!k.has_metrics) continue;
+    ++t.with_metrics;
+    t.flops_fp64 += k.flops_fp64;
+    t.dram_bytes += k.bytes_dram_read + k.bytes_dram_write;
+  }
+}
+
+std::map<std::string, KernelTotals> collect(const File& f) {
+  std::map<std::string, KernelTotals> out;
+  const Group& root = f.root();
+  auto each_rank = [&](const Group& ranks) {
+    for (const auto& r : ranks.children()) collect_rank(ranks.open_group(r), out);
+  };
+  if (root.exists("ranks")) each_rank(root.open_group("ranks"));
+  if (root.exists("points")) {
+    const Group points = root.open_group("points");
+    for (const auto& p : points.children()) {
+      const Group point = points.open_group(p);
+      if (point.exists("ranks")) each_rank(point.open_group("ranks"));
+    }
+  }
+  return out;
+}
+
+struct Expectation {
+  std::string symbol, region;
+  long long launches = 0;
+  double flops = 0;
+  bool exact = false;
+  double dram = 0;
+};
+
+std::vector<Expectation> read_expectations(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError("--expect " + path + ": cannot read");
+  std::vector<Expectation> out;
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream is(line);
+    Expectation e;
+    int exact = 0;
+    if (!std::getline(is, e.symbol, '\t') || !std::getline(is, e.region, '\t') ||
+        !(is >> e.launches >> e.flops >> exact >> e.dram))
+      throw UsageError(path + ":" + std::to_string(lineno) + ": expected 6 tab-separated fields");
+    e.exact = exact != 0;
+    out.push_back(e);
+  }
+  if (out.empty()) throw UsageError(path + ": no expectations");
+  return out;
+}
+
+std::string num(double v) {
+  if (std::isnan(v)) return "n/a";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.4g", v);
+  return b;
+}
+
+int cmd_kernels(const std::vector<std::string>& args) {
+  std::string file, expect_path, markdown;
+  double flops_tol = 0.01, dram_tol = 0.10;
+  std::vector<std::string> dram_checks;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    auto val = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw UsageError(args[i] + ": missing value");
+      return args[++i];
+    };
+    if (args[i] == "--expect") expect_path = val();
+    else if (args[i] == "--flops-tol") flops_tol = std::stod(val());
+    else if (args[i] == "--dram-tol") dram_tol = std::stod(val());
+    else if (args[i] == "--dram-check") dram_checks.push_back(val());
+    else if (args[i] == "--markdown") markdown = val();
+    else if (file.empty() && args[i][0] != '-') file = args[i];
+    else throw UsageError("unexpected argument `" + args[i] + "`");
+  }
+  if (file.empty() || expect_path.empty()) throw UsageError("kernels: need FILE.h5 and --expect EXPECT.tsv");
+  const auto expectations = read_expectations(expect_path);
+  const File f = File::open(file);
+  const auto kernels = collect(f);
+
+  std::ostringstream md;
+  md << "| kernel | region | launches (metrics/expected) | FP64 FLOPs analytic | measured | ratio | FLOP check "
+        "| DRAM bytes compulsory | measured | ratio | DRAM check |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  bool failed = false, any_metrics = false;
+  for (const auto& e : expectations) {
+    KernelTotals t;
+    for (const auto& [name, k] : kernels)
+      if (name.find(e.symbol) != std::string::npos) {
+        t.launches += k.launches;
+        t.with_metrics += k.with_metrics;
+        t.flops_fp64 += k.flops_fp64;
+        t.dram_bytes += k.dram_bytes;
+      }
+    any_metrics = any_metrics || t.with_metrics > 0;
+    const bool complete = t.with_metrics == e.launches;
+    const double fr = complete ? t.flops_fp64 / e.flops : NAN;
+    const double dr = complete ? t.dram_bytes / e.dram : NAN;
+    std::string fverdict, dverdict = "info";
+    if (!complete) {
+      fverdict = "FAIL (" + std::to_string(t.with_metrics) + " of " + std::to_string(e.launches) + " launches measured)";
+      failed = true;
+    } else if (!e.exact) {
+      fverdict = "info (not exactly countable)";
+    } else if (std::fabs(fr - 1.0) <= flops_tol) {
+      fverdict = "pass";
+    } else {
+      fverdict = "FAIL";
+      failed = true;
+    }
+    for (const auto& s : dram_checks)
+      if (s == e.symbol) {
+        if (complete && std::fabs(dr - 1.0) <= dram_tol) dverdict = "pass";
+        else {
+          dverdict = "FAIL";
+          failed = true;
+        }
+      }
+    md << "| `" << e.symbol << "` | " << e.region << " | " << t.with_metrics << "/" << e.launches << " | "
+       << num(e.flops) << " | " << num(complete ? t.flops_fp64 : NAN) << " | " << num(fr) << " | " << fverdict
+       << " | " << num(e.dram) << " | " << num(complete ? t.dram_bytes : NAN) << " | " << num(dr) << " | "
+       << dverdict << " |\n";
+  }
+  std::cout << md.str();
+  if (!markdown.empty()) {
+    std::ofstream out(markdown, std::ios::app);
+    out << md.str();
+    if (!out) throw UsageError("--markdown " + markdown + ": write failed");
+  }
+  if (!any_metrics) {
+    std::fprintf(stderr, "rtrace-demo-check: %s has no kernel metrics (was the tracer in cuda-metrics mode?)\n",
+                 file.c_str());
+    return 3;
+  }
+  return failed ? 1 : 0;
+}
+
+int cmd_ceilings(const std::vector<std::string>& args) {
+  std::string file, markdown;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--markdown" && i + 1 < args.size()) markdown = args[++i];
+    else if (file.empty() && args[i][0] != '-') file = args[i];
+    else throw UsageError("unexpected argument `" + args[i] + "`");
+  }
+  if (file.empty()) throw UsageError("ceilings: need FILE.h5");
+  const File f = File::open(file);
+  std::ostringstream md;
+  auto table = [&](const std::string& label, const Group& g) {
+    md << "\n" << label << "\n\n| ceiling | value | unit | min | max | repeats |\n|---|---|---|---|---|---|\n";
+    for (const CeilingRow& c : read_ceilings(g))
+      md << "| " << c.name << " | " << num(c.value) << " | " << c.unit << " | " << num(c.min) << " | " << num(c.max)
+         << " | " << c.repeats << " |\n";
+  };
+  if (f.root().exists("ert")) {
+    const Group ert = f.root().open_group("ert");
+    std::string label = "ERT " + file;
+    if (ert.has_attr("sms_requested"))
+      label += " (SMs requested " + std::to_string(ert.attr_int("sms_requested")) + ", achieved " +
+               std::to_string(ert.has_attr("sms_achieved") ? ert.attr_int("sms_achieved") : -1) + ")";
+    table(label, ert);
+  } else if (f.root().exists("points")) {
+    const Group points = f.root().open_group("points");
+    for (const auto& p : points.children()) table("point " + p, points.open_group(p));
+  } else {
+    throw UsageError(file + ": neither an ERT file (/ert) nor a run file (/points)");
+  }
+  std::cout << md.str();
+  if (!markdown.empty()) std::ofstream(markdown, std::ios::app) << md.str();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    if (args.empty()) throw UsageError("usage: rtrace-demo-check kernels|ceilings FILE.h5 ...");
+    const std::string cmd = args.front();
+    args.erase(args.begin());
+    if (cmd == "kernels") return cmd_kernels(args);
+    if (cmd == "ceilings") return cmd_ceilings(args);
+    throw UsageError("unknown command `" + cmd + "` (kernels or ceilings)");
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "rtrace-demo-check: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rtrace-demo-check: %s\n", e.what());
+    return 2;
+  }
+}
