@@ -1,0 +1,85 @@
+#include "config.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace rtrace::tracer {
+
+LogLevel parse_log_level(const std::string& text) noexcept {
+  if (text == "error") return LogLevel::Error;
+  if (text == "info") return LogLevel::Info;
+  if (text == "debug") return LogLevel::Debug;
+  return LogLevel::Warn;
+}
+
+const char* to_string(TracerMode m) noexcept {
+  switch (m) {
+    case TracerMode::Cpu: return "cpu";
+    case TracerMode::CudaTrace: return "cuda-trace";
+    case TracerMode::CudaMetrics: return "cuda-metrics";
+  }
+  return "cpu";
+}
+
+namespace {
+bool parse_rank(const char* text, std::int64_t* out) {
+  if (!text || !*text) return false;
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(text, &end, 10);
+  if (errno != 0 || *end != '\0' || v < 0) return false;
+  *out = v;
+  return true;
+}
+}  // namespace
+
+std::int64_t detect_rank(const GetEnv& env, std::string* source) {
+  static const char* const kVars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
+  for (const char* var : kVars) {
+    std::int64_t r = 0;
+    if (parse_rank(env(var), &r)) {
+      if (source) *source = var;
+      return r;
+    }
+  }
+  if (source) *source = "default";
+  return 0;
+}
+
+bool is_launcher_process(const std::string& name) noexcept {
+  static const char* const kLaunchers[] = {"mpirun",  "mpiexec", "orterun",    "orted",         "prted",
+                                           "prterun", "srun",    "slurmstepd", "hydra_pmi_proxy",
+                                           "mpiexec.hydra", "prte"};
+  for (const char* l : kLaunchers)
+    if (name == l) return true;
+  return false;
+}
+
+TracerConfig read_config(const GetEnv& env, const std::string& process_name, const std::string& exe_name) {
+  TracerConfig c;
+  const char* dir = env("RTRACE_TRACE_DIR");
+  if (!dir || !*dir) {
+    c.inactive_reason = "RTRACE_TRACE_DIR is not set";
+    return c;
+  }
+  if (is_launcher_process(process_name) || is_launcher_process(exe_name)) {
+    c.inactive_reason = "launcher process " + (is_launcher_process(process_name) ? process_name : exe_name);
+    return c;
+  }
+  c.active = true;
+  c.trace_dir = dir;
+  if (const char* m = env("RTRACE_TRACER_MODE"); m && *m) {
+    std::string mode = m;
+    c.mode_set = true;
+    if (mode == "cpu") c.mode = TracerMode::Cpu;
+    else if (mode == "cuda-trace") c.mode = TracerMode::CudaTrace;
+    else if (mode == "cuda-metrics") c.mode = TracerMode::CudaMetrics;
+    else c.mode_warning = "RTRACE_TRACER_MODE `" + mode + "` is not one of cpu, cuda-trace, cuda-metrics; using cpu";
+  }
+  c.rank = detect_rank(env, &c.rank_source);
+  if (const char* l = env("RTRACE_LOG")) c.log_level = parse_log_level(l);
+  if (const char* p = env("RTRACE_POINT_ID")) c.point_id = p;
+  return c;
+}
+
+}  // namespace rtrace::tracer

@@ -1,0 +1,45 @@
+// What the tracer should do in this process, read from the environment the
+// launcher sets (docs/architecture.md, "Launcher <-> tracer").
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace rtrace::tracer {
+
+enum class LogLevel { Error = 0, Warn = 1, Info = 2, Debug = 3 };
+LogLevel parse_log_level(const std::string& text) noexcept;  // unknown -> Warn
+
+enum class TracerMode { Cpu, CudaTrace, CudaMetrics };
+const char* to_string(TracerMode m) noexcept;  // "cpu", "cuda-trace", "cuda-metrics"
+
+using GetEnv = std::function<const char*(const char*)>;
+
+// The rank of this process from the launcher's variables (first set wins):
+// OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID; else 0.
+// `source` receives the variable's name, or "default".
+std::int64_t detect_rank(const GetEnv& env, std::string* source = nullptr);
+
+// True for the process names of MPI/Slurm launchers and daemons, which load
+// the preloaded library too but must stay untouched.
+bool is_launcher_process(const std::string& process_name) noexcept;
+
+struct TracerConfig {
+  bool active = false;
+  std::string inactive_reason;   // why not active (for debug logging)
+  std::string trace_dir;
+  TracerMode mode = TracerMode::Cpu;
+  bool mode_set = false;          // RTRACE_TRACER_MODE was given (CUDA injection defaults to cuda-trace)
+  std::string mode_warning;      // set when RTRACE_TRACER_MODE was not understood
+  std::int64_t rank = 0;
+  std::string rank_source;
+  LogLevel log_level = LogLevel::Warn;
+  std::string point_id;
+};
+
+// `process_names` are the names this process goes by (argv[0] basename,
+// /proc/self/exe basename); any launcher name among them makes it inert.
+TracerConfig read_config(const GetEnv& env, const std::string& process_name, const std::string& exe_name);
+
+}  // namespace rtrace::tracer

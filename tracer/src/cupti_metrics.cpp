@@ -1,0 +1,211 @@
+// Metrics mode: CUPTI Range Profiler with auto ranges and kernel replay, so
+// every kernel launch becomes one range, replayed for as many passes as the
+// metric set needs. The metric set is validated for the device's chip with
+// the Profiler Host API first (missing metrics are dropped with a warning).
+//
+// Range i of a context is the i-th kernel launched in it; RankState joins it
+// with the activity record of that launch (same order), see docs/tracer.md.
+#include <dlfcn.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "cupti_gpu.hpp"
+#include "cupti_loader.hpp"
+#include "metric_list.hpp"
+#include "tracer.hpp"
+
+namespace rtrace::tracer {
+
+namespace {
+
+constexpr std::size_t kMaxRanges = 4096;  // ranges held per context before the counter image is full
+
+struct ContextProfile {
+  CUpti_RangeProfiler_Object* profiler = nullptr;
+  MetricPlan plan;
+  std::vector<std::uint8_t> counter_availability;
+  std::vector<std::uint8_t> counter_data;
+  std::vector<const char*> names;
+  std::string chip;
+  std::size_t launch_base = 0;  // global launch index of this context's first range
+};
+
+std::mutex g_mutex;
+std::map<CUcontext, std::unique_ptr<ContextProfile>> g_profiles;
+std::size_t g_ranges_seen = 0;
+bool g_profiler_initialized = false;
+
+// The device ordinal of a context, through the driver already in the process.
+int device_of(CUcontext ctx) {
+  using Push = CUresult (*)(CUcontext);
+  using Pop = CUresult (*)(CUcontext*);
+  using GetDevice = CUresult (*)(CUdevice*);
+  auto push = reinterpret_cast<Push>(dlsym(RTLD_DEFAULT, "cuCtxPushCurrent_v2"));
+  auto pop = reinterpret_cast<Pop>(dlsym(RTLD_DEFAULT, "cuCtxPopCurrent_v2"));
+  auto get = reinterpret_cast<GetDevice>(dlsym(RTLD_DEFAULT, "cuCtxGetDevice"));
+  if (!push || !pop || !get || push(ctx) != CUDA_SUCCESS) return 0;
+  CUdevice dev = 0;
+  get(&dev);
+  CUcontext ignored;
+  pop(&ignored);
+  return static_cast<int>(dev);
+}
+
+bool check(RankState& s, CuptiApi& api, CUptiResult r, const char* what) {
+  if (r == CUPTI_SUCCESS) return true;
+  s.error(std::string("metrics: ") + what + ": " + api.result(r));
+  return false;
+}
+
+// Stops profiling of one context and turns its ranges into kernel metrics.
+void collect(RankState& s, ContextProfile& p) {
+  CuptiApi& api = cupti_api();
+  if (!p.profiler) return;
+  CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+  stop.pRangeProfilerObject = p.profiler;
+  check(s, api, api.rp_stop(&stop), "cuptiRangeProfilerStop");
+  CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+  decode.pRangeProfilerObject = p.profiler;
+  if (check(s, api, api.rp_decode(&decode), "cuptiRangeProfilerDecodeData") && decode.numOfRangeDropped > 0) {
+    s.add_dropped(static_cast<std::int64_t>(decode.numOfRangeDropped));
+    s.log(LogLevel::Warn, std::to_string(decode.numOfRangeDropped) + " profiled range(s) dropped: more than " +
+                              std::to_string(kMaxRanges) + " kernel launches in one context");
+  }
+  CUpti_RangeProfiler_GetCounterDataInfo_Params info{CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+  info.pCounterDataImage = p.counter_data.data();
+  info.counterDataImageSize = p.counter_data.size();
+  if (check(s, api, api.rp_counter_data_info(&info), "cuptiRangeProfilerGetCounterDataInfo")) {
+    std::vector<double> values(p.names.size());
+    for (std::size_t i = 0; i < info.numTotalRanges; ++i) {
+      CUpti_Profiler_Host_EvaluateToGpuValues_Params ev{CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+      ev.pHostObject = p.plan.host;
+      ev.pCounterDataImage = p.counter_data.data();
+      ev.counterDataImageSize = p.counter_data.size();
+      ev.rangeIndex = i;
+      ev.ppMetricNames = p.names.data();
+      ev.numMetrics = p.names.size();
+      ev.pMetricValues = values.data();
+      if (!check(s, api, api.host_evaluate(&ev), "cuptiProfilerHostEvaluateToGpuValues")) continue;
+      store::KernelRow m{};
+      clear_metrics(m);
+      for (std::size_t k = 0; k < p.plan.metrics.size(); ++k) apply_metric(m, p.plan.metrics[k], values[k]);
+      m.has_metrics = 1;
+      s.set_kernel_metrics(p.launch_base + i, m);
+    }
+    g_ranges_seen = std::max(g_ranges_seen, p.launch_base + info.numTotalRanges);
+  }
+  CUpti_RangeProfiler_Disable_Params disable{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+  disable.pRangeProfilerObject = p.profiler;
+  api.rp_disable(&disable);
+  p.profiler = nullptr;
+  release_plan(api.host, p.plan);
+}
+
+}  // namespace
+
+void metrics_context_created(RankState& s, CUcontext ctx) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    CuptiApi& api = cupti_api();
+    if (!api.has_profiler_api()) {
+      s.error("metrics: " + api.path + " lacks the Range Profiler / Profiler Host API");
+      return;
+    }
+    if (!g_profiles.empty())
+      s.log(LogLevel::Warn, "metrics: more than one CUDA context; the launch-order join assumes their kernels do not interleave");
+    if (!g_profiler_initialized) {
+      CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+      if (!check(s, api, api.profiler_initialize(&init), "cuptiProfilerInitialize")) return;
+      g_profiler_initialized = true;
+    }
+    auto p = std::make_unique<ContextProfile>();
+    CUpti_Device_GetChipName_Params chip{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+    chip.deviceIndex = static_cast<std::size_t>(device_of(ctx));
+    if (!check(s, api, api.chip_name(&chip), "cuptiDeviceGetChipName")) return;
+    p->chip = chip.pChipName ? chip.pChipName : "";
+    CUpti_Profiler_GetCounterAvailability_Params avail{CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+    avail.ctx = ctx;
+    if (check(s, api, api.counter_availability(&avail), "counter availability size")) {
+      p->counter_availability.resize(avail.counterAvailabilityImageSize);
+      avail.pCounterAvailabilityImage = p->counter_availability.data();
+      if (!check(s, api, api.counter_availability(&avail), "counter availability")) p->counter_availability.clear();
+    }
+    p->plan = plan_metrics(api.host, p->chip, p->counter_availability.empty() ? nullptr : p->counter_availability.data(),
+                           roofline_metrics());
+    for (const auto& w : p->plan.warnings) s.log(LogLevel::Warn, "metrics: " + w);
+    if (!p->plan.ok) {
+      s.error("metrics: " + p->plan.error);
+      return;
+    }
+    s.log(LogLevel::Info, "metrics: " + std::to_string(p->plan.metrics.size()) + " metrics on " + p->chip + ", " +
+                              std::to_string(p->plan.passes) + " replay pass(es) per kernel launch");
+    for (const auto& m : p->plan.metrics) p->names.push_back(m.name.c_str());
+
+    CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+    enable.ctx = ctx;
+    if (!check(s, api, api.rp_enable(&enable), "cuptiRangeProfilerEnable")) return;
+    p->profiler = enable.pRangeProfilerObject;
+    CUpti_RangeProfiler_GetCounterDataSize_Params size{CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+    size.pRangeProfilerObject = p->profiler;
+    size.pMetricNames = p->names.data();
+    size.numMetrics = p->names.size();
+    size.maxNumOfRanges = kMaxRanges;
+    size.maxNumRangeTreeNodes = kMaxRanges;
+    if (!check(s, api, api.rp_counter_data_size(&size), "cuptiRangeProfilerGetCounterDataSize")) return;
+    p->counter_data.resize(size.counterDataSize);
+    CUpti_RangeProfiler_CounterDataImage_Initialize_Params cdi{
+        CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+    cdi.pRangeProfilerObject = p->profiler;
+    cdi.counterDataSize = p->counter_data.size();
+    cdi.pCounterData = p->counter_data.data();
+    if (!check(s, api, api.rp_counter_data_init(&cdi), "cuptiRangeProfilerCounterDataImageInitialize")) return;
+    CUpti_RangeProfiler_SetConfig_Params cfg{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+    cfg.pRangeProfilerObject = p->profiler;
+    cfg.configSize = p->plan.config_image.size();
+    cfg.pConfig = p->plan.config_image.data();
+    cfg.counterDataImageSize = p->counter_data.size();
+    cfg.pCounterDataImage = p->counter_data.data();
+    cfg.range = CUPTI_AutoRange;
+    cfg.replayMode = CUPTI_KernelReplay;
+    cfg.maxRangesPerPass = kMaxRanges;
+    cfg.numNestingLevels = 1;
+    cfg.minNestingLevel = 1;
+    cfg.passIndex = 0;
+    cfg.targetNestingLevel = 1;
+    if (!check(s, api, api.rp_set_config(&cfg), "cuptiRangeProfilerSetConfig")) return;
+    CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+    start.pRangeProfilerObject = p->profiler;
+    if (!check(s, api, api.rp_start(&start), "cuptiRangeProfilerStart")) return;
+    p->launch_base = g_ranges_seen;
+    g_profiles[ctx] = std::move(p);
+  } catch (...) {
+    s.error("metrics: setting up the range profiler failed");
+  }
+}
+
+void metrics_context_destroying(RankState& s, CUcontext ctx) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = g_profiles.find(ctx);
+    if (it == g_profiles.end()) return;
+    collect(s, *it->second);
+    g_profiles.erase(it);
+  } catch (...) {
+    s.error("metrics: collecting the ranges failed");
+  }
+}
+
+void metrics_flush_all(RankState& s) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    for (auto& [ctx, p] : g_profiles) collect(s, *p);
+    g_profiles.clear();
+  } catch (...) {
+    s.error("metrics: collecting the ranges failed");
+  }
+}
+
+}  // namespace rtrace::tracer

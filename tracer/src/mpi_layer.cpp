@@ -1,0 +1,385 @@
+// PMPI interposition: the preloaded library defines MPI_* and forwards each
+// call to PMPI_*, resolved with dlsym at first use (never bound at link time,
+// so one tracer binary serves whatever MPI the app loaded). Per function it
+// counts calls, wall time and payload bytes (count x type size as the caller
+// passed them; receives with a status use the received count).
+//
+// MPI_Finalize writes every rank's records collectively into ranks.h5 before
+// finalizing (collective_writer.cpp).
+#include <mpi.h>
+
+#include <dlfcn.h>
+
+#include <cstdint>
+
+#include "collective_writer.hpp"
+#include "pmpi.hpp"
+#include "tracer.hpp"
+
+namespace rtrace::tracer {
+namespace {
+
+template <class Fn>
+Fn resolve(const char* name) noexcept {
+  return resolve_pmpi<Fn>(name);
+}
+
+// The PMPI entry for `fn`, looked up once.
+#define RTRACE_REAL(fn)                                                            \
+  static const auto real_##fn = resolve<decltype(&P##fn)>("P" #fn);               \
+  if (!real_##fn) return missing_pmpi("P" #fn)
+
+int missing_pmpi(const char* name) noexcept {
+  if (auto* s = state()) s->error(std::string("MPI wrapper: ") + name + " not found in the loaded MPI library");
+  return MPI_ERR_INTERN;
+}
+
+bool tracing() noexcept { return state() != nullptr && !in_tracer(); }
+
+std::int64_t type_bytes(MPI_Datatype type, std::int64_t count) noexcept {
+  static const auto real_size = resolve<decltype(&PMPI_Type_size)>("PMPI_Type_size");
+  int size = 0;
+  if (!real_size || count <= 0 || real_size(type, &size) != MPI_SUCCESS) return 0;
+  return count * size;
+}
+
+std::int64_t comm_size(MPI_Comm comm) noexcept {
+  static const auto real = resolve<decltype(&PMPI_Comm_size)>("PMPI_Comm_size");
+  int n = 0;
+  if (!real || real(comm, &n) != MPI_SUCCESS) return 0;
+  return n;
+}
+
+bool is_root(MPI_Comm comm, int root) noexcept {
+  static const auto real = resolve<decltype(&PMPI_Comm_rank)>("PMPI_Comm_rank");
+  int r = -1;
+  return real && real(comm, &r) == MPI_SUCCESS && r == root;
+}
+
+std::int64_t received_bytes(const MPI_Status* status) noexcept {
+  static const auto real = resolve<decltype(&PMPI_Get_count)>("PMPI_Get_count");
+  int n = 0;
+  if (!real || real(status, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED) return 0;
+  return n;
+}
+
+// Times one call and books it.
+class Timed {
+ public:
+  explicit Timed(MpiFn fn) noexcept : fn_(fn), active_(tracing()), start_(active_ ? monotonic_ns() : 0) {}
+  ~Timed() {
+    if (active_) state()->mpi().add(fn_, monotonic_ns() - start_, sent, received);
+  }
+  Timed(const Timed&) = delete;
+  Timed& operator=(const Timed&) = delete;
+  bool active() const noexcept { return active_; }
+  std::int64_t sent = 0, received = 0;
+
+ private:
+  MpiFn fn_;
+  bool active_;
+  std::int64_t start_;
+};
+
+void after_init() noexcept {
+  RankState* s = state();
+  if (!s || in_tracer()) return;
+  static const auto rank_of = resolve<decltype(&PMPI_Comm_rank)>("PMPI_Comm_rank");
+  int rank = -1;
+  if (rank_of && rank_of(MPI_COMM_WORLD, &rank) == MPI_SUCCESS && rank >= 0) {
+    if (rank != s->rank())
+      s->log(LogLevel::Info, "rank " + std::to_string(rank) + " from MPI_COMM_WORLD (environment said " +
+                                 std::to_string(s->rank()) + ")");
+    s->set_rank(rank);
+  }
+  // MPI installs its own fatal-signal handlers in MPI_Init; put ours in front.
+  install_signal_handlers(/*chain_existing=*/true);
+}
+
+}  // namespace
+}  // namespace rtrace::tracer
+
+using namespace rtrace::tracer;
+
+extern "C" {
+
+RTRACE_EXPORT int MPI_Init(int* argc, char*** argv) {
+  RTRACE_REAL(MPI_Init);
+  int rc;
+  {
+    Timed t(MpiFn::Init);
+    rc = real_MPI_Init(argc, argv);
+  }
+  if (rc == MPI_SUCCESS) after_init();
+  return rc;
+}
+
+RTRACE_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  RTRACE_REAL(MPI_Init_thread);
+  int rc;
+  {
+    Timed t(MpiFn::Init_thread);
+    rc = real_MPI_Init_thread(argc, argv, required, provided);
+  }
+  if (rc == MPI_SUCCESS) after_init();
+  return rc;
+}
+
+RTRACE_EXPORT int MPI_Finalize(void) {
+  RTRACE_REAL(MPI_Finalize);
+  if (tracing() && !is_fork_child() && !written()) {
+    RankState* s = state();
+    InternalScope internal;
+    flush_gpu();
+    std::string error;
+    if (write_collective(*s, &error)) {
+      mark_written();
+    } else {
+      s->error("collective write of ranks.h5 failed (" + error + "); this rank writes its own file at exit");
+    }
+  }
+  return real_MPI_Finalize();
+}
+
+RTRACE_EXPORT int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  RTRACE_REAL(MPI_Send);
+  Timed t(MpiFn::Send);
+  if (t.active()) t.sent = type_bytes(type, count);
+  return real_MPI_Send(buf, count, type, dest, tag, comm);
+}
+
+RTRACE_EXPORT int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  RTRACE_REAL(MPI_Ssend);
+  Timed t(MpiFn::Ssend);
+  if (t.active()) t.sent = type_bytes(type, count);
+  return real_MPI_Ssend(buf, count, type, dest, tag, comm);
+}
+
+RTRACE_EXPORT int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                           MPI_Status* status) {
+  RTRACE_REAL(MPI_Recv);
+  Timed t(MpiFn::Recv);
+  MPI_Status own;
+  MPI_Status* st = (status == MPI_STATUS_IGNORE) ? &own : status;
+  int rc = real_MPI_Recv(buf, count, type, source, tag, comm, t.active() ? st : status);
+  if (t.active() && rc == MPI_SUCCESS) t.received = received_bytes(st);
+  return rc;
+}
+
+RTRACE_EXPORT int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                            MPI_Request* request) {
+  RTRACE_REAL(MPI_Isend);
+  Timed t(MpiFn::Isend);
+  if (t.active()) t.sent = type_bytes(type, count);
+  return real_MPI_Isend(buf, count, type, dest, tag, comm, request);
+}
+
+// Non-blocking receives book the posted size: the received size is only known
+// at completion, and matching requests would cost a lookup per Wait.
+RTRACE_EXPORT int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                            MPI_Request* request) {
+  RTRACE_REAL(MPI_Irecv);
+  Timed t(MpiFn::Irecv);
+  if (t.active()) t.received = type_bytes(type, count);
+  return real_MPI_Irecv(buf, count, type, source, tag, comm, request);
+}
+
+RTRACE_EXPORT int MPI_Wait(MPI_Request* request, MPI_Status* status) {
+  RTRACE_REAL(MPI_Wait);
+  Timed t(MpiFn::Wait);
+  return real_MPI_Wait(request, status);
+}
+
+RTRACE_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  RTRACE_REAL(MPI_Waitall);
+  Timed t(MpiFn::Waitall);
+  return real_MPI_Waitall(count, requests, statuses);
+}
+
+RTRACE_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  RTRACE_REAL(MPI_Waitany);
+  Timed t(MpiFn::Waitany);
+  return real_MPI_Waitany(count, requests, index, status);
+}
+
+RTRACE_EXPORT int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  RTRACE_REAL(MPI_Test);
+  Timed t(MpiFn::Test);
+  return real_MPI_Test(request, flag, status);
+}
+
+RTRACE_EXPORT int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                               void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                               MPI_Comm comm, MPI_Status* status) {
+  RTRACE_REAL(MPI_Sendrecv);
+  Timed t(MpiFn::Sendrecv);
+  MPI_Status own;
+  MPI_Status* st = (status == MPI_STATUS_IGNORE) ? &own : status;
+  int rc = real_MPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                             recvtag, comm, t.active() ? st : status);
+  if (t.active() && rc == MPI_SUCCESS) {
+    t.sent = type_bytes(sendtype, sendcount);
+    t.received = received_bytes(st);
+  }
+  return rc;
+}
+
+// Collectives book the payload this rank contributes and receives (the
+// logical data, not the algorithm's internal traffic).
+RTRACE_EXPORT int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  RTRACE_REAL(MPI_Bcast);
+  Timed t(MpiFn::Bcast);
+  if (t.active()) (is_root(comm, root) ? t.sent : t.received) = type_bytes(type, count);
+  return real_MPI_Bcast(buf, count, type, root, comm);
+}
+
+RTRACE_EXPORT int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+                             MPI_Comm comm) {
+  RTRACE_REAL(MPI_Reduce);
+  Timed t(MpiFn::Reduce);
+  if (t.active()) {
+    t.sent = type_bytes(type, count);
+    if (is_root(comm, root)) t.received = t.sent;
+  }
+  return real_MPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+}
+
+RTRACE_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                                MPI_Comm comm) {
+  RTRACE_REAL(MPI_Allreduce);
+  Timed t(MpiFn::Allreduce);
+  if (t.active()) t.sent = t.received = type_bytes(type, count);
+  return real_MPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+}
+
+RTRACE_EXPORT int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type,
+                                     MPI_Op op, MPI_Comm comm) {
+  RTRACE_REAL(MPI_Reduce_scatter);
+  Timed t(MpiFn::Reduce_scatter);
+  if (t.active()) {
+    std::int64_t n = comm_size(comm), total = 0;
+    for (std::int64_t i = 0; i < n; ++i) total += recvcounts[i];
+    t.sent = type_bytes(type, total);
+    static const auto rank_of = resolve<decltype(&PMPI_Comm_rank)>("PMPI_Comm_rank");
+    int r = 0;
+    if (rank_of && rank_of(comm, &r) == MPI_SUCCESS) t.received = type_bytes(type, recvcounts[r]);
+  }
+  return real_MPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
+}
+
+RTRACE_EXPORT int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  RTRACE_REAL(MPI_Allgather);
+  Timed t(MpiFn::Allgather);
+  if (t.active()) {
+    t.sent = sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, recvcount) : type_bytes(sendtype, sendcount);
+    t.received = type_bytes(recvtype, static_cast<std::int64_t>(recvcount) * comm_size(comm));
+  }
+  return real_MPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+RTRACE_EXPORT int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  RTRACE_REAL(MPI_Allgatherv);
+  Timed t(MpiFn::Allgatherv);
+  if (t.active()) {
+    std::int64_t n = comm_size(comm), total = 0;
+    for (std::int64_t i = 0; i < n; ++i) total += recvcounts[i];
+    t.sent = sendbuf == MPI_IN_PLACE ? 0 : type_bytes(sendtype, sendcount);
+    t.received = type_bytes(recvtype, total);
+  }
+  return real_MPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+}
+
+RTRACE_EXPORT int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                               int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  RTRACE_REAL(MPI_Alltoall);
+  Timed t(MpiFn::Alltoall);
+  if (t.active()) {
+    std::int64_t n = comm_size(comm);
+    t.received = type_bytes(recvtype, static_cast<std::int64_t>(recvcount) * n);
+    t.sent = sendbuf == MPI_IN_PLACE ? t.received : type_bytes(sendtype, static_cast<std::int64_t>(sendcount) * n);
+  }
+  return real_MPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+RTRACE_EXPORT int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                                MPI_Datatype recvtype, MPI_Comm comm) {
+  RTRACE_REAL(MPI_Alltoallv);
+  Timed t(MpiFn::Alltoallv);
+  if (t.active()) {
+    std::int64_t n = comm_size(comm), s = 0, r = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (sendbuf != MPI_IN_PLACE) s += sendcounts[i];
+      r += recvcounts[i];
+    }
+    t.sent = sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, r) : type_bytes(sendtype, s);
+    t.received = type_bytes(recvtype, r);
+  }
+  return real_MPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+}
+
+RTRACE_EXPORT int MPI_Barrier(MPI_Comm comm) {
+  RTRACE_REAL(MPI_Barrier);
+  Timed t(MpiFn::Barrier);
+  return real_MPI_Barrier(comm);
+}
+
+RTRACE_EXPORT int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  RTRACE_REAL(MPI_Gather);
+  Timed t(MpiFn::Gather);
+  if (t.active()) {
+    bool root_here = is_root(comm, root);
+    t.sent = (root_here && sendbuf == MPI_IN_PLACE) ? type_bytes(recvtype, recvcount) : type_bytes(sendtype, sendcount);
+    if (root_here) t.received = type_bytes(recvtype, static_cast<std::int64_t>(recvcount) * comm_size(comm));
+  }
+  return real_MPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+RTRACE_EXPORT int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                              MPI_Comm comm) {
+  RTRACE_REAL(MPI_Gatherv);
+  Timed t(MpiFn::Gatherv);
+  if (t.active()) {
+    bool root_here = is_root(comm, root);
+    t.sent = sendbuf == MPI_IN_PLACE ? 0 : type_bytes(sendtype, sendcount);
+    if (root_here) {
+      std::int64_t n = comm_size(comm), total = 0;
+      for (std::int64_t i = 0; i < n; ++i) total += recvcounts[i];
+      t.received = type_bytes(recvtype, total);
+    }
+  }
+  return real_MPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+}
+
+RTRACE_EXPORT int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                              int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  RTRACE_REAL(MPI_Scatter);
+  Timed t(MpiFn::Scatter);
+  if (t.active()) {
+    bool root_here = is_root(comm, root);
+    if (root_here) t.sent = type_bytes(sendtype, static_cast<std::int64_t>(sendcount) * comm_size(comm));
+    t.received = (root_here && recvbuf == MPI_IN_PLACE) ? type_bytes(sendtype, sendcount) : type_bytes(recvtype, recvcount);
+  }
+  return real_MPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+RTRACE_EXPORT int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                               void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  RTRACE_REAL(MPI_Scatterv);
+  Timed t(MpiFn::Scatterv);
+  if (t.active()) {
+    if (is_root(comm, root)) {
+      std::int64_t n = comm_size(comm), total = 0;
+      for (std::int64_t i = 0; i < n; ++i) total += sendcounts[i];
+      t.sent = type_bytes(sendtype, total);
+    }
+    t.received = recvbuf == MPI_IN_PLACE ? 0 : type_bytes(recvtype, recvcount);
+  }
+  return real_MPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+}  // extern "C"

@@ -1,0 +1,223 @@
+#include "rank_state.hpp"
+
+#include <dlfcn.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <new>
+
+namespace rtrace::tracer {
+
+double unix_now() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+std::int64_t monotonic_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+namespace {
+constexpr std::size_t kMaxLogLines = 1000;
+
+const char* level_name(LogLevel l) {
+  switch (l) {
+    case LogLevel::Error: return "error";
+    case LogLevel::Warn: return "warning";
+    case LogLevel::Info: return "info";
+    case LogLevel::Debug: return "debug";
+  }
+  return "info";
+}
+
+// OpenMP threads of the app, if it uses OpenMP (looked up, never linked).
+std::int32_t omp_threads() noexcept {
+  using Fn = int (*)();
+  if (auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"))) return fn();
+  return -1;
+}
+}  // namespace
+
+RankState::RankState(TracerConfig config, std::unique_ptr<CounterProvider> counters)
+    : config_(std::move(config)),
+      provider_(std::move(counters)),
+      counters_why_("no counter source"),
+      counters_available_(provider_ && ::rtrace::tracer::counters_available(*provider_, &counters_why_)),
+      regions_(counters_available_ ? provider_.get() : nullptr) {
+  rank_.store(config_.rank);
+  start_unix_ = unix_now();
+  start_mono_ns_ = monotonic_ns();
+  if (!config_.mode_warning.empty()) log(LogLevel::Warn, config_.mode_warning);
+  log_counter_state();
+}
+
+void RankState::log_counter_state() noexcept {
+  // Not an error: most VMs have no PMU. The line is kept in the rank's log.
+  if (counters_available_) log(LogLevel::Info, std::string("counters available: ") + provider_->name());
+  else log(LogLevel::Info, "counters unavailable: " + counters_why_);
+}
+
+void RankState::log(LogLevel level, const std::string& text) noexcept {
+  try {
+    if (level == LogLevel::Error) errors_.fetch_add(1);
+    std::string line = std::string(level_name(level)) + ": " + text;
+    if (level <= config_.log_level)
+      std::fprintf(stderr, "rtrace tracer[rank %lld pid %d]: %s\n", static_cast<long long>(rank_.load()),
+                   static_cast<int>(getpid()), line.c_str());
+    if (level == LogLevel::Debug) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (log_.size() < kMaxLogLines) log_.push_back(std::move(line));
+    else if (log_.size() == kMaxLogLines) log_.push_back("warning: log truncated");
+  } catch (...) {
+  }
+}
+
+void RankState::add_kernels(std::vector<GpuKernel> kernels) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& k : kernels) kernels_.push_back(std::move(k));
+  } catch (...) {
+    errors_.fetch_add(1);
+  }
+}
+
+void RankState::add_memcpy(std::vector<store::MemcpyRow> rows) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(mutex_);
+    memcpy_.insert(memcpy_.end(), rows.begin(), rows.end());
+  } catch (...) {
+    errors_.fetch_add(1);
+  }
+}
+
+void RankState::set_kernel_metrics(std::size_t launch, const store::KernelRow& metrics) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(mutex_);
+    metrics_.emplace_back(launch, metrics);
+  } catch (...) {
+    errors_.fetch_add(1);
+  }
+}
+
+store::RankRecords RankState::snapshot(bool complete, int exit_status, bool blocking) noexcept {
+  store::RankRecords rec;
+  try {
+    NameTable names;
+    auto regions = regions_.collect(names, blocking);
+    rec.regions = std::move(regions.rows);
+    rec.mpi = mpi_.rows(names);
+
+    std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+    bool have_lock = blocking ? (lock.lock(), true) : lock.try_lock();
+    if (have_lock) {
+      // Kernels in launch order (correlation id), numbered per name: the key
+      // that joins a trace-mode run with a metrics-mode run (docs/tracer.md).
+      std::vector<const GpuKernel*> order;
+      for (const auto& k : kernels_) order.push_back(&k);
+      std::stable_sort(order.begin(), order.end(), [](const GpuKernel* a, const GpuKernel* b) {
+        return a->row.correlation_id < b->row.correlation_id;
+      });
+      std::map<std::string, std::int64_t> per_name;
+      std::map<std::size_t, const store::KernelRow*> metrics;
+      for (const auto& [launch, m] : metrics_) metrics[launch] = &m;
+      for (std::size_t i = 0; i < order.size(); ++i) {
+        store::KernelRow row = order[i]->row;
+        if (auto it = metrics.find(i); it != metrics.end()) {
+          const store::KernelRow& m = *it->second;
+          row.has_metrics = 1;
+          row.metric_duration_ns = m.metric_duration_ns;
+          row.sm_clock_hz = m.sm_clock_hz;
+          row.flops_fp64 = m.flops_fp64;
+          row.flops_fp32 = m.flops_fp32;
+          row.flops_fp16 = m.flops_fp16;
+          row.tensor_ops = m.tensor_ops;
+          row.bytes_l1 = m.bytes_l1;
+          row.bytes_l2 = m.bytes_l2;
+          row.bytes_dram_read = m.bytes_dram_read;
+          row.bytes_dram_write = m.bytes_dram_write;
+          row.warp_instructions = m.warp_instructions;
+          row.thread_instructions = m.thread_instructions;
+          row.global_ld_instructions = m.global_ld_instructions;
+          row.global_st_instructions = m.global_st_instructions;
+          row.shared_ld_instructions = m.shared_ld_instructions;
+          row.shared_st_instructions = m.shared_st_instructions;
+          row.global_transactions = m.global_transactions;
+          row.shared_transactions = m.shared_transactions;
+        }
+        row.name_id = names.id(order[i]->name);
+        row.launch_index = per_name[order[i]->name]++;
+        rec.kernels.push_back(row);
+      }
+      if (metrics_.size() > order.size())
+        log_.push_back("warning: " + std::to_string(metrics_.size() - order.size()) +
+                       " metric range(s) without a traced kernel launch: dropped");
+      rec.memcpy = memcpy_;
+      rec.log = log_;
+    } else {
+      rec.log.push_back("warning: GPU records and log busy at a fatal signal: not recorded");
+    }
+    for (auto& w : regions.warnings) rec.log.push_back("warning: " + w);
+
+    store::RankInfoRow& info = rec.info;
+    info.rank = rank_.load();
+    info.pid = getpid();
+    store::set_str(info.host, store::hostname());
+    store::set_str(info.tracer_mode, to_string(config_.mode));
+    info.start_time = start_unix_;
+    info.wall_s = static_cast<double>(monotonic_ns() - start_mono_ns_) * 1e-9;
+    rusage ru{};
+    if (getrusage(RUSAGE_SELF, &ru) == 0) {
+      info.user_s = static_cast<double>(ru.ru_utime.tv_sec) + static_cast<double>(ru.ru_utime.tv_usec) * 1e-6;
+      info.system_s = static_cast<double>(ru.ru_stime.tv_sec) + static_cast<double>(ru.ru_stime.tv_usec) * 1e-6;
+      info.max_rss_kib = ru.ru_maxrss;  // Linux reports KiB
+      info.voluntary_ctxsw = ru.ru_nvcsw;
+      info.involuntary_ctxsw = ru.ru_nivcsw;
+    } else {
+      info.user_s = info.system_s = store::kUnavailable;
+      info.max_rss_kib = info.voluntary_ctxsw = info.involuntary_ctxsw = -1;
+    }
+    info.exit_status = exit_status;
+    info.complete = complete ? 1 : 0;
+    info.tracer_errors = errors_.load() + regions.errors;
+    info.dropped_records = dropped_.load();
+    info.counters_available = counters_available_ ? 1 : 0;
+    info.gpu_available = gpu_available_.load() ? 1 : 0;
+    info.omp_threads = omp_threads();
+    rec.names = names.take();
+  } catch (const std::exception& e) {
+    rec.info.tracer_errors += 1;
+    rec.log.push_back(std::string("error: building the rank's records failed: ") + e.what());
+  } catch (...) {
+    rec.info.tracer_errors += 1;
+  }
+  return rec;
+}
+
+void RankState::reset_after_fork() noexcept {
+  new (&mutex_) std::mutex();  // may have been held by a thread that no longer exists
+  regions_.reset_after_fork();
+  mpi_.reset();
+  errors_.store(0);
+  dropped_.store(0);
+  start_unix_ = unix_now();
+  start_mono_ns_ = monotonic_ns();
+  try {
+    log_.clear();
+    kernels_.clear();
+    memcpy_.clear();
+    metrics_.clear();
+    log_counter_state();
+    log(LogLevel::Info, "forked child of pid " + std::to_string(getppid()));
+  } catch (...) {
+  }
+}
+
+}  // namespace rtrace::tracer

@@ -1,0 +1,88 @@
+// Everything one traced process records, and how it becomes store::RankRecords.
+#pragma once
+
+#include "config.hpp"
+#include "counters.hpp"
+#include "mpi_stats.hpp"
+#include "regions.hpp"
+#include "rtrace/store/run_file.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace rtrace::tracer {
+
+// GPU activity as CUPTI delivers it (names still strings).
+struct GpuKernel {
+  std::string name;
+  store::KernelRow row{};
+};
+
+class RankState {
+ public:
+  // `counters` may be null (no counter source at all); the state owns it.
+  RankState(TracerConfig config, std::unique_ptr<CounterProvider> counters);
+
+  const TracerConfig& config() const noexcept { return config_; }
+  // CUDA injection without an explicit mode traces (the cheap default).
+  void set_mode(TracerMode m) noexcept { config_.mode = m; }
+  RegionRecorder& regions() noexcept { return regions_; }
+  MpiStats& mpi() noexcept { return mpi_; }
+  bool counters_available() const noexcept { return counters_available_; }
+
+  // Log lines go to the rank's `log` dataset (warnings and errors always) and
+  // to stderr when at or above RTRACE_LOG. Errors also count as tracer_errors.
+  void log(LogLevel level, const std::string& text) noexcept;
+  void error(const std::string& text) noexcept { log(LogLevel::Error, text); }
+  std::int64_t errors() const noexcept { return errors_.load(); }
+
+  void set_rank(std::int64_t rank) noexcept { rank_.store(rank); }
+  std::int64_t rank() const noexcept { return rank_.load(); }
+
+  // GPU side (CUPTI callbacks, any thread).
+  void add_kernels(std::vector<GpuKernel> kernels) noexcept;
+  void add_memcpy(std::vector<store::MemcpyRow> rows) noexcept;
+  void add_dropped(std::int64_t n) noexcept { dropped_.fetch_add(n); }
+  void set_gpu_available(bool v) noexcept { gpu_available_.store(v); }
+  // Metrics mode: the metric values for the n-th kernel launch (global order).
+  void set_kernel_metrics(std::size_t launch, const store::KernelRow& metrics) noexcept;
+
+  // Builds the records as of now. `blocking=false` is the fatal-signal path:
+  // nothing that could wait on another thread. exit_status -1 = unknown.
+  store::RankRecords snapshot(bool complete, int exit_status, bool blocking) noexcept;
+
+  // In a fork child: new pid, new start, nothing inherited.
+  void reset_after_fork() noexcept;
+
+  double start_time() const noexcept { return start_unix_; }
+
+ private:
+  void log_counter_state() noexcept;
+  TracerConfig config_;
+  std::unique_ptr<CounterProvider> provider_;
+  std::string counters_why_;
+  bool counters_available_ = false;
+  RegionRecorder regions_;
+  MpiStats mpi_;
+  std::atomic<std::int64_t> rank_{0};
+  std::atomic<std::int64_t> errors_{0};
+  std::atomic<std::int64_t> dropped_{0};
+  std::atomic<bool> gpu_available_{false};
+  double start_unix_ = 0;
+  std::int64_t start_mono_ns_ = 0;
+  std::mutex mutex_;  // guards log_, kernels_, memcpy_, metrics_
+  std::vector<std::string> log_;
+  std::vector<GpuKernel> kernels_;
+  std::vector<store::MemcpyRow> memcpy_;
+  std::vector<std::pair<std::size_t, store::KernelRow>> metrics_;
+};
+
+// Seconds since the Unix epoch / a monotonic clock in ns.
+double unix_now() noexcept;
+std::int64_t monotonic_ns() noexcept;
+
+}  // namespace rtrace::tracer
