@@ -1,0 +1,105 @@
+// Trajectories, step diagnoses and the whole-application summary of one run.
+#pragma once
+
+#include "rtrace/analysis/dataset.hpp"
+#include "rtrace/analysis/model.hpp"
+
+#include <string>
+#include <vector>
+
+namespace rtrace::analysis {
+
+struct AnalyzeOptions {
+  std::string axis;        // "" = auto: the first swept concurrency axis that varies
+  Thresholds thresholds;
+};
+
+// One kernel (or region) across all configurations.
+struct KernelSeries {
+  std::string name, kind;
+  double total_time_s = 0;        // summed over configurations
+  double time_share = 0;          // of all kernels' time, over all configurations
+  std::vector<int> at;            // per configuration: index into config.kernels, -1 when absent
+  std::vector<RooflineEval> eval; // per configuration (default when absent)
+  bool counts_available = false;  // at any configuration
+  bool gpu() const noexcept { return kind == "gpu-kernel"; }
+};
+
+struct TrajectoryStep {
+  int from = -1, to = -1;   // configuration indices
+  double c1 = kNaN, c2 = kNaN;
+  StepDiagnosis d;
+};
+
+// The ordered points of one kernel along the axis, other axes fixed.
+struct Trajectory {
+  int kernel = -1;          // index into AnalysisResult::kernels
+  std::string fixed;        // the other axes' values ("env:N=1000"), "" when none
+  std::vector<int> configs; // ordered by concurrency
+  std::vector<TrajectoryStep> steps;
+};
+
+struct AppPoint {
+  int config = -1;
+  double concurrency = kNaN, time_s = kNaN, speedup = kNaN, efficiency = kNaN, karp_flatt = kNaN;
+  double mpi_share = kNaN;
+};
+struct LostTime {
+  int kernel = -1;
+  double lost_s = 0;        // time beyond ideal scaling from the group's first point, at its last point
+  double share = 0;         // of all kernels' lost time
+};
+// Whole-application strong scaling for one group of fixed other axes.
+struct AppSummary {
+  std::string fixed;
+  std::vector<AppPoint> points;
+  double final_efficiency = kNaN;
+  int breaks_after = -1;    // index into points: the last point before the first non-ideal step
+  std::vector<LostTime> lost;
+  std::vector<std::string> sentences;  // the diagnosis in words
+};
+
+// Instruction roofline of a GPU kernel at one configuration.
+struct InstructionPoint {
+  int kernel = -1, config = -1;
+  double warp_gips = kNaN;          // warp instructions / s / 1e9
+  double peak_gips = kNaN;          // SMs * 4 schedulers * SM clock
+  double ii_global = kNaN;          // global LDST instructions per global transaction
+  double ii_shared = kNaN;          // shared LDST instructions per shared transaction
+  double ii_l1 = kNaN;              // warp instructions per L1 (global) transaction
+  double gtxn_l1 = kNaN, gtxn_l2 = kNaN, gtxn_dram = kNaN;  // bandwidth ceilings in GTXN/s (32-byte transactions)
+};
+
+struct AnalysisResult {
+  RunData run;
+  std::string axis;                  // "" when no concurrency axis varies
+  Thresholds thresholds;
+  std::vector<KernelSeries> kernels; // sorted by time share, largest first
+  std::vector<Trajectory> trajectories;
+  std::vector<AppSummary> summaries;
+  std::vector<InstructionPoint> instruction;
+  std::vector<std::string> warnings;
+  bool counts_available = false;     // any kernel has operation counts
+};
+
+AnalysisResult analyze(RunData run, const AnalyzeOptions& options);
+
+// The "fixed" key of a configuration along an axis: its label without that axis' token.
+std::string fixed_key(const Configuration& c, const std::string& axis);
+
+// Performance portability across platforms (one run file each).
+struct PortabilityEntry {
+  std::string name, kind;
+  std::vector<double> efficiency;    // per file: architectural efficiency at the file's largest configuration
+  double phi = 0;
+  std::string note;                  // why 0, when it is
+};
+struct PortabilityResult {
+  std::vector<std::string> files;
+  std::vector<std::string> platforms;   // configuration label used per file
+  std::vector<PortabilityEntry> kernels;
+  std::vector<std::string> missing;     // kernels not present in every file
+};
+PortabilityResult portability(const std::vector<AnalysisResult>& runs);
+
+}  // namespace rtrace::analysis

@@ -1,0 +1,200 @@
+// The roofline model of one kernel (or annotated region) at one sweep point.
+//
+// Everything here is pure arithmetic over already-aggregated numbers, so it is
+// unit-tested without any file. Units: FLOPs and bytes are counts, times are
+// seconds, performance is GFLOP/s (1e9 FLOP/s), bandwidth GB/s (1e9 B/s),
+// arithmetic intensity FLOP/byte. Unavailable values are NaN, never guessed.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace rtrace::analysis {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+inline bool available(double v) noexcept { return std::isfinite(v); }
+
+// Bad or unusable input (missing file, not a run file, no complete points,
+// bad option values). The CLI maps it to one line on stderr and exit 2.
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Memory levels in canonical order, innermost first. The ceiling that belongs
+// to a level is named per device: L1 is "L1d" (CPU) or "L1" (GPU), DRAM is
+// "DRAM" (CPU) or "HBM" (GPU).
+enum class MemLevel { L1 = 0, L2 = 1, L3 = 2, DRAM = 3 };
+inline constexpr int kLevelCount = 4;
+inline constexpr std::array<MemLevel, kLevelCount> kAllLevels{MemLevel::L1, MemLevel::L2, MemLevel::L3, MemLevel::DRAM};
+const char* level_key(MemLevel level) noexcept;  // "L1", "L2", "L3", "DRAM"
+// Maps a ceiling name to its level; false when the name is not a bandwidth level.
+bool level_from_ceiling_name(const std::string& name, MemLevel& level) noexcept;
+
+struct Ceiling {
+  std::string name;       // "DRAM", "FP64 FMA", ...
+  std::string kind;       // "bandwidth" | "compute"
+  std::string precision;  // "fp64" | "fp32" | "fp16" | ""
+  std::string variant;    // "fma" | "nofma" | "half2" | "mma" | ""
+  std::string unit;       // "GB/s" | "GFLOP/s"
+  double value = kNaN, min = kNaN, max = kNaN;
+};
+
+// One point's own roofline (from that point's ERT partition).
+class CeilingSet {
+ public:
+  CeilingSet() = default;
+  explicit CeilingSet(std::vector<Ceiling> ceilings) : all_(std::move(ceilings)) {}
+  const std::vector<Ceiling>& all() const noexcept { return all_; }
+  bool empty() const noexcept { return all_.empty(); }
+  // The bandwidth ceiling of a level, nullptr when that level was not measured.
+  const Ceiling* bandwidth(MemLevel level) const noexcept;
+  // The peak for a precision: the highest compute ceiling of that precision,
+  // tensor ("mma") ceilings only when `tensor` (a kernel that used tensor cores).
+  const Ceiling* peak(const std::string& precision, bool tensor = false) const noexcept;
+
+ private:
+  std::vector<Ceiling> all_;
+};
+
+// Operation counts of one kernel at one point, summed over ranks.
+struct Counts {
+  double flops_fp64 = kNaN, flops_fp32 = kNaN, flops_fp16 = kNaN;
+  double tensor_ops = kNaN;                            // tensor-core FLOPs (GPU)
+  std::array<double, kLevelCount> bytes{kNaN, kNaN, kNaN, kNaN};
+
+  double total_flops() const noexcept;                  // NaN when no precision was counted
+  std::string dominant_precision() const;               // precision with most FLOPs ("" if none)
+  bool uses_tensor() const noexcept { return available(tensor_ops) && tensor_ops > 0; }
+  bool any_bytes() const noexcept;
+  // Adds b into this (NaN + x = x: a count present anywhere is present).
+  void add(const Counts& b) noexcept;
+  void scale(double f) noexcept;
+};
+
+// GPU instruction counters of one kernel at one point (sums over ranks).
+struct InstructionCounts {
+  double warp_instructions = kNaN;
+  double global_ldst_instructions = kNaN;
+  double shared_ldst_instructions = kNaN;
+  double global_transactions = kNaN;
+  double shared_transactions = kNaN;
+  double sm_clock_hz = kNaN;   // mean over launches with metrics
+  bool available() const noexcept { return rtrace::analysis::available(warp_instructions); }
+};
+
+// One kernel at one configuration, aggregated over ranks and repeats.
+struct KernelAtPoint {
+  std::string name;
+  std::string kind;            // "region" | "gpu-kernel"
+  Counts counts;               // summed over ranks (launches with metrics only, for GPU kernels)
+  InstructionCounts instructions;
+  double time_s = kNaN;        // slowest rank's total time (bulk synchronous), median over repeats
+  double counts_time_s = kNaN; // slowest rank's time of the launches the counts cover
+  double mean_rank_time_s = kNaN;  // mean over all ranks of the point (absent rank = 0)
+  double imbalance = kNaN;     // max/mean - 1 over ranks
+  double time_spread = 0;      // (max - min) / median of time_s over repeats
+  int repeats = 1;
+  std::int64_t calls = 0;      // calls or launches, summed over ranks
+  int ranks_present = 0;
+  double mean_launch_s = kNaN; // GPU: mean duration of one launch
+  double mean_blocks = kNaN;   // GPU: mean grid size (blocks) per launch
+  double metric_coverage = kNaN;  // GPU: fraction of launches with metrics
+};
+
+// The model evaluated for one kernel at one point.
+struct RooflineEval {
+  double flops = kNaN;          // total FLOPs
+  double gflops = kNaN;         // P = F / T
+  std::array<double, kLevelCount> ai{kNaN, kNaN, kNaN, kNaN};          // F / B_L
+  std::array<double, kLevelCount> level_bound{kNaN, kNaN, kNaN, kNaN}; // beta_L * AI_L, GFLOP/s
+  std::string precision;        // precision whose peak applies
+  std::string peak_name;        // "FP64 FMA"
+  double peak_gflops = kNaN;    // Pi
+  double bound_gflops = kNaN;   // R = min(Pi, min_L beta_L AI_L)
+  double efficiency = kNaN;     // eta = P / R
+  std::string binding;          // "compute", a level key ("DRAM"), or "" when unknown
+  std::string binding_ceiling;  // the ceiling's own name ("HBM", "FP64 FMA")
+  bool counts_available() const noexcept { return available(flops) && flops > 0; }
+  bool compute_bound() const noexcept { return binding == "compute"; }
+};
+
+RooflineEval evaluate(const KernelAtPoint& k, const CeilingSet& ceilings);
+
+// Thresholds of the step classifier. Defaults are justified in docs/analysis.md.
+struct Thresholds {
+  double ideal_tolerance = 0.10;     // step efficiency S/r >= 1 - tol is ideal
+  double superlinear_margin = 0.10;  // S/r > 1 + margin is superlinear
+  double ai_drop = 0.20;             // tau: AI ratio < 1 - tau is a cache-capacity loss
+  double ai_rise = 0.20;             // AI ratio > 1 + this counts as rising (superlinear evidence)
+  double on_ceiling = 0.80;          // eta >= this: the kernel sits on its binding ceiling
+  double cause_min = 0.05;           // a cause must explain >= 5% more time to be named
+  double launch_floor_s = 10e-6;     // GPU launches shorter than this are launch-overhead bound
+  double tail_efficiency = 0.80;     // last-wave fill below this is a tail effect
+  double mpi_share_rise = 0.05;      // MPI share rising by 5 points of wall time is MPI evidence
+  void validate() const;             // throws InputError naming the bad value
+};
+
+// Speedup decomposition of one step c1 -> c2:
+//   ln S = ln(ceiling ratio) + ln(AI ratio) + ln(efficiency ratio)
+// taken at the binding level of c2 (memory bound), or
+//   ln S = ln(peak ratio) + ln(efficiency ratio)     (compute bound; AI ratio = 1).
+// The efficiencies are relative to that same ceiling at both points, so the
+// identity is exact even when c1 was bound elsewhere.
+struct StepFactors {
+  std::string basis;              // level key or "compute"; "" when counts are unavailable
+  std::string basis_ceiling;      // the ceiling's name at c2
+  double ceiling_ratio = kNaN;
+  double ai_ratio = kNaN;
+  double efficiency_ratio = kNaN;
+};
+StepFactors decompose(const RooflineEval& a, const RooflineEval& b, const CeilingSet& ca, const CeilingSet& cb);
+
+// Evidence for the "other" causes, per point.
+struct StepEvidence {
+  double imbalance = kNaN;       // lambda of the kernel
+  double mpi_share = kNaN;       // the application's MPI share of wall time
+  double mean_launch_s = kNaN;
+  double mean_blocks = kNaN;
+  double sms = kNaN;             // SMs available (GPU points)
+};
+
+inline constexpr const char* kDiagnosisLabels[] = {"ideal", "cache-capacity", "bandwidth-contention",
+                                                   "compute-bound", "superlinear", "other"};
+inline constexpr const char* kCauseLabels[] = {"imbalance", "mpi", "serial-fraction", "launch-overhead",
+                                               "tail-effect"};
+
+struct StepDiagnosis {
+  double concurrency_ratio = kNaN;  // r = c2 / c1
+  double speedup = kNaN;            // S = P2/P1 (counts) or T1/T2 (time only)
+  double step_efficiency = kNaN;    // S / r
+  double karp_flatt = kNaN;         // (1/S - 1/r) / (1 - 1/r)
+  StepFactors factors;
+  std::string diagnosis;            // one of kDiagnosisLabels
+  std::string level;                // cache-capacity: the level whose AI fell (ceiling name)
+  std::string cause;                // other: one of kCauseLabels
+  std::string explanation;          // the evidence in words
+};
+
+// Tail efficiency of a grid: the fill of its last wave, assuming one resident
+// block per SM (the conservative case the counters let us check).
+double tail_efficiency(double blocks, double sms) noexcept;
+
+StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, const RooflineEval& e1,
+                            const RooflineEval& e2, const CeilingSet& c1set, const CeilingSet& c2set,
+                            double c1, double c2, const StepEvidence& ev1, const StepEvidence& ev2,
+                            const Thresholds& th);
+
+// Karp-Flatt experimentally determined serial fraction for speedup S on p-fold concurrency.
+double karp_flatt(double speedup, double p) noexcept;
+
+// Performance portability (Pennycook et al.): harmonic mean of efficiencies,
+// 0 if the kernel is unsupported (efficiency unavailable or 0) on any platform.
+double performance_portability(const std::vector<double>& efficiencies) noexcept;
+
+}  // namespace rtrace::analysis

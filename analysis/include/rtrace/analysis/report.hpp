@@ -1,0 +1,49 @@
+// Renderings of an AnalysisResult: terminal table, JSON (schemas/analysis-v1.json),
+// CSV, hand-written SVG charts, a self-contained HTML report, and the
+// /analysis group written back into the run file.
+#pragma once
+
+#include "rtrace/analysis/analyze.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace rtrace::analysis {
+
+inline constexpr const char* kAnalysisSchemaVersion = "1.0.0";
+extern const char* const kAnalysisSchemaJson;  // schemas/analysis-v1.json, compiled in
+
+// Terminal report: per kernel (sorted by time share) one block of rows, each <= width columns.
+std::string render_text(const AnalysisResult& res, int width = 100);
+std::string render_portability_text(const PortabilityResult& pp);
+
+nlohmann::json to_json(const AnalysisResult& res);
+nlohmann::json to_json(const PortabilityResult& pp);
+
+// CSV files (points.csv, steps.csv, summary.csv) into dir (created if missing).
+std::vector<std::string> write_csv(const AnalysisResult& res, const std::string& dir);
+
+struct SvgChart {
+  std::string file;    // "roofline-p000.svg"
+  std::string title;
+  std::string svg;
+};
+std::vector<SvgChart> render_svgs(const AnalysisResult& res);
+std::vector<std::string> write_svgs(const std::vector<SvgChart>& charts, const std::string& dir);
+
+std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& charts);
+
+// Stores the result under /analysis of the run file (one store::transaction).
+void write_back(const AnalysisResult& res, const nlohmann::json& doc);
+
+// Minimal JSON Schema (draft 2020-12 subset) validator: type, properties,
+// required, additionalProperties, items, enum, minimum, maximum, minItems,
+// $ref to "#/$defs/...". Returns one message per violation ("" path = root).
+std::vector<std::string> validate_json(const nlohmann::json& doc, const nlohmann::json& schema);
+
+// Human sentence for one step ("cache-capacity at L2: ...").
+std::string describe_step(const StepDiagnosis& d);
+
+}  // namespace rtrace::analysis

@@ -1,0 +1,347 @@
+#include "rtrace/analysis/analyze.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace rtrace::analysis {
+namespace {
+
+std::string fmt(double v, int precision = 3) {
+  if (!available(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+  return buf;
+}
+
+std::string choose_axis(const RunData& run, const std::string& requested, std::vector<std::string>& warnings) {
+  auto varies = [&](const std::string& axis) {
+    std::set<double> values;
+    for (const auto& c : run.configs)
+      if (available(c.concurrency(axis))) values.insert(c.concurrency(axis));
+    return values.size() > 1;
+  };
+  if (!requested.empty()) {
+    if (!is_concurrency_axis(requested))
+      throw InputError("--axis " + requested + ": expected one of threads, ranks, nodes, sms");
+    if (!varies(requested)) warnings.push_back("axis " + requested + " does not vary in this run: no trajectories");
+    return requested;
+  }
+  std::vector<std::string> candidates;
+  for (const auto& a : run.axes)
+    if (is_concurrency_axis(a)) candidates.push_back(a);
+  for (const char* a : kConcurrencyAxes) candidates.emplace_back(a);
+  for (const auto& a : candidates)
+    if (varies(a)) return a;
+  return "";
+}
+
+}  // namespace
+
+std::string fixed_key(const Configuration& c, const std::string& axis) {
+  std::istringstream in(c.label);
+  std::string token, out;
+  const std::string prefix = axis + "=";
+  bool any = false;
+  while (in >> token) {
+    any = true;
+    if (!axis.empty() && token.compare(0, prefix.size(), prefix) == 0) continue;
+    if (!out.empty()) out += ' ';
+    out += token;
+  }
+  if (!any) {  // no label: describe the other concurrency values
+    for (const char* a : kConcurrencyAxes) {
+      if (axis == a || !available(c.concurrency(a))) continue;
+      if (!out.empty()) out += ' ';
+      out += std::string(a) + "=" + fmt(c.concurrency(a), 6);
+    }
+  }
+  return out;
+}
+
+AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
+  options.thresholds.validate();
+  AnalysisResult res;
+  res.thresholds = options.thresholds;
+  res.warnings = run.warnings;
+  res.axis = choose_axis(run, options.axis, res.warnings);
+  res.run = std::move(run);
+  const auto& configs = res.run.configs;
+  const int nconf = static_cast<int>(configs.size());
+
+  // Kernel series.
+  std::map<std::pair<std::string, std::string>, int> index;
+  for (int ci = 0; ci < nconf; ++ci) {
+    const auto& c = configs[ci];
+    for (int ki = 0; ki < static_cast<int>(c.kernels.size()); ++ki) {
+      const auto& k = c.kernels[ki];
+      auto [it, fresh] = index.emplace(std::make_pair(k.kind, k.name), static_cast<int>(res.kernels.size()));
+      if (fresh) {
+        KernelSeries s;
+        s.name = k.name;
+        s.kind = k.kind;
+        s.at.assign(nconf, -1);
+        s.eval.assign(nconf, RooflineEval{});
+        res.kernels.push_back(std::move(s));
+      }
+      KernelSeries& s = res.kernels[it->second];
+      s.at[ci] = ki;
+      s.eval[ci] = evaluate(k, c.ceilings);
+      s.counts_available |= s.eval[ci].counts_available();
+      if (available(k.time_s)) s.total_time_s += k.time_s;
+    }
+  }
+  double all_time = 0;
+  for (const auto& s : res.kernels) all_time += s.total_time_s;
+  for (auto& s : res.kernels) {
+    s.time_share = all_time > 0 ? s.total_time_s / all_time : 0;
+    res.counts_available |= s.counts_available;
+  }
+  std::stable_sort(res.kernels.begin(), res.kernels.end(),
+                   [](const KernelSeries& a, const KernelSeries& b) { return a.time_share > b.time_share; });
+  if (!res.counts_available)
+    res.warnings.push_back(
+        "no operation counts in this run (no annotations, no hardware counters, no CUPTI metrics): reporting time "
+        "scaling, efficiency, Karp-Flatt serial fraction, MPI share and imbalance only");
+
+  if (res.axis.empty()) {
+    if (nconf > 1) res.warnings.push_back("no concurrency axis varies across configurations: no trajectories");
+    return res;
+  }
+
+  // Groups of configurations with the other axes fixed, each ordered by concurrency.
+  std::vector<std::string> group_order;
+  std::map<std::string, std::vector<int>> groups;
+  for (int ci = 0; ci < nconf; ++ci) {
+    if (!available(configs[ci].concurrency(res.axis))) continue;
+    std::string key = fixed_key(configs[ci], res.axis);
+    if (!groups.count(key)) group_order.push_back(key);
+    groups[key].push_back(ci);
+  }
+  for (auto& [key, members] : groups)
+    std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
+      return configs[a].concurrency(res.axis) < configs[b].concurrency(res.axis);
+    });
+
+  const Thresholds& th = res.thresholds;
+  auto evidence = [&](const Configuration& c, const KernelAtPoint& k) {
+    StepEvidence ev;
+    ev.imbalance = k.imbalance;
+    ev.mpi_share = c.mpi_share;
+    ev.mean_launch_s = k.mean_launch_s;
+    ev.mean_blocks = k.mean_blocks;
+    if (k.kind == "gpu-kernel") ev.sms = c.sms();
+    return ev;
+  };
+
+  for (int ki = 0; ki < static_cast<int>(res.kernels.size()); ++ki) {
+    const auto& s = res.kernels[ki];
+    for (const auto& key : group_order) {
+      Trajectory t;
+      t.kernel = ki;
+      t.fixed = key;
+      for (int ci : groups[key])
+        if (s.at[ci] >= 0) t.configs.push_back(ci);
+      if (t.configs.size() < 2) continue;
+      for (std::size_t i = 0; i + 1 < t.configs.size(); ++i) {
+        int a = t.configs[i], b = t.configs[i + 1];
+        const auto& ka = configs[a].kernels[s.at[a]];
+        const auto& kb = configs[b].kernels[s.at[b]];
+        TrajectoryStep step;
+        step.from = a;
+        step.to = b;
+        step.c1 = configs[a].concurrency(res.axis);
+        step.c2 = configs[b].concurrency(res.axis);
+        step.d = classify_step(ka, kb, s.eval[a], s.eval[b], configs[a].ceilings, configs[b].ceilings, step.c1,
+                               step.c2, evidence(configs[a], ka), evidence(configs[b], kb), th);
+        t.steps.push_back(std::move(step));
+      }
+      res.trajectories.push_back(std::move(t));
+    }
+  }
+
+  // Whole-application summary per group.
+  for (const auto& key : group_order) {
+    const auto& members = groups[key];
+    AppSummary sum;
+    sum.fixed = key;
+    for (int ci : members) {
+      AppPoint p;
+      p.config = ci;
+      p.concurrency = configs[ci].concurrency(res.axis);
+      p.time_s = configs[ci].app_time_s;
+      if (!available(p.time_s)) {  // no rank wall time: use the kernels' time
+        double t = 0;
+        for (const auto& k : configs[ci].kernels) t += available(k.time_s) ? k.time_s : 0;
+        p.time_s = t > 0 ? t : kNaN;
+      }
+      p.mpi_share = configs[ci].mpi_share;
+      sum.points.push_back(p);
+    }
+    const AppPoint& base = sum.points.front();
+    for (auto& p : sum.points) {
+      p.speedup = base.time_s / p.time_s;
+      double r = p.concurrency / base.concurrency;
+      p.efficiency = p.speedup / r;
+      p.karp_flatt = karp_flatt(p.speedup, r);
+    }
+    sum.final_efficiency = sum.points.back().efficiency;
+    for (std::size_t i = 0; i + 1 < sum.points.size(); ++i) {
+      double step_eff = (sum.points[i].time_s / sum.points[i + 1].time_s) /
+                        (sum.points[i + 1].concurrency / sum.points[i].concurrency);
+      if (available(step_eff) && step_eff < 1 - th.ideal_tolerance) { sum.breaks_after = static_cast<int>(i); break; }
+    }
+    // Lost time per kernel at the group's last point.
+    if (members.size() > 1) {
+      int f = members.front(), l = members.back();
+      double cf = configs[f].concurrency(res.axis), cl = configs[l].concurrency(res.axis);
+      double total = 0;
+      for (int ki = 0; ki < static_cast<int>(res.kernels.size()); ++ki) {
+        const auto& s = res.kernels[ki];
+        if (s.at[f] < 0 || s.at[l] < 0) continue;
+        double lost = configs[l].kernels[s.at[l]].time_s - configs[f].kernels[s.at[f]].time_s * cf / cl;
+        if (available(lost) && lost > 0) { sum.lost.push_back({ki, lost, 0}); total += lost; }
+      }
+      for (auto& x : sum.lost) x.share = total > 0 ? x.lost_s / total : 0;
+      std::sort(sum.lost.begin(), sum.lost.end(), [](const LostTime& a, const LostTime& b) { return a.lost_s > b.lost_s; });
+    }
+    // Words.
+    const auto& last = sum.points.back();
+    std::ostringstream s1;
+    if (sum.points.size() < 2) {
+      s1 << "Only one point at " << res.axis << "=" << fmt(last.concurrency, 6) << ": no scaling to judge.";
+      sum.sentences.push_back(s1.str());
+    } else {
+      s1 << "Strong-scaling efficiency at " << res.axis << "=" << fmt(last.concurrency, 6) << " is "
+         << fmt(100 * last.efficiency, 3) << "% (speedup " << fmt(last.speedup) << "x on "
+         << fmt(last.concurrency / base.concurrency) << "x the concurrency of " << res.axis << "="
+         << fmt(base.concurrency, 6) << ").";
+      sum.sentences.push_back(s1.str());
+      std::ostringstream s2;
+      if (sum.breaks_after >= 0)
+        s2 << "Scaling breaks past " << res.axis << "=" << fmt(sum.points[sum.breaks_after].concurrency, 6) << ".";
+      else
+        s2 << "The application scales within " << fmt(100 * th.ideal_tolerance, 3) << "% of ideal at every step.";
+      sum.sentences.push_back(s2.str());
+      if (!sum.lost.empty()) {
+        std::ostringstream s3;
+        s3 << "Most lost time: ";
+        for (std::size_t i = 0; i < sum.lost.size() && i < 3; ++i) {
+          if (i) s3 << ", ";
+          s3 << res.kernels[sum.lost[i].kernel].name << " (" << fmt(100 * sum.lost[i].share, 3) << "%, "
+             << fmt(sum.lost[i].lost_s) << " s)";
+        }
+        s3 << ".";
+        sum.sentences.push_back(s3.str());
+      }
+      // Why the biggest losers stop scaling.
+      for (std::size_t i = 0; i < sum.lost.size() && i < 3; ++i) {
+        for (const auto& t : res.trajectories) {
+          if (t.kernel != sum.lost[i].kernel || t.fixed != key) continue;
+          for (const auto& st : t.steps) {
+            if (st.d.diagnosis == "ideal" || st.d.diagnosis == "superlinear") continue;
+            std::ostringstream s4;
+            s4 << res.kernels[t.kernel].name << " stops scaling past " << res.axis << "=" << fmt(st.c1, 6) << ": "
+               << st.d.diagnosis;
+            if (!st.d.level.empty() && st.d.diagnosis == "cache-capacity") s4 << " at " << st.d.level;
+            if (!st.d.cause.empty()) s4 << " (cause: " << st.d.cause << ")";
+            s4 << " - " << st.d.explanation << ".";
+            sum.sentences.push_back(s4.str());
+            break;
+          }
+        }
+      }
+    }
+    res.summaries.push_back(std::move(sum));
+  }
+
+  // Instruction roofline for GPU kernels with instruction counters.
+  for (int ki = 0; ki < static_cast<int>(res.kernels.size()); ++ki) {
+    const auto& s = res.kernels[ki];
+    if (!s.gpu()) continue;
+    for (int ci = 0; ci < nconf; ++ci) {
+      if (s.at[ci] < 0) continue;
+      const auto& c = configs[ci];
+      const auto& k = c.kernels[s.at[ci]];
+      if (!k.instructions.available()) continue;
+      InstructionPoint ip;
+      ip.kernel = ki;
+      ip.config = ci;
+      double t = available(k.counts_time_s) ? k.counts_time_s : k.time_s;
+      if (available(t) && t > 0) ip.warp_gips = k.instructions.warp_instructions / t / 1e9;
+      // One GPU per rank; 4 warp schedulers per SM (Volta through Hopper).
+      if (available(c.sms()) && available(k.instructions.sm_clock_hz))
+        ip.peak_gips = c.sms() * 4 * k.instructions.sm_clock_hz / 1e9 * std::max(1, k.ranks_present);
+      const auto& in = k.instructions;
+      if (available(in.global_transactions) && in.global_transactions > 0) {
+        ip.ii_global = in.global_ldst_instructions / in.global_transactions;
+        ip.ii_l1 = in.warp_instructions / in.global_transactions;
+      }
+      if (available(in.shared_transactions) && in.shared_transactions > 0)
+        ip.ii_shared = in.shared_ldst_instructions / in.shared_transactions;
+      if (const auto* b = c.ceilings.bandwidth(MemLevel::L1)) ip.gtxn_l1 = b->value / 32;
+      if (const auto* b = c.ceilings.bandwidth(MemLevel::L2)) ip.gtxn_l2 = b->value / 32;
+      if (const auto* b = c.ceilings.bandwidth(MemLevel::DRAM)) ip.gtxn_dram = b->value / 32;
+      res.instruction.push_back(ip);
+    }
+  }
+  return res;
+}
+
+PortabilityResult portability(const std::vector<AnalysisResult>& runs) {
+  PortabilityResult out;
+  std::vector<int> platform_config;
+  for (const auto& r : runs) {
+    out.files.push_back(r.run.path);
+    // The platform is the run's largest configuration along its axis (the whole machine).
+    int best = static_cast<int>(r.run.configs.size()) - 1;
+    if (!r.axis.empty()) {
+      double bc = -1;
+      for (int ci = 0; ci < static_cast<int>(r.run.configs.size()); ++ci) {
+        double c = r.run.configs[ci].concurrency(r.axis);
+        if (available(c) && c > bc) { bc = c; best = ci; }
+      }
+    }
+    platform_config.push_back(best);
+    out.platforms.push_back(r.run.configs[best].label);
+  }
+  if (runs.empty()) return out;
+  std::map<std::pair<std::string, std::string>, std::vector<double>> eff;
+  std::map<std::pair<std::string, std::string>, int> present;
+  for (std::size_t f = 0; f < runs.size(); ++f) {
+    for (const auto& s : runs[f].kernels) {
+      if (s.at[platform_config[f]] < 0) continue;
+      auto key = std::make_pair(s.kind, s.name);
+      auto& v = eff[key];
+      v.resize(runs.size(), kNaN);
+      v[f] = s.eval[platform_config[f]].efficiency;
+      ++present[key];
+    }
+  }
+  for (const auto& [key, v] : eff) {
+    if (present[key] != static_cast<int>(runs.size())) {
+      out.missing.push_back(key.second);
+      continue;
+    }
+    PortabilityEntry e;
+    e.kind = key.first;
+    e.name = key.second;
+    e.efficiency = v;
+    e.phi = performance_portability(v);
+    if (e.phi == 0) {
+      for (std::size_t f = 0; f < v.size(); ++f)
+        if (!available(v[f]) || v[f] <= 0) {
+          e.note = "unsupported on " + runs[f].run.path + " (no efficiency: counts or ceilings unavailable)";
+          break;
+        }
+    }
+    out.kernels.push_back(std::move(e));
+  }
+  std::sort(out.kernels.begin(), out.kernels.end(),
+            [](const PortabilityEntry& a, const PortabilityEntry& b) { return a.phi > b.phi; });
+  return out;
+}
+
+}  // namespace rtrace::analysis

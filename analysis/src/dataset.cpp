@@ -1,0 +1,410 @@
+#include "rtrace/analysis/dataset.hpp"
+
+#include <rtrace/store/file.hpp>
+
+#include <algorithm>
+#include <map>
+#include <sys/stat.h>
+#include <unordered_map>
+
+namespace rtrace::analysis {
+namespace {
+
+double nan_add(double a, double b) noexcept {
+  if (!available(a)) return b;
+  if (!available(b)) return a;
+  return a + b;
+}
+
+double median(std::vector<double> v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !available(x); }), v.end());
+  if (v.empty()) return kNaN;
+  std::sort(v.begin(), v.end());
+  std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Per (rank, kernel) running sums.
+struct RankKernel {
+  KernelAtPoint k;            // counts + instruction sums
+  double time_s = 0;
+  double counts_time_s = 0;
+  std::int64_t launches = 0, metric_launches = 0;
+  double blocks = 0, clock_sum = 0;
+  std::int64_t clock_n = 0;
+};
+
+void add_metrics(RankKernel& acc, const store::KernelRow& m) {
+  Counts c;
+  c.flops_fp64 = m.flops_fp64;
+  c.flops_fp32 = m.flops_fp32;
+  c.flops_fp16 = m.flops_fp16;
+  c.tensor_ops = m.tensor_ops;
+  c.bytes[0] = m.bytes_l1;
+  c.bytes[1] = m.bytes_l2;
+  c.bytes[3] = nan_add(m.bytes_dram_read, m.bytes_dram_write);
+  acc.k.counts.add(c);
+  auto& in = acc.k.instructions;
+  in.warp_instructions = nan_add(in.warp_instructions, m.warp_instructions);
+  in.global_ldst_instructions =
+      nan_add(in.global_ldst_instructions, nan_add(m.global_ld_instructions, m.global_st_instructions));
+  in.shared_ldst_instructions =
+      nan_add(in.shared_ldst_instructions, nan_add(m.shared_ld_instructions, m.shared_st_instructions));
+  in.global_transactions = nan_add(in.global_transactions, m.global_transactions);
+  in.shared_transactions = nan_add(in.shared_transactions, m.shared_transactions);
+  if (available(m.sm_clock_hz) && m.sm_clock_hz > 0) { acc.clock_sum += m.sm_clock_hz; ++acc.clock_n; }
+}
+
+double launch_seconds(const store::KernelRow* trace, const store::KernelRow* metrics) {
+  if (trace && trace->end_ns > trace->start_ns) return 1e-9 * static_cast<double>(trace->end_ns - trace->start_ns);
+  if (metrics && metrics->end_ns > metrics->start_ns)
+    return 1e-9 * static_cast<double>(metrics->end_ns - metrics->start_ns);
+  if (metrics && available(metrics->metric_duration_ns)) return 1e-9 * metrics->metric_duration_ns;
+  return kNaN;
+}
+
+}  // namespace
+
+bool is_concurrency_axis(const std::string& axis) noexcept {
+  for (const char* a : kConcurrencyAxes)
+    if (axis == a) return true;
+  return false;
+}
+
+PointAggregate aggregate_ranks(const std::vector<store::RankRecords>& ranks) {
+  PointAggregate out;
+  out.ranks_found = static_cast<int>(ranks.size());
+  // Point-level kernel table: key "kind\x1fname" -> per-rank sums, one slot per rank.
+  std::unordered_map<std::string, std::size_t> index;
+  std::vector<std::vector<RankKernel>> per_kernel;  // [kernel][rank]
+  double wall_sum = 0, mpi_sum = 0, wall_max = kNaN;
+  bool any_mpi = false;
+  const std::size_t nranks = ranks.size();
+
+  auto slot = [&](const std::string& kind, const std::string& name, std::size_t rank) -> RankKernel& {
+    std::string key = kind + '\x1f' + name;
+    auto it = index.find(key);
+    if (it == index.end()) {
+      it = index.emplace(std::move(key), per_kernel.size()).first;
+      per_kernel.emplace_back(nranks);
+      for (auto& rk : per_kernel.back()) { rk.k.name = name; rk.k.kind = kind; }
+    }
+    return per_kernel[it->second][rank];
+  };
+
+  for (std::size_t r = 0; r < nranks; ++r) {
+    const auto& rec = ranks[r];
+    auto name_of = [&](std::int64_t id) -> std::string {
+      if (id >= 0 && static_cast<std::size_t>(id) < rec.names.size()) return rec.names[static_cast<std::size_t>(id)];
+      return "name#" + std::to_string(id);
+    };
+    if (available(rec.info.wall_s)) {
+      wall_sum += rec.info.wall_s;
+      wall_max = available(wall_max) ? std::max(wall_max, rec.info.wall_s) : rec.info.wall_s;
+    }
+    out.counters_available |= rec.info.counters_available != 0;
+    out.gpu |= rec.info.gpu_available != 0 || !rec.kernels.empty();
+    if (rec.info.complete == 0)
+      out.rank_warnings.push_back("rank " + std::to_string(rec.info.rank) + " did not flush at a normal exit");
+    if (rec.info.dropped_records > 0)
+      out.rank_warnings.push_back("rank " + std::to_string(rec.info.rank) + " dropped " +
+                                  std::to_string(rec.info.dropped_records) + " records");
+    for (const auto& m : rec.mpi) {
+      if (available(m.time_s)) { mpi_sum += m.time_s; any_mpi = true; }
+    }
+
+    // Regions: declared counts win; hardware FP counters fill in when nothing was declared.
+    std::vector<RankKernel*> region_slots(rec.names.size() + 1, nullptr);
+    for (const auto& row : rec.regions) {
+      RankKernel& acc = slot("region", name_of(row.name_id), r);
+      Counts c;
+      c.flops_fp64 = row.flops_fp64;
+      c.flops_fp32 = row.flops_fp32;
+      c.flops_fp16 = row.flops_fp16;
+      if (!available(c.flops_fp64) && !available(c.flops_fp32) && !available(c.flops_fp16)) {
+        c.flops_fp64 = row.hw_fp64_ops;
+        c.flops_fp32 = row.hw_fp32_ops;
+      }
+      c.bytes = {row.bytes_l1, row.bytes_l2, row.bytes_l3, row.bytes_dram};
+      acc.k.counts.add(c);
+      if (available(row.time_s)) { acc.time_s += row.time_s; acc.counts_time_s += row.time_s; }
+      acc.launches += row.calls;
+    }
+
+    // Kernels: join trace-only rows with metric rows by (name, per-name launch order).
+    if (!rec.kernels.empty()) {
+      struct Pair { const store::KernelRow* trace = nullptr; const store::KernelRow* metrics = nullptr; };
+      std::unordered_map<std::uint64_t, Pair> launches;
+      launches.reserve(rec.kernels.size());
+      std::unordered_map<std::int64_t, std::int64_t> next_unknown;  // rows without a launch index
+      for (const auto& row : rec.kernels) {
+        std::int64_t li = row.launch_index;
+        if (li < 0) li = (std::int64_t{1} << 40) + next_unknown[row.name_id]++;
+        std::uint64_t key = (static_cast<std::uint64_t>(row.name_id) << 42) ^ static_cast<std::uint64_t>(li);
+        Pair& p = launches[key];
+        if (row.has_metrics) {
+          if (!p.metrics) p.metrics = &row;
+          if (!p.trace && row.end_ns > row.start_ns) p.trace = &row;
+        } else if (!p.trace || p.trace->has_metrics) {
+          p.trace = &row;
+        }
+      }
+      // Per-name kernel slots, resolved once per name id.
+      std::unordered_map<std::int64_t, RankKernel*> by_name;
+      for (const auto& [key, p] : launches) {
+        const store::KernelRow* any = p.trace ? p.trace : p.metrics;
+        auto it = by_name.find(any->name_id);
+        if (it == by_name.end()) it = by_name.emplace(any->name_id, &slot("gpu-kernel", name_of(any->name_id), r)).first;
+        RankKernel& acc = *it->second;
+        double secs = launch_seconds(p.trace, p.metrics);
+        ++acc.launches;
+        if (available(secs)) acc.time_s += secs;
+        acc.blocks += static_cast<double>(any->grid_x) * any->grid_y * any->grid_z;
+        if (p.metrics) {
+          ++acc.metric_launches;
+          add_metrics(acc, *p.metrics);
+          if (available(secs)) acc.counts_time_s += secs;
+        }
+      }
+    }
+  }
+  if (available(wall_max)) out.app_time_s = wall_max;
+  if (any_mpi && wall_sum > 0) out.mpi_share = mpi_sum / wall_sum;
+
+  out.kernels.reserve(per_kernel.size());
+  for (auto& ranks_of : per_kernel) {
+    KernelAtPoint k;
+    k.name = ranks_of.front().k.name;
+    k.kind = ranks_of.front().k.kind;
+    double tmax = 0, tsum = 0, cmax = 0, clock_sum = 0, blocks = 0;
+    std::int64_t clock_n = 0, launches = 0, metric_launches = 0;
+    for (auto& rk : ranks_of) {
+      if (rk.launches == 0 && rk.time_s == 0) continue;
+      ++k.ranks_present;
+      k.counts.add(rk.k.counts);
+      auto& a = k.instructions;
+      const auto& b = rk.k.instructions;
+      a.warp_instructions = nan_add(a.warp_instructions, b.warp_instructions);
+      a.global_ldst_instructions = nan_add(a.global_ldst_instructions, b.global_ldst_instructions);
+      a.shared_ldst_instructions = nan_add(a.shared_ldst_instructions, b.shared_ldst_instructions);
+      a.global_transactions = nan_add(a.global_transactions, b.global_transactions);
+      a.shared_transactions = nan_add(a.shared_transactions, b.shared_transactions);
+      tmax = std::max(tmax, rk.time_s);
+      cmax = std::max(cmax, rk.counts_time_s);
+      tsum += rk.time_s;
+      launches += rk.launches;
+      metric_launches += rk.metric_launches;
+      blocks += rk.blocks;
+      clock_sum += rk.clock_sum;
+      clock_n += rk.clock_n;
+    }
+    k.calls = launches;
+    k.time_s = tmax;
+    k.counts_time_s = cmax > 0 ? cmax : kNaN;
+    k.mean_rank_time_s = nranks ? tsum / static_cast<double>(nranks) : kNaN;
+    k.imbalance = k.mean_rank_time_s > 0 ? tmax / k.mean_rank_time_s - 1 : kNaN;
+    if (clock_n) k.instructions.sm_clock_hz = clock_sum / static_cast<double>(clock_n);
+    if (k.kind == "gpu-kernel" && launches > 0) {
+      k.mean_launch_s = tsum / static_cast<double>(launches);
+      k.mean_blocks = blocks / static_cast<double>(launches);
+      k.metric_coverage = static_cast<double>(metric_launches) / static_cast<double>(launches);
+    }
+    out.kernels.push_back(std::move(k));
+  }
+  std::sort(out.kernels.begin(), out.kernels.end(), [](const KernelAtPoint& a, const KernelAtPoint& b) {
+    return a.kind != b.kind ? a.kind < b.kind : a.name < b.name;
+  });
+  return out;
+}
+
+double Configuration::sms() const noexcept {
+  if (sms_achieved > 0) return sms_achieved;
+  if (sms_requested > 0) return sms_requested;
+  return kNaN;
+}
+
+double Configuration::concurrency(const std::string& axis) const noexcept {
+  int v = -1;
+  if (axis == "threads") v = threads;
+  else if (axis == "ranks") v = ranks;
+  else if (axis == "nodes") v = nodes;
+  else if (axis == "sms") return sms();
+  return v > 0 ? v : kNaN;
+}
+
+const KernelAtPoint* Configuration::find(const std::string& kind, const std::string& name) const noexcept {
+  auto it = std::lower_bound(kernels.begin(), kernels.end(), std::make_pair(kind, name),
+                             [](const KernelAtPoint& k, const std::pair<std::string, std::string>& key) {
+                               return k.kind != key.first ? k.kind < key.first : k.name < key.second;
+                             });
+  if (it != kernels.end() && it->kind == kind && it->name == name) return &*it;
+  return nullptr;
+}
+
+Configuration combine_repeats(const std::vector<store::SweepPointRow>& rows, const std::vector<PointAggregate>& points,
+                              const CeilingSet& ceilings) {
+  Configuration c;
+  const auto& first = rows.front();
+  c.label = store::get_str(first.label);
+  c.threads = first.threads;
+  c.ranks = first.ranks;
+  c.nodes = first.nodes;
+  c.sms_requested = first.sms_requested;
+  c.sms_achieved = first.sms_achieved;
+  c.ceilings = ceilings;
+  for (const auto& r : rows) c.point_ids.push_back(r.point_id);
+  std::vector<double> app, mpi;
+  for (const auto& p : points) {
+    app.push_back(p.app_time_s);
+    mpi.push_back(p.mpi_share);
+    c.gpu |= p.gpu;
+    c.counters_available |= p.counters_available;
+    c.ranks_found = std::max(c.ranks_found, p.ranks_found);
+  }
+  c.app_time_s = median(app);
+  if (available(c.app_time_s) && c.app_time_s > 0) {
+    auto [lo, hi] = std::minmax_element(app.begin(), app.end());
+    c.app_time_spread = (*hi - *lo) / c.app_time_s;
+  }
+  c.mpi_share = median(mpi);
+  if (ceilings.bandwidth(MemLevel::DRAM) && ceilings.bandwidth(MemLevel::DRAM)->name == "HBM") c.gpu = true;
+
+  // Union of kernels over repeats; every field the median over the repeats that have it.
+  std::map<std::pair<std::string, std::string>, std::vector<const KernelAtPoint*>> by_key;
+  for (const auto& p : points)
+    for (const auto& k : p.kernels) by_key[{k.kind, k.name}].push_back(&k);
+  for (const auto& [key, reps] : by_key) {
+    KernelAtPoint k = *reps.front();
+    k.repeats = static_cast<int>(reps.size());
+    if (reps.size() > 1) {
+      auto med = [&](auto field) {
+        std::vector<double> v;
+        for (const auto* r : reps) v.push_back(field(*r));
+        return median(std::move(v));
+      };
+      k.time_s = med([](const KernelAtPoint& x) { return x.time_s; });
+      k.counts_time_s = med([](const KernelAtPoint& x) { return x.counts_time_s; });
+      k.mean_rank_time_s = med([](const KernelAtPoint& x) { return x.mean_rank_time_s; });
+      k.imbalance = med([](const KernelAtPoint& x) { return x.imbalance; });
+      k.mean_launch_s = med([](const KernelAtPoint& x) { return x.mean_launch_s; });
+      k.mean_blocks = med([](const KernelAtPoint& x) { return x.mean_blocks; });
+      k.counts.flops_fp64 = med([](const KernelAtPoint& x) { return x.counts.flops_fp64; });
+      k.counts.flops_fp32 = med([](const KernelAtPoint& x) { return x.counts.flops_fp32; });
+      k.counts.flops_fp16 = med([](const KernelAtPoint& x) { return x.counts.flops_fp16; });
+      k.counts.tensor_ops = med([](const KernelAtPoint& x) { return x.counts.tensor_ops; });
+      for (int i = 0; i < kLevelCount; ++i)
+        k.counts.bytes[i] = med([i](const KernelAtPoint& x) { return x.counts.bytes[i]; });
+      k.instructions.warp_instructions = med([](const KernelAtPoint& x) { return x.instructions.warp_instructions; });
+      k.instructions.global_ldst_instructions =
+          med([](const KernelAtPoint& x) { return x.instructions.global_ldst_instructions; });
+      k.instructions.shared_ldst_instructions =
+          med([](const KernelAtPoint& x) { return x.instructions.shared_ldst_instructions; });
+      k.instructions.global_transactions =
+          med([](const KernelAtPoint& x) { return x.instructions.global_transactions; });
+      k.instructions.shared_transactions =
+          med([](const KernelAtPoint& x) { return x.instructions.shared_transactions; });
+      double lo = reps.front()->time_s, hi = lo;
+      for (const auto* r : reps) { lo = std::min(lo, r->time_s); hi = std::max(hi, r->time_s); }
+      k.time_spread = k.time_s > 0 ? (hi - lo) / k.time_s : 0;
+    }
+    c.kernels.push_back(std::move(k));
+  }
+  return c;
+}
+
+CeilingSet to_ceiling_set(const std::vector<store::CeilingRow>& rows) {
+  std::vector<Ceiling> out;
+  for (const auto& r : rows) {
+    Ceiling c;
+    c.name = store::get_str(r.name);
+    c.kind = store::get_str(r.kind);
+    c.precision = store::get_str(r.precision);
+    c.variant = store::get_str(r.variant);
+    c.unit = store::get_str(r.unit);
+    c.value = r.value;
+    c.min = r.min;
+    c.max = r.max;
+    out.push_back(std::move(c));
+  }
+  return CeilingSet(std::move(out));
+}
+
+RunData load_run(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) throw InputError(path + ": no such file");
+  if (S_ISDIR(st.st_mode)) throw InputError(path + ": is a directory, expected an rtrace run file");
+  if (!store::File::is_hdf5(path)) throw InputError(path + ": not an HDF5 file (expected an rtrace run file)");
+  RunData run;
+  run.path = path;
+  try {
+    store::File file = store::File::open(path);
+    store::check_schema(file);
+    const auto& root = file.root();
+    if (root.has_attr("file_kind") && root.attr_string("file_kind") != "run")
+      throw InputError(path + ": file_kind is '" + root.attr_string("file_kind") + "', expected a run file");
+    if (!root.exists("sweep")) throw InputError(path + ": no /sweep group: not a run file");
+    for (const auto& a : store::read_axes(file)) run.axes.push_back(store::get_str(a.name));
+    auto plan = store::read_points(file);
+    run.points_planned = static_cast<int>(plan.size());
+
+    // Group usable points by label, in plan order.
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<store::SweepPointRow>> by_label;
+    int skipped_incomplete = 0;
+    for (const auto& row : plan) {
+      std::string status = store::get_str(row.status);
+      std::string label = store::get_str(row.label);
+      if (!row.complete) { ++skipped_incomplete; continue; }
+      if (status != "ok") {
+        run.warnings.push_back("point " + std::to_string(row.point_id) + " (" + label + ") has status " + status +
+                               ": left out");
+        continue;
+      }
+      if (!by_label.count(label)) order.push_back(label);
+      by_label[label].push_back(row);
+    }
+    if (skipped_incomplete)
+      run.warnings.push_back(std::to_string(skipped_incomplete) + " of " + std::to_string(plan.size()) +
+                             " planned points are not complete: left out");
+    if (order.empty())
+      throw InputError(path + ": no complete points with status ok (" + std::to_string(plan.size()) +
+                       " planned, none usable)");
+    if (!root.exists("points")) throw InputError(path + ": complete points listed but no /points group");
+    store::Group points_group = root.open_group("points");
+
+    for (const auto& label : order) {
+      const auto& rows = by_label[label];
+      std::vector<PointAggregate> aggs;
+      CeilingSet ceilings;
+      for (const auto& row : rows) {
+        std::string pname = store::point_group_name(row.point_id);
+        if (!points_group.exists(pname))
+          throw InputError(path + ": point " + std::to_string(row.point_id) + " is marked complete but /points/" +
+                           pname + " is missing");
+        store::Group pg = points_group.open_group(pname);
+        if (ceilings.empty() && pg.exists("ceilings")) ceilings = to_ceiling_set(store::read_ceilings(pg));
+        std::vector<store::RankRecords> ranks;
+        if (pg.exists("ranks")) {
+          store::Group rg = pg.open_group("ranks");
+          for (const auto& child : rg.children()) ranks.push_back(store::read_rank(rg.open_group(child)));
+        }
+        PointAggregate agg = aggregate_ranks(ranks);
+        agg.point_id = row.point_id;
+        if (ranks.empty()) run.warnings.push_back("point " + std::to_string(row.point_id) + " has no rank data");
+        for (auto& w : agg.rank_warnings) run.warnings.push_back("point " + std::to_string(row.point_id) + ": " + w);
+        aggs.push_back(std::move(agg));
+        ++run.points_used;
+      }
+      if (ceilings.empty())
+        run.warnings.push_back("configuration '" + label + "' has no ceilings: roofline bounds unavailable");
+      run.configs.push_back(combine_repeats(rows, aggs, ceilings));
+    }
+  } catch (const store::FormatError& e) {
+    throw InputError(path + ": not an rtrace run file (" + e.detail() + ")");
+  } catch (const store::Error& e) {
+    throw InputError(path + ": unreadable run file: " + e.what());
+  }
+  return run;
+}
+
+}  // namespace rtrace::analysis

@@ -1,0 +1,359 @@
+#include "rtrace/analysis/model.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+namespace rtrace::analysis {
+namespace {
+
+double nan_add(double a, double b) noexcept {
+  if (!available(a)) return b;
+  if (!available(b)) return a;
+  return a + b;
+}
+
+std::string fmt(double v, int precision = 3) {
+  if (!available(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+  return buf;
+}
+
+}  // namespace
+
+const char* level_key(MemLevel level) noexcept {
+  switch (level) {
+    case MemLevel::L1: return "L1";
+    case MemLevel::L2: return "L2";
+    case MemLevel::L3: return "L3";
+    case MemLevel::DRAM: return "DRAM";
+  }
+  return "?";
+}
+
+bool level_from_ceiling_name(const std::string& name, MemLevel& level) noexcept {
+  if (name == "L1" || name == "L1d") level = MemLevel::L1;
+  else if (name == "L2") level = MemLevel::L2;
+  else if (name == "L3") level = MemLevel::L3;
+  else if (name == "DRAM" || name == "HBM") level = MemLevel::DRAM;
+  else return false;
+  return true;
+}
+
+const Ceiling* CeilingSet::bandwidth(MemLevel level) const noexcept {
+  for (const auto& c : all_) {
+    MemLevel l;
+    if (c.kind == "bandwidth" && level_from_ceiling_name(c.name, l) && l == level && available(c.value) && c.value > 0)
+      return &c;
+  }
+  return nullptr;
+}
+
+const Ceiling* CeilingSet::peak(const std::string& precision, bool tensor) const noexcept {
+  const Ceiling* best = nullptr;
+  for (const auto& c : all_) {
+    if (c.kind != "compute" || c.precision != precision || !available(c.value) || c.value <= 0) continue;
+    if (c.variant == "mma" && !tensor) continue;
+    if (!best || c.value > best->value) best = &c;
+  }
+  return best;
+}
+
+double Counts::total_flops() const noexcept {
+  double t = kNaN;
+  for (double v : {flops_fp64, flops_fp32, flops_fp16, tensor_ops}) t = nan_add(t, v);
+  return t;
+}
+
+std::string Counts::dominant_precision() const {
+  const std::pair<const char*, double> all[] = {{"fp64", flops_fp64}, {"fp32", flops_fp32}, {"fp16", flops_fp16}};
+  const char* best = "";
+  double best_value = 0;
+  for (const auto& [name, v] : all) {
+    if (available(v) && v > best_value) { best = name; best_value = v; }
+  }
+  if (best_value == 0 && uses_tensor()) return "fp16";
+  return best;
+}
+
+bool Counts::any_bytes() const noexcept {
+  return std::any_of(bytes.begin(), bytes.end(), [](double b) { return available(b) && b > 0; });
+}
+
+void Counts::add(const Counts& b) noexcept {
+  flops_fp64 = nan_add(flops_fp64, b.flops_fp64);
+  flops_fp32 = nan_add(flops_fp32, b.flops_fp32);
+  flops_fp16 = nan_add(flops_fp16, b.flops_fp16);
+  tensor_ops = nan_add(tensor_ops, b.tensor_ops);
+  for (int i = 0; i < kLevelCount; ++i) bytes[i] = nan_add(bytes[i], b.bytes[i]);
+}
+
+void Counts::scale(double f) noexcept {
+  flops_fp64 *= f; flops_fp32 *= f; flops_fp16 *= f; tensor_ops *= f;
+  for (double& b : bytes) b *= f;
+}
+
+RooflineEval evaluate(const KernelAtPoint& k, const CeilingSet& ceilings) {
+  RooflineEval e;
+  e.flops = k.counts.total_flops();
+  if (!e.counts_available()) { e.flops = available(e.flops) ? e.flops : kNaN; return e; }
+  double t = available(k.counts_time_s) && k.counts_time_s > 0 ? k.counts_time_s : k.time_s;
+  if (available(t) && t > 0) e.gflops = e.flops / t / 1e9;
+  for (MemLevel l : kAllLevels) {
+    int i = static_cast<int>(l);
+    double b = k.counts.bytes[i];
+    if (available(b) && b > 0) e.ai[i] = e.flops / b;
+  }
+  e.precision = k.counts.dominant_precision();
+  double bound = kNaN;
+  if (const Ceiling* peak = ceilings.peak(e.precision, k.counts.uses_tensor())) {
+    e.peak_name = peak->name;
+    e.peak_gflops = peak->value;
+    bound = peak->value;
+    e.binding = "compute";
+    e.binding_ceiling = peak->name;
+  }
+  for (MemLevel l : kAllLevels) {
+    int i = static_cast<int>(l);
+    const Ceiling* bw = ceilings.bandwidth(l);
+    if (!bw || !available(e.ai[i])) continue;
+    e.level_bound[i] = bw->value * e.ai[i];  // GB/s * FLOP/B = GFLOP/s
+    if (!available(bound) || e.level_bound[i] < bound) {
+      bound = e.level_bound[i];
+      e.binding = level_key(l);
+      e.binding_ceiling = bw->name;
+    }
+  }
+  e.bound_gflops = bound;
+  if (available(bound) && bound > 0 && available(e.gflops)) e.efficiency = e.gflops / bound;
+  return e;
+}
+
+StepFactors decompose(const RooflineEval& a, const RooflineEval& b, const CeilingSet& ca, const CeilingSet& cb) {
+  StepFactors f;
+  if (!a.counts_available() || !b.counts_available() || !available(a.gflops) || !available(b.gflops) ||
+      b.binding.empty())
+    return f;
+  if (b.compute_bound()) {
+    const Ceiling* pa = ca.peak(b.precision, b.peak_name.find("TC") == 0);
+    if (!pa) return f;
+    f.basis = "compute";
+    f.basis_ceiling = b.peak_name;
+    f.ceiling_ratio = b.peak_gflops / pa->value;
+    f.ai_ratio = 1.0;
+    f.efficiency_ratio = (b.gflops / b.peak_gflops) / (a.gflops / pa->value);
+    return f;
+  }
+  MemLevel level;
+  if (!level_from_ceiling_name(b.binding, level)) return f;
+  int i = static_cast<int>(level);
+  const Ceiling* ba = ca.bandwidth(level);
+  const Ceiling* bb = cb.bandwidth(level);
+  if (!ba || !bb || !available(a.ai[i]) || !available(b.ai[i])) return f;
+  f.basis = b.binding;
+  f.basis_ceiling = bb->name;
+  f.ceiling_ratio = bb->value / ba->value;
+  f.ai_ratio = b.ai[i] / a.ai[i];
+  f.efficiency_ratio = (b.gflops / (bb->value * b.ai[i])) / (a.gflops / (ba->value * a.ai[i]));
+  return f;
+}
+
+void Thresholds::validate() const {
+  auto check = [](const char* name, double v, double lo, double hi) {
+    if (!available(v) || v < lo || v > hi) {
+      std::ostringstream os;
+      os << "threshold " << name << "=" << v << ": expected a value in [" << lo << ", " << hi << "]";
+      throw InputError(os.str());
+    }
+  };
+  check("ideal-tolerance", ideal_tolerance, 0, 0.99);
+  check("superlinear-margin", superlinear_margin, 0, 10);
+  check("ai-drop", ai_drop, 0.001, 0.99);
+  check("ai-rise", ai_rise, 0.001, 100);
+  check("on-ceiling", on_ceiling, 0.01, 1);
+  check("cause-min", cause_min, 0, 10);
+  check("launch-floor-us", launch_floor_s * 1e6, 0, 1e6);
+  check("tail-efficiency", tail_efficiency, 0, 1);
+  check("mpi-share-rise", mpi_share_rise, 0, 1);
+}
+
+double karp_flatt(double speedup, double p) noexcept {
+  if (!available(speedup) || !available(p) || speedup <= 0 || p <= 1) return kNaN;
+  return (1.0 / speedup - 1.0 / p) / (1.0 - 1.0 / p);
+}
+
+double tail_efficiency(double blocks, double sms) noexcept {
+  if (!available(blocks) || !available(sms) || blocks <= 0 || sms <= 0) return kNaN;
+  double waves = blocks / sms;
+  return waves / std::ceil(waves);
+}
+
+double performance_portability(const std::vector<double>& efficiencies) noexcept {
+  if (efficiencies.empty()) return 0;
+  double inv = 0;
+  for (double e : efficiencies) {
+    if (!available(e) || e <= 0) return 0;  // unsupported on one platform
+    inv += 1.0 / e;
+  }
+  return static_cast<double>(efficiencies.size()) / inv;
+}
+
+StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, const RooflineEval& e1,
+                            const RooflineEval& e2, const CeilingSet& c1set, const CeilingSet& c2set,
+                            double c1, double c2, const StepEvidence& ev1, const StepEvidence& ev2,
+                            const Thresholds& th) {
+  StepDiagnosis d;
+  d.concurrency_ratio = (c1 > 0 && c2 > 0) ? c2 / c1 : kNaN;
+  const bool counts = available(e1.gflops) && available(e2.gflops) && e1.gflops > 0;
+  if (counts) d.speedup = e2.gflops / e1.gflops;
+  else if (available(k1.time_s) && available(k2.time_s) && k2.time_s > 0) d.speedup = k1.time_s / k2.time_s;
+  d.step_efficiency = d.speedup / d.concurrency_ratio;
+  d.karp_flatt = karp_flatt(d.speedup, d.concurrency_ratio);
+  d.factors = decompose(e1, e2, c1set, c2set);
+  const double r = d.concurrency_ratio;
+  std::ostringstream why;
+
+  if (!available(d.step_efficiency)) {
+    d.diagnosis = "other";
+    d.cause = "serial-fraction";
+    d.explanation = "speedup unavailable (no time or concurrency recorded)";
+    return d;
+  }
+
+  // AI ratio per level where both points have it.
+  std::array<double, kLevelCount> ai_ratio{kNaN, kNaN, kNaN, kNaN};
+  if (counts)
+    for (int i = 0; i < kLevelCount; ++i)
+      if (available(e1.ai[i]) && available(e2.ai[i])) ai_ratio[i] = e2.ai[i] / e1.ai[i];
+  auto level_name = [&](int i) {
+    const Ceiling* c = c2set.bandwidth(static_cast<MemLevel>(i));
+    return c ? c->name : std::string(level_key(static_cast<MemLevel>(i)));
+  };
+
+  if (d.step_efficiency > 1 + th.superlinear_margin) {
+    d.diagnosis = "superlinear";
+    why << "speedup " << fmt(d.speedup) << "x on " << fmt(r) << "x concurrency";
+    int best = -1;
+    for (int i = 0; i < kLevelCount; ++i)
+      if (available(ai_ratio[i]) && ai_ratio[i] > 1 + th.ai_rise && (best < 0 || ai_ratio[i] > ai_ratio[best])) best = i;
+    if (best >= 0) {
+      d.level = level_name(best);
+      why << "; " << d.level << " intensity rises " << fmt(ai_ratio[best]) << "x: the aggregate cache now holds more of the working set";
+    }
+    d.explanation = why.str();
+    return d;
+  }
+  if (d.step_efficiency >= 1 - th.ideal_tolerance) {
+    d.diagnosis = "ideal";
+    why << "speedup " << fmt(d.speedup) << "x on " << fmt(r) << "x concurrency (" << fmt(100 * d.step_efficiency, 3)
+        << "% step efficiency)";
+    d.explanation = why.str();
+    return d;
+  }
+
+  why << "speedup only " << fmt(d.speedup) << "x on " << fmt(r) << "x concurrency";
+  if (counts) {
+    // cache-capacity: more traffic per FLOP at some level. Prefer the binding level.
+    int pick = -1;
+    for (int i = 0; i < kLevelCount; ++i) {
+      if (!available(ai_ratio[i]) || ai_ratio[i] >= 1 - th.ai_drop) continue;
+      if (pick < 0 || ai_ratio[i] < ai_ratio[pick]) pick = i;
+    }
+    MemLevel bind;
+    if (level_from_ceiling_name(e2.binding, bind)) {
+      int b = static_cast<int>(bind);
+      if (available(ai_ratio[b]) && ai_ratio[b] < 1 - th.ai_drop) pick = b;
+    }
+    if (pick >= 0) {
+      d.diagnosis = "cache-capacity";
+      d.level = level_name(pick);
+      why << "; " << d.level << " arithmetic intensity falls " << fmt(1 / ai_ratio[pick])
+          << "x (more " << d.level << " traffic per FLOP: the per-core share of the cache above it shrinks)";
+      d.explanation = why.str();
+      return d;
+    }
+    // Otherwise attribute the loss ln(r/S) to its largest factor: the ceiling's
+    // shortfall from r (contention / compute) or the fall in efficiency (other).
+    const double eta2 = e2.efficiency;
+    const auto& f = d.factors;
+    const double loss_ceiling = available(f.ceiling_ratio) ? std::log(r / f.ceiling_ratio) : kNaN;
+    const double loss_eff = available(f.efficiency_ratio) ? -std::log(f.efficiency_ratio) : kNaN;
+    const bool ceiling_dominates = available(loss_ceiling) && loss_ceiling > 0 &&
+                                   (!available(loss_eff) || loss_ceiling >= loss_eff);
+    const bool pinned = available(eta2) && eta2 >= th.on_ceiling && available(f.ceiling_ratio) &&
+                        f.ceiling_ratio < r * (1 - th.ideal_tolerance);
+    if (!f.basis.empty() && (ceiling_dominates || pinned)) {
+      d.diagnosis = e2.compute_bound() ? "compute-bound" : "bandwidth-contention";
+      if (!e2.compute_bound()) d.level = f.basis_ceiling;
+      why << "; bound by the " << f.basis_ceiling << " ceiling (eta " << fmt(eta2, 2) << "), which grows only "
+          << fmt(f.ceiling_ratio) << "x";
+      d.explanation = why.str();
+      return d;
+    }
+  }
+
+  // other: name the likeliest cause from the evidence.
+  d.diagnosis = "other";
+  if (counts) {
+    why << "; arithmetic intensity flat";
+    if (available(e1.efficiency) && available(e2.efficiency))
+      why << ", efficiency " << fmt(e1.efficiency, 2) << " -> " << fmt(e2.efficiency, 2);
+  } else {
+    why << " (no operation counts: time scaling only)";
+  }
+  struct Candidate { const char* cause; double factor; std::string words; };
+  std::vector<Candidate> candidates;
+  {
+    double l1 = available(ev1.imbalance) ? ev1.imbalance : 0, l2 = ev2.imbalance;
+    if (available(l2))
+      candidates.push_back({"imbalance", (1 + l2) / (1 + l1),
+                            "rank imbalance max/mean-1 " + fmt(l1, 2) + " -> " + fmt(l2, 2)});
+  }
+  if (available(ev2.mpi_share)) {
+    double m1 = available(ev1.mpi_share) ? ev1.mpi_share : 0, m2 = ev2.mpi_share;
+    if (m2 - m1 >= th.mpi_share_rise && m2 < 1)
+      candidates.push_back({"mpi", (1 - m1) / (1 - m2),
+                            "MPI share of wall time " + fmt(100 * m1, 3) + "% -> " + fmt(100 * m2, 3) + "%"});
+  }
+  {
+    double t1 = tail_efficiency(ev1.mean_blocks, ev1.sms), t2 = tail_efficiency(ev2.mean_blocks, ev2.sms);
+    if (available(t2) && t2 < th.tail_efficiency)
+      candidates.push_back({"tail-effect", (available(t1) ? t1 : 1.0) / t2,
+                            fmt(ev2.mean_blocks, 4) + " blocks on " + fmt(ev2.sms, 4) + " SMs fill the last wave to " +
+                                fmt(100 * t2, 3) + "%"});
+  }
+  {
+    // A kernel whose mean-rank time barely drops has a serial part (Karp-Flatt >= 0.5).
+    double sm = (available(k1.mean_rank_time_s) && available(k2.mean_rank_time_s) && k2.mean_rank_time_s > 0)
+                    ? k1.mean_rank_time_s / k2.mean_rank_time_s
+                    : kNaN;
+    double kf = karp_flatt(sm, r);
+    // Launches below the floor make that serial part the launch overhead.
+    const bool short_launches = available(ev2.mean_launch_s) && ev2.mean_launch_s < th.launch_floor_s;
+    if (available(kf) && kf >= 0.5)
+      candidates.push_back(short_launches
+                               ? Candidate{"launch-overhead", r / sm,
+                                           "launches average " + fmt(ev2.mean_launch_s * 1e6) + " us (below the " +
+                                               fmt(th.launch_floor_s * 1e6) + " us launch floor), Karp-Flatt " + fmt(kf, 2)}
+                               : Candidate{"serial-fraction", r / sm, "Karp-Flatt serial fraction " + fmt(kf, 2) + " (mean rank)"});
+  }
+  const Candidate* best = nullptr;
+  for (const auto& c : candidates)
+    if (c.factor >= 1 + th.cause_min && (!best || c.factor > best->factor * 1.01)) best = &c;  // ties: the specific cause
+  if (best) {
+    d.cause = best->cause;
+    why << "; " << best->words << " explains " << fmt(best->factor) << "x of the time";
+  } else if (available(ev2.mean_launch_s) && ev2.mean_launch_s < th.launch_floor_s) {
+    d.cause = "launch-overhead";
+    why << "; launches average " << fmt(ev2.mean_launch_s * 1e6) << " us, below the "
+        << fmt(th.launch_floor_s * 1e6) << " us launch floor";
+  } else {
+    d.cause = "serial-fraction";
+    why << "; Karp-Flatt serial fraction " << fmt(d.karp_flatt, 2);
+  }
+  d.explanation = why.str();
+  return d;
+}
+
+}  // namespace rtrace::analysis

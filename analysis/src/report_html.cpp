@@ -1,0 +1,175 @@
+// One self-contained HTML report: inline CSS and SVG, no external resources.
+#include "rtrace/analysis/report.hpp"
+
+#include <rtrace/store/run_file.hpp>
+
+#include <cstdio>
+#include <sstream>
+
+namespace rtrace::analysis {
+namespace {
+
+std::string esc(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string num(double v, int p = 3) {
+  if (!available(v)) return "&ndash;";
+  char buf[64];
+  double a = std::fabs(v);
+  if (a != 0 && (a >= 1e6 || a < 1e-3)) std::snprintf(buf, sizeof buf, "%.*e", p - 1, v);
+  else std::snprintf(buf, sizeof buf, "%.*g", p, v);
+  return buf;
+}
+
+const char* badge_class(const std::string& diagnosis) {
+  if (diagnosis == "ideal" || diagnosis == "superlinear") return "good";
+  if (diagnosis == "other") return "warn";
+  return "bad";
+}
+
+const char* kStyle = R"(
+body{font-family:"DejaVu Sans",Arial,Helvetica,sans-serif;margin:24px 32px;color:#1a1a1a;max-width:1300px}
+h1{font-size:24px;margin-bottom:4px}h2{font-size:19px;margin-top:34px;border-bottom:2px solid #ddd;padding-bottom:4px}
+h3{font-size:16px;margin:22px 0 6px}.meta{color:#555;font-size:13px}
+table{border-collapse:collapse;font-size:13px;margin:8px 0 14px}th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}
+th{background:#f1f3f6}td.l,th.l{text-align:left}
+.badge{display:inline-block;border-radius:4px;padding:1px 7px;font-size:12px;color:#fff}
+.good{background:#2a8f3a}.bad{background:#c0392b}.warn{background:#d68910}
+.summary{background:#f6f8fb;border-left:4px solid #3a6ea5;padding:10px 16px;font-size:15px;line-height:1.5}
+.warning{color:#8a5a00;font-size:13px}.chart{margin:10px 0 20px;overflow-x:auto}
+)";
+
+}  // namespace
+
+std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& charts) {
+  const auto& configs = res.run.configs;
+  std::ostringstream h;
+  auto chart = [&](const std::string& prefix) {
+    for (const auto& c : charts)
+      if (c.file.compare(0, prefix.size(), prefix) == 0)
+        h << "<div class=\"chart\" title=\"" << esc(c.title) << "\">" << c.svg << "</div>\n";
+  };
+  h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>rtrace analysis: " << esc(res.run.path)
+    << "</title><style>" << kStyle << "</style></head><body>\n";
+  h << "<h1>rtrace scaling analysis</h1>\n<div class=\"meta\">" << esc(res.run.path) << " &middot; "
+    << configs.size() << " configurations from " << res.run.points_used << " of " << res.run.points_planned
+    << " planned points &middot; axis: " << (res.axis.empty() ? "none" : esc(res.axis)) << " &middot; "
+    << res.kernels.size() << " kernels/regions &middot; rtrace " << store::rtrace_version() << "</div>\n";
+  for (const auto& w : res.warnings) h << "<p class=\"warning\">warning: " << esc(w) << "</p>\n";
+
+  h << "<h2>Diagnosis</h2>\n";
+  if (res.summaries.empty()) h << "<div class=\"summary\">No concurrency axis varies: single-point roofline only.</div>\n";
+  for (std::size_t i = 0; i < res.summaries.size(); ++i) {
+    const auto& sum = res.summaries[i];
+    h << "<div class=\"summary\">";
+    if (!sum.fixed.empty()) h << "<b>" << esc(sum.fixed) << "</b><br>";
+    for (const auto& s : sum.sentences) h << esc(s) << "<br>\n";
+    h << "</div>\n";
+    h << "<table><tr><th>" << esc(res.axis) << "</th><th>time (s)</th><th>speedup</th><th>efficiency</th>"
+      << "<th>Karp-Flatt</th><th>MPI share</th></tr>\n";
+    for (const auto& p : sum.points)
+      h << "<tr><td>" << num(p.concurrency, 6) << "</td><td>" << num(p.time_s) << "</td><td>" << num(p.speedup)
+        << "</td><td>" << num(100 * p.efficiency) << "%</td><td>" << num(p.karp_flatt, 2) << "</td><td>"
+        << (available(p.mpi_share) ? num(100 * p.mpi_share) + "%" : "&ndash;") << "</td></tr>\n";
+    h << "</table>\n";
+    chart("scaling-" + std::to_string(i + 1) + ".svg");
+  }
+
+  h << "<h2>Kernels by time share</h2>\n<table><tr><th class=\"l\">kernel</th><th class=\"l\">kind</th>"
+    << "<th>time share</th><th>points</th><th>GFLOP/s (last)</th><th>&eta; (last)</th><th class=\"l\">bound (last)</th>"
+    << "<th class=\"l\">diagnosis per step</th></tr>\n";
+  for (int ki = 0; ki < static_cast<int>(res.kernels.size()); ++ki) {
+    const auto& s = res.kernels[ki];
+    int last = -1, npts = 0;
+    for (int ci = 0; ci < static_cast<int>(configs.size()); ++ci)
+      if (s.at[ci] >= 0) { last = ci; ++npts; }
+    h << "<tr><td class=\"l\"><a href=\"#k" << ki << "\">" << esc(s.name) << "</a></td><td class=\"l\">" << esc(s.kind)
+      << "</td><td>" << num(100 * s.time_share) << "%</td><td>" << npts << "</td><td>"
+      << (last >= 0 ? num(s.eval[last].gflops) : "&ndash;") << "</td><td>"
+      << (last >= 0 ? num(s.eval[last].efficiency, 2) : "&ndash;") << "</td><td class=\"l\">"
+      << (last >= 0 ? esc(s.eval[last].binding_ceiling) : "") << "</td><td class=\"l\">";
+    for (const auto& t : res.trajectories)
+      if (t.kernel == ki)
+        for (const auto& st : t.steps)
+          h << "<span class=\"badge " << badge_class(st.d.diagnosis) << "\">" << esc(describe_step(st.d))
+            << "</span> ";
+    h << "</td></tr>\n";
+  }
+  h << "</table>\n";
+
+  h << "<h2>Per-kernel trajectories</h2>\n";
+  for (int ki = 0; ki < static_cast<int>(res.kernels.size()); ++ki) {
+    const auto& s = res.kernels[ki];
+    h << "<h3 id=\"k" << ki << "\">" << esc(s.name) << " <span class=\"meta\">(" << esc(s.kind) << ", "
+      << num(100 * s.time_share) << "% of time" << (s.counts_available ? "" : ", no operation counts") << ")</span></h3>\n";
+    h << "<table><tr><th>" << (res.axis.empty() ? "config" : esc(res.axis)) << "</th><th>time (s)</th><th>spread</th>"
+      << "<th>imbalance</th><th>GFLOP/s</th><th>AI L1</th><th>AI L2</th><th>AI L3</th><th>AI DRAM</th>"
+      << "<th>roof (GFLOP/s)</th><th>&eta;</th><th class=\"l\">bound by</th></tr>\n";
+    for (int ci = 0; ci < static_cast<int>(configs.size()); ++ci) {
+      if (s.at[ci] < 0) continue;
+      const auto& k = configs[ci].kernels[s.at[ci]];
+      const auto& e = s.eval[ci];
+      h << "<tr><td>" << (res.axis.empty() ? std::to_string(ci) : num(configs[ci].concurrency(res.axis), 6))
+        << "</td><td>" << num(k.time_s) << "</td><td>" << (k.repeats > 1 ? num(100 * k.time_spread, 2) + "%" : "&ndash;")
+        << "</td><td>" << num(k.imbalance, 2) << "</td><td>" << num(e.gflops) << "</td>";
+      for (double a : e.ai) h << "<td>" << num(a) << "</td>";
+      h << "<td>" << num(e.bound_gflops) << "</td><td>" << num(e.efficiency, 2) << "</td><td class=\"l\">"
+        << esc(e.binding_ceiling) << "</td></tr>\n";
+    }
+    h << "</table>\n";
+    int ti = 0;
+    for (const auto& t : res.trajectories) {
+      ++ti;
+      if (t.kernel != ki) continue;
+      h << "<table><tr><th>step</th><th>speedup</th><th>ceiling &times;</th><th>AI &times;</th>"
+        << "<th>&eta; &times;</th><th class=\"l\">basis</th><th class=\"l\">diagnosis</th><th class=\"l\">evidence</th></tr>\n";
+      for (const auto& st : t.steps) {
+        const auto& f = st.d.factors;
+        h << "<tr><td>" << num(st.c1, 6) << "&rarr;" << num(st.c2, 6) << "</td><td>" << num(st.d.speedup) << "</td><td>"
+          << num(f.ceiling_ratio) << "</td><td>" << num(f.ai_ratio) << "</td><td>" << num(f.efficiency_ratio)
+          << "</td><td class=\"l\">" << esc(f.basis_ceiling) << "</td><td class=\"l\"><span class=\"badge "
+          << badge_class(st.d.diagnosis) << "\">" << esc(describe_step(st.d)) << "</span></td><td class=\"l\">"
+          << esc(st.d.explanation) << "</td></tr>\n";
+      }
+      h << "</table>\n";
+      char idx[16];
+      std::snprintf(idx, sizeof idx, "%03d", ti);
+      chart("trajectory-" + std::string(idx) + "-");
+    }
+  }
+
+  h << "<h2>Rooflines per configuration</h2>\n";
+  for (int ci = 0; ci < static_cast<int>(configs.size()); ++ci) {
+    char name[32];
+    std::snprintf(name, sizeof name, "roofline-c%03d.svg", ci);
+    chart(name);
+    std::snprintf(name, sizeof name, "instruction-c%03d.svg", ci);
+    chart(name);
+  }
+
+  const auto& th = res.thresholds;
+  h << "<h2>Thresholds</h2>\n<table><tr><th class=\"l\">threshold</th><th>value</th></tr>\n"
+    << "<tr><td class=\"l\">ideal tolerance (step efficiency &ge; 1 &minus; tol)</td><td>" << num(th.ideal_tolerance) << "</td></tr>\n"
+    << "<tr><td class=\"l\">superlinear margin</td><td>" << num(th.superlinear_margin) << "</td></tr>\n"
+    << "<tr><td class=\"l\">AI drop &tau; (cache capacity)</td><td>" << num(th.ai_drop) << "</td></tr>\n"
+    << "<tr><td class=\"l\">on-ceiling efficiency</td><td>" << num(th.on_ceiling) << "</td></tr>\n"
+    << "<tr><td class=\"l\">minimum explained slowdown for a cause</td><td>" << num(th.cause_min) << "</td></tr>\n"
+    << "<tr><td class=\"l\">launch floor (s)</td><td>" << num(th.launch_floor_s) << "</td></tr>\n"
+    << "<tr><td class=\"l\">tail efficiency</td><td>" << num(th.tail_efficiency) << "</td></tr>\n"
+    << "<tr><td class=\"l\">MPI share rise</td><td>" << num(th.mpi_share_rise) << "</td></tr>\n</table>\n";
+  h << "</body></html>\n";
+  return h.str();
+}
+
+}  // namespace rtrace::analysis

@@ -1,0 +1,299 @@
+#include "rtrace/analysis/report.hpp"
+
+#include <rtrace/store/run_file.hpp>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sys/stat.h>
+
+namespace rtrace::analysis {
+namespace {
+
+using nlohmann::json;
+
+json n(double v) { return available(v) ? json(v) : json(nullptr); }
+json q(double v, const char* unit) { return json{{"value", n(v)}, {"unit", unit}}; }
+json s_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+json level_map(const std::array<double, kLevelCount>& v, const char* unit) {
+  json out = json::object();
+  for (MemLevel l : kAllLevels) out[level_key(l)] = q(v[static_cast<int>(l)], unit);
+  return out;
+}
+
+void make_dir(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
+    throw InputError(dir + ": cannot create directory: " + std::strerror(errno));
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+std::string csv_num(double v) {
+  if (!available(v)) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+}  // namespace
+
+json to_json(const AnalysisResult& res) {
+  const auto& configs = res.run.configs;
+  json doc;
+  doc["schema"] = "rtrace-analysis";
+  doc["schema_version"] = kAnalysisSchemaVersion;
+  doc["kind"] = "analysis";
+  doc["rtrace_version"] = store::rtrace_version();
+  doc["input"] = res.run.path;
+  doc["axis"] = s_or_null(res.axis);
+  doc["counts_available"] = res.counts_available;
+  const auto& th = res.thresholds;
+  doc["thresholds"] = {{"ideal_tolerance", th.ideal_tolerance},   {"superlinear_margin", th.superlinear_margin},
+                       {"ai_drop", th.ai_drop},                   {"ai_rise", th.ai_rise},
+                       {"on_ceiling", th.on_ceiling},             {"cause_min", th.cause_min},
+                       {"launch_floor_s", th.launch_floor_s},     {"tail_efficiency", th.tail_efficiency},
+                       {"mpi_share_rise", th.mpi_share_rise}};
+
+  json jc = json::array();
+  for (std::size_t ci = 0; ci < configs.size(); ++ci) {
+    const auto& c = configs[ci];
+    json ceil = json::array();
+    for (const auto& x : c.ceilings.all())
+      ceil.push_back({{"name", x.name},
+                      {"kind", x.kind},
+                      {"precision", x.precision},
+                      {"value", q(x.value, x.kind == "bandwidth" ? "GB/s" : "GFLOP/s")}});
+    jc.push_back({{"index", ci},
+                  {"label", c.label},
+                  {"point_ids", c.point_ids},
+                  {"repeats", c.repeats()},
+                  {"threads", c.threads},
+                  {"ranks", c.ranks},
+                  {"nodes", c.nodes},
+                  {"sms_requested", c.sms_requested},
+                  {"sms_achieved", c.sms_achieved},
+                  {"concurrency", n(res.axis.empty() ? kNaN : c.concurrency(res.axis))},
+                  {"device", c.gpu ? "gpu" : "cpu"},
+                  {"ranks_found", c.ranks_found},
+                  {"app_time", q(c.app_time_s, "s")},
+                  {"app_time_spread", n(c.app_time_spread)},
+                  {"mpi_share", n(c.mpi_share)},
+                  {"ceilings", ceil}});
+  }
+  doc["configurations"] = jc;
+
+  json jk = json::array();
+  for (const auto& s : res.kernels) {
+    json pts = json::array();
+    for (std::size_t ci = 0; ci < configs.size(); ++ci) {
+      if (s.at[ci] < 0) continue;
+      const auto& k = configs[ci].kernels[s.at[ci]];
+      const auto& e = s.eval[ci];
+      pts.push_back({{"configuration", ci},
+                     {"label", configs[ci].label},
+                     {"concurrency", n(res.axis.empty() ? kNaN : configs[ci].concurrency(res.axis))},
+                     {"time", q(k.time_s, "s")},
+                     {"time_spread", n(k.time_spread)},
+                     {"repeats", k.repeats},
+                     {"ranks_present", k.ranks_present},
+                     {"calls", k.calls},
+                     {"imbalance", n(k.imbalance)},
+                     {"flops", q(e.flops, "FLOP")},
+                     {"bytes", level_map(k.counts.bytes, "B")},
+                     {"ai", level_map(e.ai, "FLOP/B")},
+                     {"performance", q(e.gflops, "GFLOP/s")},
+                     {"roofline_bound", q(e.bound_gflops, "GFLOP/s")},
+                     {"peak", q(e.peak_gflops, "GFLOP/s")},
+                     {"peak_ceiling", s_or_null(e.peak_name)},
+                     {"precision", s_or_null(e.precision)},
+                     {"efficiency", n(e.efficiency)},
+                     {"binding", s_or_null(e.binding)},
+                     {"binding_ceiling", s_or_null(e.binding_ceiling)},
+                     {"mean_launch", q(k.mean_launch_s, "s")},
+                     {"mean_blocks", n(k.mean_blocks)},
+                     {"metric_coverage", n(k.metric_coverage)}});
+    }
+    jk.push_back({{"name", s.name},
+                  {"kind", s.kind},
+                  {"time_share", s.time_share},
+                  {"total_time", q(s.total_time_s, "s")},
+                  {"counts_available", s.counts_available},
+                  {"points", pts}});
+  }
+  doc["kernels"] = jk;
+
+  json jt = json::array();
+  for (const auto& t : res.trajectories) {
+    json steps = json::array();
+    for (const auto& st : t.steps) {
+      const auto& f = st.d.factors;
+      auto lg = [](double v) { return available(v) && v > 0 ? json(std::log(v)) : json(nullptr); };
+      steps.push_back({{"from", st.from},
+                       {"to", st.to},
+                       {"c1", n(st.c1)},
+                       {"c2", n(st.c2)},
+                       {"concurrency_ratio", n(st.d.concurrency_ratio)},
+                       {"speedup", n(st.d.speedup)},
+                       {"step_efficiency", n(st.d.step_efficiency)},
+                       {"karp_flatt", n(st.d.karp_flatt)},
+                       {"factors",
+                        {{"basis", s_or_null(f.basis)},
+                         {"ceiling", s_or_null(f.basis_ceiling)},
+                         {"ceiling_ratio", n(f.ceiling_ratio)},
+                         {"ai_ratio", n(f.ai_ratio)},
+                         {"efficiency_ratio", n(f.efficiency_ratio)},
+                         {"log_ceiling", lg(f.ceiling_ratio)},
+                         {"log_ai", lg(f.ai_ratio)},
+                         {"log_efficiency", lg(f.efficiency_ratio)}}},
+                       {"diagnosis", st.d.diagnosis},
+                       {"level", s_or_null(st.d.level)},
+                       {"cause", s_or_null(st.d.cause)},
+                       {"explanation", st.d.explanation}});
+    }
+    const auto& s = res.kernels[t.kernel];
+    jt.push_back({{"kernel", s.name},
+                  {"kind", s.kind},
+                  {"axis", res.axis},
+                  {"fixed", t.fixed},
+                  {"configurations", t.configs},
+                  {"steps", steps}});
+  }
+  doc["trajectories"] = jt;
+
+  json js = json::array();
+  for (const auto& sum : res.summaries) {
+    json pts = json::array();
+    for (const auto& p : sum.points)
+      pts.push_back({{"configuration", p.config},
+                     {"concurrency", n(p.concurrency)},
+                     {"time", q(p.time_s, "s")},
+                     {"speedup", n(p.speedup)},
+                     {"efficiency", n(p.efficiency)},
+                     {"karp_flatt", n(p.karp_flatt)},
+                     {"mpi_share", n(p.mpi_share)}});
+    json lost = json::array();
+    for (const auto& l : sum.lost)
+      lost.push_back({{"kernel", res.kernels[l.kernel].name},
+                      {"kind", res.kernels[l.kernel].kind},
+                      {"lost", q(l.lost_s, "s")},
+                      {"share", l.share}});
+    js.push_back({{"fixed", sum.fixed},
+                  {"points", pts},
+                  {"final_efficiency", n(sum.final_efficiency)},
+                  {"breaks_after", sum.breaks_after >= 0 ? json(sum.points[sum.breaks_after].concurrency) : json(nullptr)},
+                  {"lost_time", lost},
+                  {"sentences", sum.sentences}});
+  }
+  doc["summary"] = js;
+
+  json ji = json::array();
+  for (const auto& ip : res.instruction)
+    ji.push_back({{"kernel", res.kernels[ip.kernel].name},
+                  {"configuration", ip.config},
+                  {"warp_gips", q(ip.warp_gips, "GIPS")},
+                  {"peak_gips", q(ip.peak_gips, "GIPS")},
+                  {"ii_global", q(ip.ii_global, "instructions/transaction")},
+                  {"ii_shared", q(ip.ii_shared, "instructions/transaction")},
+                  {"ii_l1", q(ip.ii_l1, "instructions/transaction")},
+                  {"ceilings", {{"L1", q(ip.gtxn_l1, "GTXN/s")}, {"L2", q(ip.gtxn_l2, "GTXN/s")},
+                                {"DRAM", q(ip.gtxn_dram, "GTXN/s")}}}});
+  doc["instruction_roofline"] = ji;
+  doc["warnings"] = res.warnings;
+  return doc;
+}
+
+json to_json(const PortabilityResult& pp) {
+  json doc;
+  doc["schema"] = "rtrace-analysis";
+  doc["schema_version"] = kAnalysisSchemaVersion;
+  doc["kind"] = "portability";
+  doc["rtrace_version"] = store::rtrace_version();
+  json ks = json::array();
+  for (const auto& k : pp.kernels) {
+    json eff = json::array();
+    for (double e : k.efficiency) eff.push_back(n(e));
+    ks.push_back({{"name", k.name}, {"kind", k.kind}, {"phi", k.phi}, {"efficiency", eff}, {"note", k.note}});
+  }
+  doc["portability"] = {{"files", pp.files}, {"platforms", pp.platforms}, {"kernels", ks}, {"missing", pp.missing}};
+  return doc;
+}
+
+std::vector<std::string> write_csv(const AnalysisResult& res, const std::string& dir) {
+  make_dir(dir);
+  const auto& configs = res.run.configs;
+  std::vector<std::string> written;
+  auto open = [&](const std::string& name, std::ofstream& out) {
+    std::string path = dir + "/" + name;
+    out.open(path);
+    if (!out) throw InputError(path + ": cannot write");
+    written.push_back(path);
+  };
+  {
+    std::ofstream out;
+    open("points.csv", out);
+    out << "kernel,kind,configuration,label,concurrency,time_s,time_spread,repeats,imbalance,flops,gflops,"
+           "ai_l1,ai_l2,ai_l3,ai_dram,bytes_l1,bytes_l2,bytes_l3,bytes_dram,bound_gflops,efficiency,binding\n";
+    for (const auto& s : res.kernels)
+      for (std::size_t ci = 0; ci < configs.size(); ++ci) {
+        if (s.at[ci] < 0) continue;
+        const auto& k = configs[ci].kernels[s.at[ci]];
+        const auto& e = s.eval[ci];
+        out << csv_field(s.name) << "," << s.kind << "," << ci << "," << csv_field(configs[ci].label) << ","
+            << csv_num(res.axis.empty() ? kNaN : configs[ci].concurrency(res.axis)) << "," << csv_num(k.time_s) << ","
+            << csv_num(k.time_spread) << "," << k.repeats << "," << csv_num(k.imbalance) << "," << csv_num(e.flops)
+            << "," << csv_num(e.gflops);
+        for (double a : e.ai) out << "," << csv_num(a);
+        for (double b : k.counts.bytes) out << "," << csv_num(b);
+        out << "," << csv_num(e.bound_gflops) << "," << csv_num(e.efficiency) << "," << csv_field(e.binding_ceiling)
+            << "\n";
+      }
+  }
+  {
+    std::ofstream out;
+    open("steps.csv", out);
+    out << "kernel,kind,fixed,c1,c2,concurrency_ratio,speedup,step_efficiency,karp_flatt,basis,ceiling_ratio,ai_ratio,"
+           "efficiency_ratio,diagnosis,level,cause,explanation\n";
+    for (const auto& t : res.trajectories)
+      for (const auto& st : t.steps) {
+        const auto& f = st.d.factors;
+        out << csv_field(res.kernels[t.kernel].name) << "," << res.kernels[t.kernel].kind << "," << csv_field(t.fixed)
+            << "," << csv_num(st.c1) << "," << csv_num(st.c2) << "," << csv_num(st.d.concurrency_ratio) << ","
+            << csv_num(st.d.speedup) << "," << csv_num(st.d.step_efficiency) << "," << csv_num(st.d.karp_flatt) << ","
+            << f.basis_ceiling << "," << csv_num(f.ceiling_ratio) << "," << csv_num(f.ai_ratio) << ","
+            << csv_num(f.efficiency_ratio) << "," << st.d.diagnosis << "," << csv_field(st.d.level) << ","
+            << st.d.cause << "," << csv_field(st.d.explanation) << "\n";
+      }
+  }
+  {
+    std::ofstream out;
+    open("summary.csv", out);
+    out << "fixed,configuration,concurrency,time_s,speedup,efficiency,karp_flatt,mpi_share\n";
+    for (const auto& sum : res.summaries)
+      for (const auto& p : sum.points)
+        out << csv_field(sum.fixed) << "," << p.config << "," << csv_num(p.concurrency) << "," << csv_num(p.time_s)
+            << "," << csv_num(p.speedup) << "," << csv_num(p.efficiency) << "," << csv_num(p.karp_flatt) << ","
+            << csv_num(p.mpi_share) << "\n";
+  }
+  return written;
+}
+
+std::vector<std::string> write_svgs(const std::vector<SvgChart>& charts, const std::string& dir) {
+  make_dir(dir);
+  std::vector<std::string> written;
+  for (const auto& c : charts) {
+    std::string path = dir + "/" + c.file;
+    std::ofstream out(path);
+    if (!out) throw InputError(path + ": cannot write");
+    out << c.svg;
+    written.push_back(path);
+  }
+  return written;
+}
+
+}  // namespace rtrace::analysis

@@ -1,0 +1,168 @@
+#include "rtrace/analysis/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace rtrace::analysis {
+namespace {
+
+std::string num(double v, int precision = 3) {
+  if (!available(v)) return "-";
+  char buf[64];
+  double a = std::fabs(v);
+  if (a != 0 && (a >= 1e5 || a < 1e-3)) std::snprintf(buf, sizeof buf, "%.*e", precision - 1, v);
+  else std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+  return buf;
+}
+
+std::string pad(const std::string& s, std::size_t w, bool right = true) {
+  if (s.size() >= w) return s.substr(0, w);
+  return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
+}
+
+// Wraps words to `width` columns with an indent on every line.
+std::string wrap(const std::string& text, std::size_t width, const std::string& indent) {
+  std::istringstream in(text);
+  std::string word, line = indent, out;
+  while (in >> word) {
+    if (line.size() > indent.size() && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line = indent + "  ";
+    }
+    if (line.size() > indent.size() && line.back() != ' ') line += ' ';
+    line += word;
+  }
+  if (line.size() > indent.size()) out += line + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string describe_step(const StepDiagnosis& d) {
+  std::string s = d.diagnosis;
+  if (d.diagnosis == "cache-capacity" && !d.level.empty()) s += " at " + d.level;
+  if (d.diagnosis == "bandwidth-contention" && !d.level.empty()) s += " on " + d.level;
+  if (d.diagnosis == "other" && !d.cause.empty()) s += " (" + d.cause + ")";
+  return s;
+}
+
+// Short label for the table column; the step lines carry the full words.
+std::string short_step(const StepDiagnosis& d) {
+  if (d.diagnosis == "cache-capacity") return "cache:" + d.level;
+  if (d.diagnosis == "bandwidth-contention") return "bw:" + d.level;
+  if (d.diagnosis == "compute-bound") return "compute";
+  if (d.diagnosis == "other") return "other:" + d.cause.substr(0, d.cause.find('-'));
+  return d.diagnosis;
+}
+
+std::string render_text(const AnalysisResult& res, int width) {
+  std::ostringstream os;
+  const auto& configs = res.run.configs;
+  const std::string axis = res.axis.empty() ? "point" : res.axis;
+  os << "rtrace analyze: " << res.run.path << "\n";
+  os << "  " << configs.size() << " configurations from " << res.run.points_used << " of " << res.run.points_planned
+     << " planned points; axis: " << (res.axis.empty() ? "none" : res.axis) << "; " << res.kernels.size()
+     << " kernels/regions\n";
+  for (const auto& w : res.warnings) os << wrap("warning: " + w, static_cast<std::size_t>(width), "  ");
+
+  // Level names as this run's ceilings call them.
+  std::string level_names[kLevelCount] = {"L1", "L2", "L3", "DRAM"};
+  for (const auto& c : configs)
+    for (MemLevel l : kAllLevels)
+      if (const Ceiling* b = c.ceilings.bandwidth(l)) level_names[static_cast<int>(l)] = b->name;
+
+  // Each row: axis(7) time(9) GFLOP/s(9) eta(5) bound(8) AI x4 (7 each) S(6) diagnosis(rest).
+  const std::size_t used = 2 + 7 + 1 + 9 + 1 + 9 + 1 + 5 + 1 + 8 + 4 * 8 + 1 + 6 + 1;
+  const std::size_t diag_w = static_cast<std::size_t>(width) > used + 8 ? static_cast<std::size_t>(width) - used : 8;
+
+  int rank = 0;
+  for (int ki = 0; ki < static_cast<int>(res.kernels.size()); ++ki) {
+    const auto& s = res.kernels[ki];
+    os << "\n[" << ++rank << "] " << (s.kind == "region" ? "region " : "kernel ") << s.name << "  "
+       << num(100 * s.time_share, 3) << "% of time"
+       << (s.counts_available ? "" : "  (no operation counts: time scaling only)") << "\n";
+    os << "  " << pad(axis, 7) << " " << pad("time s", 9) << " " << pad("GFLOP/s", 9)
+       << " " << pad("eta", 5) << " " << pad("bound", 8);
+    for (const auto& ln : level_names) os << " " << pad("AI " + ln, 7);
+    os << " " << pad("S", 6) << " " << pad("diagnosis", diag_w, false) << "\n";
+
+    // Steps of this kernel's trajectories, by destination configuration.
+    std::vector<const TrajectoryStep*> step_into(configs.size(), nullptr);
+    std::vector<const Trajectory*> trajs;
+    for (const auto& t : res.trajectories)
+      if (t.kernel == ki) {
+        trajs.push_back(&t);
+        for (const auto& st : t.steps) step_into[st.to] = &st;
+      }
+    std::vector<int> order;
+    for (const auto* t : trajs) order.insert(order.end(), t->configs.begin(), t->configs.end());
+    for (int ci = 0; ci < static_cast<int>(configs.size()); ++ci)
+      if (s.at[ci] >= 0 && std::find(order.begin(), order.end(), ci) == order.end()) order.push_back(ci);
+    for (int ci : order) {
+      const auto& k = configs[ci].kernels[s.at[ci]];
+      const auto& e = s.eval[ci];
+      std::string where = res.axis.empty() ? std::to_string(ci) : num(configs[ci].concurrency(res.axis), 6);
+      os << "  " << pad(where, 7) << " " << pad(num(k.time_s), 9) << " " << pad(num(e.gflops), 9) << " "
+         << pad(num(e.efficiency, 2), 5) << " " << pad(e.binding_ceiling.empty() ? "-" : e.binding_ceiling, 8);
+      for (int i = 0; i < kLevelCount; ++i) os << " " << pad(num(e.ai[i]), 7);
+      const TrajectoryStep* st = step_into[ci];
+      os << " " << pad(st ? num(st->d.speedup, 3) : "", 6) << " "
+         << pad(st ? short_step(st->d) : "", diag_w, false) << "\n";
+    }
+    double spread = 0;
+    for (int ci = 0; ci < static_cast<int>(configs.size()); ++ci)
+      if (s.at[ci] >= 0) spread = std::max(spread, configs[ci].kernels[s.at[ci]].time_spread);
+    if (spread > 0) os << "  (repeats: median time; largest spread " << num(100 * spread, 2) << "%)\n";
+    for (const auto* t : trajs) {
+      for (const auto& st : t->steps) {
+        const auto& f = st.d.factors;
+        std::ostringstream line;
+        line << axis << " " << num(st.c1, 6) << "->" << num(st.c2, 6) << ": " << describe_step(st.d)
+             << "; S=" << num(st.d.speedup);
+        if (!f.basis.empty())
+          line << " = ceiling " << num(f.ceiling_ratio) << " x AI " << num(f.ai_ratio) << " x eff "
+               << num(f.efficiency_ratio) << " [" << f.basis_ceiling << "]";
+        if (st.d.diagnosis != "ideal") line << "; " << st.d.explanation;
+        os << wrap(line.str(), static_cast<std::size_t>(width), "    ");
+      }
+    }
+  }
+
+  for (const auto& sum : res.summaries) {
+    os << "\nSummary" << (sum.fixed.empty() ? "" : " (" + sum.fixed + ")") << "\n";
+    os << "  " << pad(axis, 8) << " " << pad("time s", 10) << " " << pad("speedup", 8) << " " << pad("eff", 6) << " "
+       << pad("Karp-Flatt", 10) << " " << pad("MPI %", 6) << "\n";
+    for (const auto& p : sum.points)
+      os << "  " << pad(num(p.concurrency, 6), 8) << " " << pad(num(p.time_s), 10) << " " << pad(num(p.speedup), 8)
+         << " " << pad(num(100 * p.efficiency, 3) + "%", 6) << " " << pad(num(p.karp_flatt, 2), 10) << " "
+         << pad(available(p.mpi_share) ? num(100 * p.mpi_share, 3) : "-", 6) << "\n";
+    for (const auto& sentence : sum.sentences) os << wrap(sentence, static_cast<std::size_t>(width), "  ");
+  }
+  return os.str();
+}
+
+std::string render_portability_text(const PortabilityResult& pp) {
+  std::ostringstream os;
+  os << "Performance portability (Phi = harmonic mean of architectural efficiencies)\n";
+  for (std::size_t f = 0; f < pp.files.size(); ++f)
+    os << "  platform " << f + 1 << ": " << pp.files[f] << " [" << pp.platforms[f] << "]\n";
+  os << "  " << pad("kernel", 32, false) << " " << pad("Phi", 6);
+  for (std::size_t f = 0; f < pp.files.size() && f < 6; ++f) os << " " << pad("eta" + std::to_string(f + 1), 6);
+  os << "\n";
+  for (const auto& k : pp.kernels) {
+    os << "  " << pad(k.name, 32, false) << " " << pad(num(k.phi, 3), 6);
+    for (std::size_t f = 0; f < k.efficiency.size() && f < 6; ++f) os << " " << pad(num(k.efficiency[f], 3), 6);
+    os << "\n";
+    if (!k.note.empty()) os << wrap(k.note, 100, "    ");
+  }
+  if (!pp.missing.empty()) {
+    std::string m = "not present in every file (no Phi): ";
+    for (std::size_t i = 0; i < pp.missing.size(); ++i) m += (i ? ", " : "") + pp.missing[i];
+    os << wrap(m, 100, "  ");
+  }
+  return os.str();
+}
+
+}  // namespace rtrace::analysis

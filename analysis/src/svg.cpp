@@ -1,0 +1,578 @@
+// Hand-written SVG charts: hierarchical roofline per configuration, scaling
+// trajectory per kernel, speedup/efficiency vs concurrency, instruction roofline.
+//
+// Log-log charts use the same pixels per decade on both axes, so every
+// bandwidth ceiling is a 45-degree line and its label can follow it. Labels
+// are placed by trying candidate positions and keeping the first one whose
+// box overlaps no label already placed.
+#include "rtrace/analysis/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace rtrace::analysis {
+namespace {
+
+const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+constexpr int kPaletteSize = 8;
+const char* kFont = "font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\"";
+
+std::string esc(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string num(double v, int p = 3) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", p, v);
+  return buf;
+}
+
+std::string decade_label(int k) {
+  if (k >= -3 && k <= 4) return num(std::pow(10.0, k), 6);
+  return "1e" + std::to_string(k);
+}
+
+struct Box {
+  double x0, y0, x1, y1;
+  bool overlaps(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+};
+
+// Sequential colours for concurrency (light to dark blue-purple).
+std::string seq_color(int i, int n) {
+  double t = n > 1 ? static_cast<double>(i) / (n - 1) : 1.0;
+  int r = static_cast<int>(70 + t * (90 - 70)), g = static_cast<int>(170 - t * 150), b = static_cast<int>(220 - t * 80);
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", r, g, b);
+  return buf;
+}
+
+class Canvas {
+ public:
+  Canvas(int w, int h) : w_(w), h_(h) {}
+  void text(double x, double y, const std::string& s, int size = 13, const char* anchor = "start",
+            const std::string& color = "#222", double rotate = 0, bool bold = false) {
+    os_ << "<text x=\"" << num(x, 6) << "\" y=\"" << num(y, 6) << "\" font-size=\"" << size << "\" " << kFont
+        << " text-anchor=\"" << anchor << "\" fill=\"" << color << "\"";
+    if (bold) os_ << " font-weight=\"bold\"";
+    if (rotate != 0) os_ << " transform=\"rotate(" << num(rotate, 4) << " " << num(x, 6) << " " << num(y, 6) << ")\"";
+    os_ << ">" << esc(s) << "</text>\n";
+  }
+  void line(double x0, double y0, double x1, double y1, const std::string& color, double width = 1,
+            const char* dash = nullptr, const char* marker_end = nullptr) {
+    os_ << "<line x1=\"" << num(x0, 6) << "\" y1=\"" << num(y0, 6) << "\" x2=\"" << num(x1, 6) << "\" y2=\""
+        << num(y1, 6) << "\" stroke=\"" << color << "\" stroke-width=\"" << num(width, 3) << "\"";
+    if (dash) os_ << " stroke-dasharray=\"" << dash << "\"";
+    if (marker_end) os_ << " marker-end=\"url(#" << marker_end << ")\"";
+    os_ << "/>\n";
+  }
+  void rect(double x, double y, double w, double h, const std::string& fill, const std::string& stroke = "none") {
+    os_ << "<rect x=\"" << num(x, 6) << "\" y=\"" << num(y, 6) << "\" width=\"" << num(w, 6) << "\" height=\""
+        << num(h, 6) << "\" fill=\"" << fill << "\" stroke=\"" << stroke << "\"/>\n";
+  }
+  // Marker shapes per memory level: circle, square, triangle, diamond.
+  void marker(int shape, double x, double y, const std::string& color, double r = 5.5, bool hollow = false) {
+    std::string style = hollow ? "fill=\"white\" stroke=\"" + color + "\" stroke-width=\"2\""
+                               : "fill=\"" + color + "\" stroke=\"#222\" stroke-width=\"0.8\"";
+    switch (shape % 4) {
+      case 0: os_ << "<circle cx=\"" << num(x, 6) << "\" cy=\"" << num(y, 6) << "\" r=\"" << num(r, 3) << "\" " << style << "/>\n"; break;
+      case 1: os_ << "<rect x=\"" << num(x - r, 6) << "\" y=\"" << num(y - r, 6) << "\" width=\"" << num(2 * r, 3)
+                  << "\" height=\"" << num(2 * r, 3) << "\" " << style << "/>\n"; break;
+      case 2: os_ << "<polygon points=\"" << num(x, 6) << "," << num(y - r * 1.2, 6) << " " << num(x - r * 1.1, 6) << ","
+                  << num(y + r * 0.8, 6) << " " << num(x + r * 1.1, 6) << "," << num(y + r * 0.8, 6) << "\" " << style << "/>\n"; break;
+      default: os_ << "<polygon points=\"" << num(x, 6) << "," << num(y - r * 1.3, 6) << " " << num(x + r * 1.3, 6) << ","
+                   << num(y, 6) << " " << num(x, 6) << "," << num(y + r * 1.3, 6) << " " << num(x - r * 1.3, 6) << ","
+                   << num(y, 6) << "\" " << style << "/>\n";
+    }
+  }
+  void raw(const std::string& s) { os_ << s; }
+  // Places a label at the first candidate (x, y, anchor) whose box is free; returns false if none was.
+  bool place(const std::vector<std::pair<double, double>>& candidates, const std::string& s, int size,
+             const char* anchor, const std::string& color, double rotate = 0) {
+    double w = 0.6 * size * static_cast<double>(s.size()), h = size * 1.15;
+    auto box_at = [&](double x, double y) {
+      double x0 = std::string(anchor) == "end" ? x - w : (std::string(anchor) == "middle" ? x - w / 2 : x);
+      if (rotate != 0) {  // -45 degrees: the text's box spans w/sqrt2 each way
+        double d = w / std::sqrt(2.0);
+        return Box{x, y - d - h / 2, x + d + h / 2, y + h / 2};
+      }
+      return Box{x0, y - h + 2, x0 + w, y + 3};
+    };
+    for (const auto& [x, y] : candidates) {
+      Box b = box_at(x, y);
+      bool free = std::none_of(placed_.begin(), placed_.end(), [&](const Box& o) { return o.overlaps(b); });
+      if (free) {
+        placed_.push_back(b);
+        text(x, y, s, size, anchor, color, rotate);
+        return true;
+      }
+    }
+    return false;
+  }
+  void reserve(const Box& b) { placed_.push_back(b); }
+  std::string str() const {
+    std::ostringstream out;
+    out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w_ << "\" height=\"" << h_ << "\" viewBox=\"0 0 "
+        << w_ << " " << h_ << "\">\n"
+        << "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" "
+           "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#444\"/></marker></defs>\n"
+        << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+        << os_.str() << "</svg>\n";
+    return out.str();
+  }
+
+ private:
+  int w_, h_;
+  std::ostringstream os_;
+  std::vector<Box> placed_;
+};
+
+// Log-log frame with equal pixels per decade.
+struct LogFrame {
+  double left = 90, top = 56;
+  int xlo = -2, xhi = 2, ylo = -1, yhi = 3;
+  double ppd = 100;  // pixels per decade
+  double width() const { return (xhi - xlo) * ppd; }
+  double height() const { return (yhi - ylo) * ppd; }
+  double X(double v) const { return left + (std::log10(v) - xlo) * ppd; }
+  double Y(double v) const { return top + (yhi - std::log10(v)) * ppd; }
+  double xmin() const { return std::pow(10.0, xlo); }
+  double xmax() const { return std::pow(10.0, xhi); }
+  double ymin() const { return std::pow(10.0, ylo); }
+  double ymax() const { return std::pow(10.0, yhi); }
+  bool inside(double x, double y) const { return x >= xmin() && x <= xmax() && y >= ymin() && y <= ymax(); }
+
+  static LogFrame fit(double xmin_v, double xmax_v, double ymin_v, double ymax_v, double max_w, double max_h) {
+    LogFrame f;
+    f.xlo = static_cast<int>(std::floor(std::log10(xmin_v)));
+    f.xhi = static_cast<int>(std::ceil(std::log10(xmax_v)));
+    f.ylo = static_cast<int>(std::floor(std::log10(ymin_v)));
+    f.yhi = static_cast<int>(std::ceil(std::log10(ymax_v)));
+    if (f.xhi <= f.xlo) f.xhi = f.xlo + 1;
+    if (f.yhi <= f.ylo) f.yhi = f.ylo + 1;
+    if (f.xhi - f.xlo > 8) f.xlo = f.xhi - 8;
+    if (f.yhi - f.ylo > 7) f.ylo = f.yhi - 7;
+    f.ppd = std::min(max_w / (f.xhi - f.xlo), max_h / (f.yhi - f.ylo));
+    f.ppd = std::min(f.ppd, 150.0);
+    return f;
+  }
+
+  void draw(Canvas& c, const std::string& xtitle, const std::string& ytitle) const {
+    c.rect(left, top, width(), height(), "#fbfbfb", "#999");
+    for (int k = xlo; k <= xhi; ++k) {
+      double x = left + (k - xlo) * ppd;
+      if (k > xlo && k < xhi) c.line(x, top, x, top + height(), "#ddd");
+      for (int m = 2; m <= 9 && k < xhi; ++m) {
+        double xm = x + std::log10(m) * ppd;
+        c.line(xm, top + height(), xm, top + height() - 4, "#999");
+      }
+      c.line(x, top + height(), x, top + height() + 6, "#444");
+      c.text(x, top + height() + 21, decade_label(k), 13, "middle");
+    }
+    for (int k = ylo; k <= yhi; ++k) {
+      double y = top + (yhi - k) * ppd;
+      if (k > ylo && k < yhi) c.line(left, y, left + width(), y, "#ddd");
+      for (int m = 2; m <= 9 && k < yhi; ++m) {
+        double ym = y - std::log10(m) * ppd;
+        c.line(left, ym, left + 4, ym, "#999");
+      }
+      c.line(left - 6, y, left, y, "#444");
+      c.text(left - 9, y + 4.5, decade_label(k), 13, "end");
+    }
+    c.text(left + width() / 2, top + height() + 44, xtitle, 14, "middle");
+    c.text(left - 62, top + height() / 2, ytitle, 14, "middle", "#222", -90);
+    // Axis labels are fixed furniture: keep ceiling labels off them.
+    c.reserve(Box{left - 70, top, left - 1, top + height()});
+    c.reserve(Box{left, top + height() + 1, left + width(), top + height() + 50});
+  }
+};
+
+std::string truncate(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
+
+// Draws the ceilings of one configuration (bandwidth diagonals up to the top
+// peak, compute horizontals from the top bandwidth's ridge), labelled.
+void draw_ceilings(Canvas& c, const LogFrame& f, const CeilingSet& cs, const std::string& color, bool labels,
+                   const std::vector<MemLevel>& only_levels = {}, const std::string& only_peak = "") {
+  double top_peak = 0, top_bw = 0;
+  for (const auto& x : cs.all()) {
+    if (!available(x.value) || x.value <= 0) continue;
+    if (x.kind == "compute" && (only_peak.empty() || x.name == only_peak)) top_peak = std::max(top_peak, x.value);
+    if (x.kind == "bandwidth") top_bw = std::max(top_bw, x.value);
+  }
+  if (top_peak == 0) top_peak = f.ymax();
+  for (MemLevel l : kAllLevels) {
+    if (!only_levels.empty() && std::find(only_levels.begin(), only_levels.end(), l) == only_levels.end()) continue;
+    const Ceiling* b = cs.bandwidth(l);
+    if (!b) continue;
+    double x0 = std::max(f.xmin(), f.ymin() / b->value), x1 = std::min(f.xmax(), top_peak / b->value);
+    if (x1 <= x0) continue;
+    c.line(f.X(x0), f.Y(b->value * x0), f.X(x1), f.Y(b->value * x1), color, 2);
+    if (labels) {
+      std::string s = b->name + " " + num(b->value, 4) + " GB/s";
+      std::vector<std::pair<double, double>> cand;
+      for (double t : {0.12, 0.3, 0.5, 0.7, 0.05}) {
+        double lx = std::pow(10.0, std::log10(x0) + t * (std::log10(x1) - std::log10(x0)));
+        cand.push_back({f.X(lx) + 4, f.Y(b->value * lx) - 6});
+      }
+      c.place(cand, s, 12, "start", color, -45);
+    }
+  }
+  for (const auto& x : cs.all()) {
+    if (x.kind != "compute" || !available(x.value) || x.value <= 0 || x.value > f.ymax() || x.value < f.ymin()) continue;
+    if (!only_peak.empty() && x.name != only_peak) continue;
+    double xr = top_bw > 0 ? std::max(f.xmin(), x.value / top_bw) : f.xmin();
+    c.line(f.X(xr), f.Y(x.value), f.X(f.xmax()), f.Y(x.value), color, x.variant == "fma" || x.variant == "mma" ? 2 : 1.2,
+           x.variant == "fma" || x.variant == "mma" ? nullptr : "6,4");
+    if (labels) {
+      std::string s = x.name + " " + num(x.value, 4) + " GFLOP/s";
+      double xe = f.X(f.xmax()) - 6;
+      c.place({{xe, f.Y(x.value) - 5}, {xe, f.Y(x.value) + 15}, {xe - 230, f.Y(x.value) - 5}, {xe - 230, f.Y(x.value) + 15}},
+              s, 12, "end", color);
+    }
+  }
+}
+
+void collect_ceiling_range(const CeilingSet& cs, double& xmin, double& xmax, double& ymin, double& ymax) {
+  double top_peak = 0;
+  for (const auto& x : cs.all())
+    if (x.kind == "compute" && available(x.value)) top_peak = std::max(top_peak, x.value);
+  for (const auto& x : cs.all()) {
+    if (!available(x.value) || x.value <= 0) continue;
+    if (x.kind == "compute") { ymax = std::max(ymax, x.value * 2); ymin = std::min(ymin, x.value / 100); }
+    if (x.kind == "bandwidth" && top_peak > 0) {
+      double ridge = top_peak / x.value;
+      xmin = std::min(xmin, ridge / 30);
+      xmax = std::max(xmax, ridge * 8);
+    }
+  }
+}
+
+std::string roofline_chart(const AnalysisResult& res, int ci) {
+  const auto& conf = res.run.configs[ci];
+  double xmin = 1e300, xmax = 0, ymin = 1e300, ymax = 0;
+  collect_ceiling_range(conf.ceilings, xmin, xmax, ymin, ymax);
+  std::vector<int> shown;
+  for (int ki = 0; ki < static_cast<int>(res.kernels.size()) && shown.size() < kPaletteSize; ++ki) {
+    const auto& e = res.kernels[ki].eval[ci];
+    if (res.kernels[ki].at[ci] < 0 || !available(e.gflops)) continue;
+    shown.push_back(ki);
+    for (double a : e.ai)
+      if (available(a)) { xmin = std::min(xmin, a / 2); xmax = std::max(xmax, a * 2); }
+    ymin = std::min(ymin, e.gflops / 3);
+    ymax = std::max(ymax, e.gflops * 2);
+  }
+  if (xmax == 0) { xmin = 0.01; xmax = 100; }
+  if (ymax == 0) { ymin = 0.1; ymax = 1000; }
+  LogFrame f = LogFrame::fit(xmin, xmax, ymin, ymax, 620, 520);
+  const int legend_w = 300;
+  int W = static_cast<int>(f.left + f.width() + 30 + legend_w), H = static_cast<int>(f.top + f.height() + 64);
+  H = std::max(H, 120 + 22 * static_cast<int>(shown.size() + kLevelCount));
+  Canvas c(W, H);
+  c.text(f.left, 30, "Roofline: " + (conf.label.empty() ? "configuration " + std::to_string(ci) : conf.label), 17,
+         "start", "#111", 0, true);
+  f.draw(c, "Arithmetic intensity (FLOP/byte)", "Performance (GFLOP/s)");
+  draw_ceilings(c, f, conf.ceilings, "#555", true);
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    const auto& e = res.kernels[shown[i]].eval[ci];
+    for (int l = 0; l < kLevelCount; ++l)
+      if (available(e.ai[l]) && f.inside(e.ai[l], e.gflops))
+        c.marker(l, f.X(e.ai[l]), f.Y(e.gflops), kPalette[i % kPaletteSize]);
+  }
+  double lx = f.left + f.width() + 30, ly = f.top + 10;
+  c.text(lx, ly, "Kernels (colour)", 13, "start", "#111", 0, true);
+  ly += 22;
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    c.rect(lx, ly - 11, 14, 14, kPalette[i % kPaletteSize]);
+    c.text(lx + 22, ly + 1, truncate(res.kernels[shown[i]].name, 32), 13);
+    ly += 22;
+  }
+  if (shown.empty()) { c.text(lx, ly, "no kernel has operation counts", 12, "start", "#a00"); ly += 22; }
+  ly += 10;
+  c.text(lx, ly, "Memory level (shape)", 13, "start", "#111", 0, true);
+  ly += 22;
+  for (MemLevel l : kAllLevels) {
+    const Ceiling* b = conf.ceilings.bandwidth(l);
+    c.marker(static_cast<int>(l), lx + 7, ly - 4, "#888");
+    c.text(lx + 22, ly + 1, b ? b->name : level_key(l), 13);
+    ly += 22;
+  }
+  return c.str();
+}
+
+std::string trajectory_chart(const AnalysisResult& res, const Trajectory& t) {
+  const auto& configs = res.run.configs;
+  const auto& s = res.kernels[t.kernel];
+  double xmin = 1e300, xmax = 0, ymin = 1e300, ymax = 0;
+  // The level whose ceiling the roof is drawn for: the binding level at the last point.
+  const RooflineEval& last = s.eval[t.configs.back()];
+  MemLevel roof_level = MemLevel::DRAM;
+  level_from_ceiling_name(last.binding, roof_level);
+  for (int ci : t.configs) {
+    const auto& e = s.eval[ci];
+    for (double a : e.ai)
+      if (available(a)) { xmin = std::min(xmin, a / 3); xmax = std::max(xmax, a * 3); }
+    if (available(e.gflops)) { ymin = std::min(ymin, e.gflops / 3); ymax = std::max(ymax, e.gflops * 3); }
+    if (available(e.peak_gflops)) ymax = std::max(ymax, e.peak_gflops * 1.5);
+  }
+  if (xmax == 0 || ymax == 0) return "";
+  LogFrame f = LogFrame::fit(xmin, xmax, ymin, ymax, 620, 480);
+  const int legend_w = 330;
+  int W = static_cast<int>(f.left + f.width() + 30 + legend_w);
+  int H = std::max(static_cast<int>(f.top + f.height() + 64), 140 + 22 * static_cast<int>(2 * t.configs.size() + 5));
+  Canvas c(W, H);
+  c.text(f.left, 30, "Scaling trajectory: " + truncate(s.name, 48) + (t.fixed.empty() ? "" : " (" + t.fixed + ")"), 17,
+         "start", "#111", 0, true);
+  f.draw(c, "Arithmetic intensity (FLOP/byte)", "Performance (GFLOP/s)");
+  const int n = static_cast<int>(t.configs.size());
+  for (int i = 0; i < n; ++i) {
+    int ci = t.configs[i];
+    draw_ceilings(c, f, configs[ci].ceilings, seq_color(i, n), i == n - 1, {roof_level}, s.eval[ci].peak_name);
+  }
+  for (int l = 0; l < kLevelCount; ++l) {  // arrows per level, point to point
+    for (int i = 0; i + 1 < n; ++i) {
+      const auto& a = s.eval[t.configs[i]];
+      const auto& b = s.eval[t.configs[i + 1]];
+      if (!available(a.ai[l]) || !available(b.ai[l]) || !available(a.gflops) || !available(b.gflops)) continue;
+      double x0 = f.X(a.ai[l]), y0 = f.Y(a.gflops), x1 = f.X(b.ai[l]), y1 = f.Y(b.gflops);
+      double len = std::hypot(x1 - x0, y1 - y0);
+      if (len < 14) continue;  // too short for an arrow: the markers overlap anyway
+      double ux = (x1 - x0) / len, uy = (y1 - y0) / len;
+      c.line(x0 + 7 * ux, y0 + 7 * uy, x1 - 8 * ux, y1 - 8 * uy, "#444", 1.5, nullptr, "arrow");
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    const auto& e = s.eval[t.configs[i]];
+    for (int l = 0; l < kLevelCount; ++l)
+      if (available(e.ai[l]) && available(e.gflops) && f.inside(e.ai[l], e.gflops))
+        c.marker(l, f.X(e.ai[l]), f.Y(e.gflops), seq_color(i, n));
+  }
+  double lx = f.left + f.width() + 30, ly = f.top + 10;
+  c.text(lx, ly, res.axis + " (colour; roof = " + std::string(level_key(roof_level)) + " + peak)", 13, "start", "#111", 0, true);
+  ly += 22;
+  for (int i = 0; i < n; ++i) {
+    c.rect(lx, ly - 11, 14, 14, seq_color(i, n));
+    c.text(lx + 22, ly + 1, res.axis + "=" + num(configs[t.configs[i]].concurrency(res.axis), 6), 13);
+    ly += 22;
+  }
+  ly += 8;
+  c.text(lx, ly, "Memory level (shape)", 13, "start", "#111", 0, true);
+  ly += 22;
+  for (MemLevel l : kAllLevels) {
+    c.marker(static_cast<int>(l), lx + 7, ly - 4, "#888");
+    c.text(lx + 22, ly + 1, level_key(l), 13);
+    ly += 22;
+  }
+  ly += 8;
+  c.text(lx, ly, "Steps", 13, "start", "#111", 0, true);
+  ly += 22;
+  for (const auto& st : t.steps) {
+    c.text(lx, ly, num(st.c1, 6) + " -> " + num(st.c2, 6) + ": " + truncate(describe_step(st.d), 34), 12);
+    ly += 20;
+  }
+  return c.str();
+}
+
+std::string scaling_chart(const AnalysisResult& res, const AppSummary& sum) {
+  if (sum.points.size() < 2) return "";
+  const auto& configs = res.run.configs;
+  struct Series { std::string name; std::string color; std::vector<std::pair<double, double>> speedup, eff; };
+  std::vector<Series> series;
+  Series app{"application", "#111", {}, {}};
+  for (const auto& p : sum.points)
+    if (available(p.speedup)) {
+      app.speedup.push_back({p.concurrency, p.speedup});
+      app.eff.push_back({p.concurrency, p.efficiency});
+    }
+  series.push_back(app);
+  const double c0 = sum.points.front().concurrency;
+  for (int ki = 0; ki < static_cast<int>(res.kernels.size()) && series.size() < 7; ++ki) {
+    const auto& s = res.kernels[ki];
+    int base = sum.points.front().config;
+    if (s.at[base] < 0) continue;
+    double t0 = configs[base].kernels[s.at[base]].time_s;
+    Series ser{truncate(s.name, 30), kPalette[(series.size() - 1) % kPaletteSize], {}, {}};
+    for (const auto& p : sum.points) {
+      if (s.at[p.config] < 0) continue;
+      double sp = t0 / configs[p.config].kernels[s.at[p.config]].time_s;
+      if (!available(sp)) continue;
+      ser.speedup.push_back({p.concurrency, sp});
+      ser.eff.push_back({p.concurrency, sp / (p.concurrency / c0)});
+    }
+    if (ser.speedup.size() > 1) series.push_back(ser);
+  }
+  double cmax = sum.points.back().concurrency;
+  double smax = cmax / c0, smin = 1, emax = 1.2;
+  for (const auto& s : series) {
+    for (const auto& [x, y] : s.speedup) { smax = std::max(smax, y); smin = std::min(smin, y); }
+    for (const auto& [x, y] : s.eff) emax = std::max(emax, std::min(y, 4.0));
+  }
+  // Left panel: speedup vs concurrency, log2 both ways. Right panel: efficiency, linear.
+  const double pw = 420, ph = 360, top = 60, left1 = 80, left2 = left1 + pw + 110;
+  const int W = static_cast<int>(left2 + pw + 40), H = static_cast<int>(top + ph + 70 + 22 * ((series.size() + 2) / 3));
+  Canvas c(W, H);
+  c.text(left1, 30, "Scaling along " + res.axis + (sum.fixed.empty() ? "" : " (" + sum.fixed + ")"), 17, "start", "#111", 0, true);
+  double lx0 = std::log2(c0), lx1 = std::log2(cmax);
+  if (lx1 <= lx0) lx1 = lx0 + 1;
+  double ly0 = std::floor(std::log2(smin)), ly1 = std::ceil(std::log2(smax));
+  if (ly1 <= ly0) ly1 = ly0 + 1;
+  auto X1 = [&](double v) { return left1 + (std::log2(v) - lx0) / (lx1 - lx0) * pw; };
+  auto Y1 = [&](double v) { return top + (ly1 - std::log2(v)) / (ly1 - ly0) * ph; };
+  auto X2 = [&](double v) { return left2 + (std::log2(v) - lx0) / (lx1 - lx0) * pw; };
+  auto Y2 = [&](double v) { return top + (emax - v) / emax * ph; };
+  c.rect(left1, top, pw, ph, "#fbfbfb", "#999");
+  c.rect(left2, top, pw, ph, "#fbfbfb", "#999");
+  for (const auto& p : sum.points) {  // x ticks at the measured concurrencies
+    for (double xp : {X1(p.concurrency), X2(p.concurrency)}) {
+      c.line(xp, top, xp, top + ph, "#e4e4e4");
+      c.text(xp, top + ph + 20, num(p.concurrency, 6), 13, "middle");
+    }
+  }
+  for (double k = ly0; k <= ly1; k += 1) {
+    double y = Y1(std::pow(2.0, k));
+    c.line(left1, y, left1 + pw, y, "#e4e4e4");
+    c.text(left1 - 8, y + 4.5, num(std::pow(2.0, k), 6), 13, "end");
+  }
+  for (double e = 0; e <= emax + 1e-9; e += 0.2) {
+    double y = Y2(e);
+    c.line(left2, y, left2 + pw, y, "#e4e4e4");
+    c.text(left2 - 8, y + 4.5, num(e, 2), 13, "end");
+  }
+  c.text(left1 + pw / 2, top + ph + 44, res.axis, 14, "middle");
+  c.text(left2 + pw / 2, top + ph + 44, res.axis, 14, "middle");
+  c.text(left1 - 52, top + ph / 2, "Speedup", 14, "middle", "#222", -90);
+  c.text(left2 - 52, top + ph / 2, "Parallel efficiency", 14, "middle", "#222", -90);
+  // Ideal lines.
+  c.line(X1(c0), Y1(1), X1(cmax), Y1(cmax / c0), "#888", 1.5, "6,4");
+  c.text(X1(cmax) - 6, Y1(cmax / c0) + 16, "ideal", 12, "end", "#666");
+  c.line(X2(c0), Y2(1), X2(cmax), Y2(1), "#888", 1.5, "6,4");
+  c.text(X2(cmax) - 6, Y2(1) - 6, "ideal", 12, "end", "#666");
+  for (std::size_t si = 0; si < series.size(); ++si) {
+    const auto& s = series[si];
+    double width = si == 0 ? 3 : 1.8;
+    for (std::size_t i = 0; i + 1 < s.speedup.size(); ++i) {
+      c.line(X1(s.speedup[i].first), Y1(s.speedup[i].second), X1(s.speedup[i + 1].first), Y1(s.speedup[i + 1].second), s.color, width);
+      c.line(X2(s.eff[i].first), Y2(std::min(s.eff[i].second, emax)), X2(s.eff[i + 1].first),
+             Y2(std::min(s.eff[i + 1].second, emax)), s.color, width);
+    }
+    for (std::size_t i = 0; i < s.speedup.size(); ++i) {
+      c.marker(0, X1(s.speedup[i].first), Y1(s.speedup[i].second), s.color, 4);
+      c.marker(0, X2(s.eff[i].first), Y2(std::min(s.eff[i].second, emax)), s.color, 4);
+    }
+  }
+  double ly = top + ph + 70;
+  for (std::size_t si = 0; si < series.size(); ++si) {
+    double lx = left1 + static_cast<double>(si % 3) * 320;
+    if (si && si % 3 == 0) ly += 22;
+    c.rect(lx, ly - 11, 14, 14, series[si].color);
+    c.text(lx + 22, ly + 1, series[si].name, 13);
+  }
+  return c.str();
+}
+
+std::string instruction_chart(const AnalysisResult& res, int ci) {
+  std::vector<const InstructionPoint*> pts;
+  for (const auto& ip : res.instruction)
+    if (ip.config == ci && available(ip.warp_gips)) pts.push_back(&ip);
+  if (pts.empty()) return "";
+  double ymax = 1, ymin = 1e300;
+  for (const auto* p : pts) {
+    ymax = std::max({ymax, p->warp_gips * 3, available(p->peak_gips) ? p->peak_gips * 1.5 : 0.0});
+    ymin = std::min(ymin, p->warp_gips / 3);
+  }
+  LogFrame f = LogFrame::fit(0.01, 100, ymin, ymax, 600, 460);
+  int W = static_cast<int>(f.left + f.width() + 330), H = static_cast<int>(f.top + f.height() + 64);
+  Canvas c(W, std::max(H, 320));
+  const auto& conf = res.run.configs[ci];
+  c.text(f.left, 30, "Instruction roofline: " + conf.label, 17, "start", "#111", 0, true);
+  f.draw(c, "Instruction intensity (warp instructions / 32-byte transaction)", "Performance (warp GIPS)");
+  const auto* p0 = pts.front();
+  std::vector<std::pair<std::string, double>> bws = {{"L1", p0->gtxn_l1}, {"L2", p0->gtxn_l2}, {"HBM", p0->gtxn_dram}};
+  double peak = available(p0->peak_gips) ? p0->peak_gips : f.ymax();
+  for (const auto& [name, g] : bws) {
+    if (!available(g)) continue;
+    double x0 = std::max(f.xmin(), f.ymin() / g), x1 = std::min(f.xmax(), peak / g);
+    if (x1 <= x0) continue;
+    c.line(f.X(x0), f.Y(g * x0), f.X(x1), f.Y(g * x1), "#555", 2);
+    c.place({{f.X(x0) + 20, f.Y(g * x0) - 26}, {f.X(x0) + 80, f.Y(g * x0) - 86}}, name + " " + num(g, 4) + " GTXN/s",
+            12, "start", "#555", -45);
+  }
+  if (available(p0->peak_gips)) {
+    c.line(f.left, f.Y(p0->peak_gips), f.left + f.width(), f.Y(p0->peak_gips), "#555", 2);
+    c.place({{f.left + f.width() - 6, f.Y(p0->peak_gips) - 5}}, "peak " + num(p0->peak_gips, 4) + " warp GIPS", 12,
+            "end", "#555");
+  }
+  // Global-memory walls: 32 transactions per LDST (stride >= 128 B), 8 (unit-stride FP64), 1 (same address).
+  for (const auto& [x, name] : std::vector<std::pair<double, std::string>>{{1.0 / 32, "stride wall 1/32"},
+                                                                          {1.0 / 8, "unit stride 1/8"},
+                                                                          {1.0, "1 txn/LDST"}}) {
+    c.line(f.X(x), f.top, f.X(x), f.top + f.height(), "#b07", 1.2, "4,3");
+    c.place({{f.X(x) + 4, f.top + 16}, {f.X(x) + 4, f.top + 34}, {f.X(x) + 4, f.top + 52}}, name, 11, "start", "#b07");
+  }
+  double lx = f.left + f.width() + 30, ly = f.top + 10;
+  c.text(lx, ly, "Kernels: circle = all/L1, square = global LDST", 12, "start", "#111", 0, true);
+  ly += 22;
+  for (std::size_t i = 0; i < pts.size() && i < kPaletteSize; ++i) {
+    const auto* p = pts[i];
+    if (available(p->ii_l1) && f.inside(p->ii_l1, p->warp_gips)) c.marker(0, f.X(p->ii_l1), f.Y(p->warp_gips), kPalette[i]);
+    if (available(p->ii_global) && f.inside(p->ii_global, p->warp_gips))
+      c.marker(1, f.X(p->ii_global), f.Y(p->warp_gips), kPalette[i]);
+    c.rect(lx, ly - 11, 14, 14, kPalette[i]);
+    c.text(lx + 22, ly + 1, truncate(res.kernels[p->kernel].name, 32), 13);
+    ly += 22;
+  }
+  return c.str();
+}
+
+std::string safe_file_part(const std::string& s) {
+  std::string out;
+  for (char ch : s) out += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_') ? ch : '_';
+  if (out.size() > 60) out.resize(60);
+  return out;
+}
+
+}  // namespace
+
+std::vector<SvgChart> render_svgs(const AnalysisResult& res) {
+  std::vector<SvgChart> out;
+  for (int ci = 0; ci < static_cast<int>(res.run.configs.size()); ++ci) {
+    char name[32];
+    std::snprintf(name, sizeof name, "roofline-c%03d.svg", ci);
+    out.push_back({name, "Roofline at " + res.run.configs[ci].label, roofline_chart(res, ci)});
+    std::string ir = instruction_chart(res, ci);
+    if (!ir.empty()) {
+      std::snprintf(name, sizeof name, "instruction-c%03d.svg", ci);
+      out.push_back({name, "Instruction roofline at " + res.run.configs[ci].label, ir});
+    }
+  }
+  int ti = 0;
+  for (const auto& t : res.trajectories) {
+    std::string svg = trajectory_chart(res, t);
+    ++ti;
+    if (svg.empty()) continue;
+    char idx[16];
+    std::snprintf(idx, sizeof idx, "%03d", ti);
+    out.push_back({"trajectory-" + std::string(idx) + "-" + safe_file_part(res.kernels[t.kernel].name) + ".svg",
+                   "Trajectory of " + res.kernels[t.kernel].name + (t.fixed.empty() ? "" : " (" + t.fixed + ")"), svg});
+  }
+  int si = 0;
+  for (const auto& sum : res.summaries) {
+    std::string svg = scaling_chart(res, sum);
+    ++si;
+    if (svg.empty()) continue;
+    out.push_back({"scaling-" + std::to_string(si) + ".svg", "Speedup and efficiency" + (sum.fixed.empty() ? "" : " (" + sum.fixed + ")"), svg});
+  }
+  return out;
+}
+
+}  // namespace rtrace::analysis

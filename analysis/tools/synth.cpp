@@ -1,0 +1,216 @@
+// rtrace-synth: writes synthetic run files through the store.
+//
+//   rtrace-synth cpu-demo  -o FILE   threads sweep, 4 ranks, repeats: every diagnosis
+//   rtrace-synth gpu-demo  -o FILE   SM sweep with CUPTI-like kernel records
+//   rtrace-synth scale     -o FILE [--ranks 64] [--points 8] [--records 1000000]
+//
+// The numbers follow the roofline model on purpose (time = F / (eta * bound)),
+// so the analysis has known answers.
+#include "synthetic_run.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+using namespace rtrace;
+using namespace rtrace::synth;
+
+namespace {
+
+int usage() {
+  std::cerr << "usage: rtrace-synth cpu-demo|gpu-demo|scale -o FILE [--ranks N] [--points N] [--records N]\n";
+  return 2;
+}
+
+// Deterministic +-amp noise for repeats.
+double jitter(int seed, double amp) { return 1 + amp * std::sin(12.9898 * seed + 78.233); }
+
+void cpu_demo(const std::string& path) {
+  const int nranks = 4;
+  const double dram_by_cores[] = {40, 66, 90, 105, 112};  // aggregate DRAM GB/s: saturates
+  std::vector<SynthPoint> points;
+  std::int64_t id = 0;
+  for (int ti = 0; ti < 5; ++ti) {
+    const int t = 1 << ti;
+    const double n = nranks * t;  // cores in use
+    for (int rep = 0; rep < 2; ++rep) {
+      SynthPoint p;
+      p.row = point_row(id, "threads=" + std::to_string(t), t, nranks, 1, -1, rep);
+      p.ceilings = {bandwidth("L1d", 150 * n), bandwidth("L2", 60 * n), bandwidth("L3", 25 * std::min(n, 32.0)),
+                    bandwidth("DRAM", dram_by_cores[ti]), compute("FP64 FMA", "fp64", "fma", 8 * n),
+                    compute("FP64 no-FMA", "fp64", "nofma", 4 * n), compute("FP32 FMA", "fp32", "fma", 16 * n)};
+      const double noise = jitter(static_cast<int>(id), 0.02);
+      // Region model: totals over ranks; time = F / (eta * min(peak, beta_L * AI_L)).
+      auto model_time = [&](double F, const double* B, double eta) {
+        double bound = 8 * n;
+        const double beta[] = {150 * n, 60 * n, 25 * std::min(n, 32.0), dram_by_cores[ti]};
+        for (int l = 0; l < 4; ++l)
+          if (B[l] > 0) bound = std::min(bound, beta[l] * F / B[l]);
+        return F / (eta * bound * 1e9);
+      };
+      const double triad_B[] = {32e9, 24e9, 24e9, 24e9};
+      const double stencil_dram = n <= 16 ? 8e9 : (n <= 32 ? 16e9 : 32e9);  // L3 share per core shrinks
+      const double stencil_B[] = {40e9, 20e9, 10e9, stencil_dram};
+      const double dgemm_B[] = {1e11, 2e10, 4e9, 2e9};
+      const double halo_B[] = {8e9, 6e9, 1e8, 1e7};  // cache resident: linear L1 ceiling
+      const double lambda_by_t[] = {0, 0.1, 0.5, 1.0, 1.5};
+      const double t_triad = model_time(2e9, triad_B, 0.9) * noise;
+      const double t_stencil = model_time(8e9, stencil_B, 0.7) * noise;
+      const double t_dgemm = model_time(2e11, dgemm_B, 0.85) * noise;
+      const double t_halo = model_time(1e8, halo_B, 0.3) * noise;
+      for (int r = 0; r < nranks; ++r) {
+        // halo_pack: rank 0 carries the extra work, the others share the rest.
+        double lam = lambda_by_t[ti];
+        double halo_r = r == 0 ? t_halo * (1 + lam) : t_halo;
+        double wall = t_triad + t_stencil + t_dgemm + t_halo * (1 + lam) + 0.5 + 0.02 * n;
+        store::RankRecords rr = rank(r, wall);
+        region(rr, "stream_triad", t_triad, 2e9 / nranks, triad_B[0] / nranks, triad_B[1] / nranks, triad_B[2] / nranks,
+               triad_B[3] / nranks, 100);
+        region(rr, "stencil_3d", t_stencil, 8e9 / nranks, stencil_B[0] / nranks, stencil_B[1] / nranks,
+               stencil_B[2] / nranks, stencil_B[3] / nranks, 50);
+        region(rr, "dgemm_block", t_dgemm, 2e11 / nranks, dgemm_B[0] / nranks, dgemm_B[1] / nranks,
+               dgemm_B[2] / nranks, dgemm_B[3] / nranks, 10);
+        region(rr, "halo_pack", halo_r, 1e8 / nranks, halo_B[0] / nranks, halo_B[1] / nranks, halo_B[2] / nranks,
+               halo_B[3] / nranks, 200);
+        const double nan = std::nan("");
+        region(rr, "setup", 0.5 * noise, nan, nan, nan, nan, nan, 1);  // not annotated with counts
+        mpi(rr, "MPI_Allreduce", 400, 0.02 * n * noise);
+        mpi(rr, "MPI_Sendrecv", 200, 0.01 * n);
+        p.ranks.push_back(std::move(rr));
+      }
+      points.push_back(std::move(p));
+      ++id;
+    }
+  }
+  write_run(path, {{"threads", "1..16:x2"}}, points);
+}
+
+void gpu_demo(const std::string& path) {
+  const int sms_list[] = {16, 32, 66, 132};
+  std::vector<SynthPoint> points;
+  std::int64_t id = 0;
+  for (int si = 0; si < 4; ++si) {
+    const double s = sms_list[si];
+    const double hbm = 3000 * (1 - std::exp(-s / 40)), l2 = 80 * s, l1 = 250 * s, fp64 = 255 * s;
+    SynthPoint p;
+    p.row = point_row(id, "sms=" + std::to_string(sms_list[si]), -1, 1, 1, sms_list[si], 0);
+    p.ceilings = {bandwidth("L1", l1), bandwidth("L2", l2), bandwidth("HBM", hbm),
+                  compute("FP64 FMA", "fp64", "fma", fp64), compute("FP32 FMA", "fp32", "fma", 2 * fp64),
+                  compute("TC FP64", "fp64", "mma", 2 * fp64)};
+    store::RankRecords rr = rank(0, 1.0, "cuda-metrics");
+    std::int64_t clock_ns = 0;
+    struct K { const char* name; double F, Bl1, Bl2, Bdram; double eta; int blocks; int launches; double fixed_ns; };
+    const K kernels[] = {
+        {"spmv_csr", 2e8, 2.4e9, 1.6e9, 1.2e9, 0.85, 4096, 40, 0},
+        {"gemm_tiled", 4e10, 8e10, 8e9, 4e8, 0.8, 8192, 20, 0},
+        {"reduce_rows", 1e8, 8e8, 8e8, 8e8, 0.7, 64, 40, 0},
+        {"tiny_update", 1e5, 8e5, 8e5, 8e5, 0.5, 1024, 200, 3000},
+    };
+    double total = 0;
+    for (const auto& k : kernels) {
+      double bound = std::min({fp64, l1 * k.F / k.Bl1, l2 * k.F / k.Bl2, hbm * k.F / k.Bdram});
+      // reduce_rows: only 64 blocks, so at most 64 SMs work (tail effect past 64 SMs).
+      double usable = k.blocks < s ? k.blocks / s : 1.0;
+      double t_total = k.F / (k.eta * bound * usable * 1e9);
+      double per_launch_ns = t_total * 1e9 / k.launches + k.fixed_ns;
+      for (int li = 0; li < k.launches; ++li) {
+        auto dur = static_cast<std::int64_t>(per_launch_ns);
+        rr.kernels.push_back(kernel_launch(rr, k.name, li, clock_ns, dur, k.blocks, false));  // trace pass
+        store::KernelRow m = kernel_launch(rr, k.name, li, 0, dur, k.blocks, true);          // metrics pass
+        m.start_ns = m.end_ns = 0;  // replayed launches carry no timeline
+        m.flops_fp64 = k.F / k.launches;
+        m.bytes_l1 = k.Bl1 / k.launches;
+        m.bytes_l2 = k.Bl2 / k.launches;
+        m.bytes_dram_read = 0.75 * k.Bdram / k.launches;
+        m.bytes_dram_write = 0.25 * k.Bdram / k.launches;
+        m.warp_instructions = k.F / k.launches / 64 * 1.5;
+        m.thread_instructions = m.warp_instructions * 32;
+        m.global_ld_instructions = k.Bl1 / k.launches / 256 * 0.75;
+        m.global_st_instructions = k.Bl1 / k.launches / 256 * 0.25;
+        m.global_transactions = k.Bl1 / k.launches / 32;
+        m.shared_ld_instructions = m.shared_st_instructions = 0;
+        m.shared_transactions = 0;
+        rr.kernels.push_back(m);
+        clock_ns += dur + 2000;
+        total += dur * 1e-9;
+      }
+    }
+    rr.info.wall_s = total + 0.2;
+    p.ranks.push_back(std::move(rr));
+    points.push_back(std::move(p));
+    ++id;
+  }
+  write_run(path, {{"sms", "16,32,66,132"}}, points);
+}
+
+void scale(const std::string& path, int nranks, int npoints, long long records) {
+  const long long per = std::max(1LL, records / (static_cast<long long>(nranks) * npoints));
+  const int names = 40;
+  std::vector<SynthPoint> points;
+  for (int pi = 0; pi < npoints; ++pi) {
+    const int t = 1 << pi;
+    SynthPoint p;
+    p.row = point_row(pi, "threads=" + std::to_string(t), t, nranks, 1, -1, 0);
+    p.ceilings = {bandwidth("L1", 250.0 * t), bandwidth("L2", 80.0 * t), bandwidth("HBM", 3000 * (1 - std::exp(-t / 40.0))),
+                  compute("FP64 FMA", "fp64", "fma", 255.0 * t)};
+    for (int r = 0; r < nranks; ++r) {
+      store::RankRecords rr = rank(r, 10.0 / t, "cuda-metrics");
+      rr.kernels.reserve(static_cast<std::size_t>(per));
+      std::int64_t clock = 0;
+      std::vector<std::int64_t> next(names, 0);
+      for (long long i = 0; i < per; ++i) {
+        int k = static_cast<int>(i % names);
+        std::int64_t dur = 20000 + 1000 * k + (r * 37 + i) % 500;
+        store::KernelRow m = kernel_launch(rr, "kernel_" + std::to_string(k), next[k]++, clock, dur / t + 3000, 256 * (k + 1), true);
+        m.flops_fp64 = 1e6 * (k + 1);
+        m.bytes_l1 = 4e6;
+        m.bytes_l2 = 2e6;
+        m.bytes_dram_read = 1e6 * (1 + pi * 0.1);
+        m.bytes_dram_write = 2e5;
+        m.warp_instructions = 5e4;
+        m.global_ld_instructions = 1e4;
+        m.global_st_instructions = 2e3;
+        m.global_transactions = 1.25e5;
+        rr.kernels.push_back(m);
+        clock += dur + 1000;
+      }
+      p.ranks.push_back(std::move(rr));
+    }
+    points.push_back(std::move(p));
+  }
+  write_run(path, {{"threads", "1..128:x2"}}, points);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return usage();
+  std::string scenario = argv[1], out;
+  int nranks = 64, npoints = 8;
+  long long records = 1000000;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    const char* v = nullptr;
+    if ((a == "-o" || a == "--out") && (v = next())) out = v;
+    else if (a == "--ranks" && (v = next())) nranks = std::atoi(v);
+    else if (a == "--points" && (v = next())) npoints = std::atoi(v);
+    else if (a == "--records" && (v = next())) records = std::atoll(v);
+    else return usage();
+  }
+  if (out.empty() || nranks < 1 || npoints < 1 || records < 1) return usage();
+  try {
+    if (scenario == "cpu-demo") cpu_demo(out);
+    else if (scenario == "gpu-demo") gpu_demo(out);
+    else if (scenario == "scale") scale(out, nranks, npoints, records);
+    else return usage();
+  } catch (const std::exception& e) {
+    std::cerr << "rtrace-synth: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,216 @@
+// Synthetic runs with known answers, written through the store API and read back.
+#include "rtrace/analysis/analyze.hpp"
+#include "rtrace/analysis/dataset.hpp"
+#include "rtrace/analysis/report.hpp"
+#include "synthetic_run.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <unistd.h>
+
+using namespace rtrace;
+using namespace rtrace::analysis;
+
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return std::string(RTRACE_BINARY_DIR) + "/tests/analysis/" + name + "-" + std::to_string(::getpid()) + ".h5";
+}
+
+const double kNan = std::nan("");
+
+// A single-region CPU point: ceilings DRAM/FP64 and one region per rank.
+synth::SynthPoint cpu_point(std::int64_t id, int threads, int ranks, double dram_gbs, double fp64_gflops,
+                            const std::vector<double>& rank_times, double flops, double dram_bytes) {
+  synth::SynthPoint p;
+  p.row = synth::point_row(id, "threads=" + std::to_string(threads) + " ranks=" + std::to_string(ranks), threads, ranks);
+  p.ceilings = {synth::bandwidth("DRAM", dram_gbs), synth::compute("FP64 FMA", "fp64", "fma", fp64_gflops)};
+  for (std::size_t r = 0; r < rank_times.size(); ++r) {
+    store::RankRecords rr = synth::rank(static_cast<std::int64_t>(r), rank_times[r]);
+    synth::region(rr, "k", rank_times[r], flops / rank_times.size(), kNan, kNan, kNan, dram_bytes / rank_times.size());
+    p.ranks.push_back(std::move(rr));
+  }
+  return p;
+}
+
+AnalysisResult run_two_points(const std::string& name, const synth::SynthPoint& a, const synth::SynthPoint& b,
+                              const std::string& axis) {
+  std::string path = temp_path(name);
+  synth::write_run(path, {{axis, "synthetic"}}, {a, b});
+  AnalysisResult res = analyze(load_run(path), AnalyzeOptions{});
+  std::remove(path.c_str());
+  return res;
+}
+
+const TrajectoryStep& only_step(const AnalysisResult& res) {
+  EXPECT_EQ(res.trajectories.size(), 1u);
+  EXPECT_EQ(res.trajectories.at(0).steps.size(), 1u);
+  return res.trajectories.at(0).steps.at(0);
+}
+
+}  // namespace
+
+TEST(Analyze, DramIntensityHalvesIsCacheCapacityAtDram) {
+  auto res = run_two_points("cache", cpu_point(0, 1, 1, 10, 1000, {0.01}, 1e9, 1e8),
+                            cpu_point(1, 2, 1, 20, 2000, {0.01}, 1e9, 2e8), "threads");
+  EXPECT_EQ(res.axis, "threads");
+  const auto& st = only_step(res);
+  EXPECT_EQ(st.d.diagnosis, "cache-capacity");
+  EXPECT_EQ(st.d.level, "DRAM");
+  EXPECT_NEAR(st.d.factors.ai_ratio, 0.5, 1e-9);
+}
+
+TEST(Analyze, PinnedCeilingGrowing1p2xIsBandwidthContention) {
+  auto res = run_two_points("contention", cpu_point(0, 1, 1, 10, 1000, {0.01}, 1e9, 1e8),
+                            cpu_point(1, 2, 1, 12, 2000, {1e9 / 120e9}, 1e9, 1e8), "threads");
+  const auto& st = only_step(res);
+  EXPECT_EQ(st.d.diagnosis, "bandwidth-contention");
+  EXPECT_NEAR(st.d.speedup, 1.2, 1e-9);
+  EXPECT_NEAR(st.d.factors.ceiling_ratio, 1.2, 1e-9);
+}
+
+TEST(Analyze, PerfectScalingIsIdeal) {
+  auto res = run_two_points("ideal", cpu_point(0, 1, 1, 10, 1000, {0.01}, 1e9, 1e8),
+                            cpu_point(1, 2, 1, 20, 2000, {0.005}, 1e9, 1e8), "threads");
+  EXPECT_EQ(only_step(res).d.diagnosis, "ideal");
+  ASSERT_EQ(res.summaries.size(), 1u);
+  EXPECT_NEAR(res.summaries[0].final_efficiency, 1.0, 1e-9);
+  EXPECT_EQ(res.summaries[0].breaks_after, -1);
+}
+
+TEST(Analyze, RankImbalanceIsOtherWithCauseImbalance) {
+  // 2 -> 4 ranks: counts summed over ranks; the slowest rank keeps the old time.
+  auto res = run_two_points("imbalance", cpu_point(0, 1, 2, 10, 1000, {0.01, 0.01}, 1e9, 1e8),
+                            cpu_point(1, 1, 4, 20, 2000, {0.005, 0.005, 0.005, 0.01}, 1e9, 1e8), "ranks");
+  EXPECT_EQ(res.axis, "ranks");
+  const auto& k = res.run.configs[1].kernels.at(0);
+  EXPECT_NEAR(k.imbalance, 0.01 / 0.00625 - 1, 1e-9);
+  EXPECT_NEAR(k.counts.flops_fp64, 1e9, 1);
+  EXPECT_NEAR(k.time_s, 0.01, 1e-12);
+  const auto& st = only_step(res);
+  EXPECT_EQ(st.d.diagnosis, "other");
+  EXPECT_EQ(st.d.cause, "imbalance");
+}
+
+TEST(Analyze, RepeatsTakeTheMedianAndKeepTheSpread) {
+  std::string path = temp_path("repeats");
+  std::vector<synth::SynthPoint> pts;
+  const double times[] = {0.010, 0.012, 0.011};
+  for (int i = 0; i < 3; ++i) {
+    auto p = cpu_point(i, 1, 1, 10, 1000, {times[i]}, 1e9, 1e8);
+    p.row.repeat = i;
+    pts.push_back(p);
+  }
+  synth::write_run(path, {{"threads", "1"}}, pts);
+  RunData run = load_run(path);
+  std::remove(path.c_str());
+  ASSERT_EQ(run.configs.size(), 1u);
+  EXPECT_EQ(run.configs[0].repeats(), 3);
+  EXPECT_NEAR(run.configs[0].kernels[0].time_s, 0.011, 1e-12);
+  EXPECT_NEAR(run.configs[0].kernels[0].time_spread, 0.002 / 0.011, 1e-9);
+}
+
+TEST(Analyze, TraceOnlyLaunchesJoinMetricsByNameAndLaunchOrder) {
+  store::RankRecords rr = synth::rank(0, 1.0, "cuda-metrics");
+  for (int i = 0; i < 3; ++i) {
+    rr.kernels.push_back(synth::kernel_launch(rr, "axpy", i, 1000 * i, 100, 64, false));  // timing
+    auto m = synth::kernel_launch(rr, "axpy", i, 0, 999, 64, true);                       // metrics, replayed
+    m.start_ns = m.end_ns = 0;
+    m.flops_fp64 = 10;
+    m.bytes_dram_read = 3;
+    m.bytes_dram_write = 1;
+    rr.kernels.push_back(m);
+  }
+  PointAggregate agg = aggregate_ranks({rr});
+  ASSERT_EQ(agg.kernels.size(), 1u);
+  const auto& k = agg.kernels[0];
+  EXPECT_EQ(k.kind, "gpu-kernel");
+  EXPECT_EQ(k.calls, 3);
+  EXPECT_NEAR(k.time_s, 300e-9, 1e-15);          // from the trace rows
+  EXPECT_NEAR(k.counts.flops_fp64, 30, 1e-12);   // from the metric rows
+  EXPECT_NEAR(k.counts.bytes[3], 12, 1e-12);     // DRAM read + write
+  EXPECT_NEAR(k.metric_coverage, 1.0, 1e-12);
+}
+
+TEST(Analyze, PhiMatchesHandComputation) {
+  // Platform A: eta 0.5 (50 of 100 GFLOP/s); platform B: eta 0.25. Phi = 2 / (1/0.5 + 1/0.25) = 1/3.
+  std::string a = temp_path("pp-a"), b = temp_path("pp-b");
+  synth::write_run(a, {{"threads", "1"}}, {cpu_point(0, 1, 1, 10, 1000, {0.02}, 1e9, 1e8)});
+  auto pb = cpu_point(0, 1, 1, 40, 1000, {0.01}, 1e9, 1e8);  // bound 400, P 100
+  store::RankRecords& r0 = pb.ranks[0];
+  synth::region(r0, "only_on_b", 0.1, 1e6, kNan, kNan, kNan, 1e6);
+  synth::write_run(b, {{"threads", "1"}}, {pb});
+  std::vector<AnalysisResult> runs{analyze(load_run(a), {}), analyze(load_run(b), {})};
+  std::remove(a.c_str());
+  std::remove(b.c_str());
+  PortabilityResult pp = portability(runs);
+  ASSERT_EQ(pp.kernels.size(), 1u);
+  EXPECT_EQ(pp.kernels[0].name, "k");
+  EXPECT_NEAR(pp.kernels[0].efficiency[0], 0.5, 1e-9);
+  EXPECT_NEAR(pp.kernels[0].efficiency[1], 0.25, 1e-9);
+  EXPECT_NEAR(pp.kernels[0].phi, 1.0 / 3.0, 1e-9);
+  ASSERT_EQ(pp.missing.size(), 1u);
+  EXPECT_EQ(pp.missing[0], "only_on_b");
+  auto errors = validate_json(to_json(pp), nlohmann::json::parse(kAnalysisSchemaJson));
+  EXPECT_TRUE(errors.empty()) << errors.front();
+}
+
+TEST(Analyze, JsonValidatesAgainstSchemaAndWriteBackStoresIt) {
+  std::string path = temp_path("json");
+  synth::write_run(path, {{"threads", "1..4:x2"}},
+                   {cpu_point(0, 1, 1, 10, 1000, {0.01}, 1e9, 1e8), cpu_point(1, 2, 1, 20, 2000, {0.01}, 1e9, 2e8),
+                    cpu_point(2, 4, 1, 24, 4000, {0.008}, 1e9, 2e8)});
+  AnalysisResult res = analyze(load_run(path), {});
+  nlohmann::json doc = to_json(res);
+  nlohmann::json schema = nlohmann::json::parse(kAnalysisSchemaJson);
+  auto errors = validate_json(doc, schema);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_EQ(doc["trajectories"][0]["steps"][0]["diagnosis"], "cache-capacity");
+  // The validator does reject a bad document.
+  nlohmann::json bad = doc;
+  bad["trajectories"][0]["steps"][0]["diagnosis"] = "slow";
+  bad["kernels"][0].erase("points");
+  EXPECT_EQ(validate_json(bad, schema).size(), 2u);
+
+  write_back(res, doc);
+  store::File f = store::File::open(path);
+  ASSERT_TRUE(f.root().exists("analysis"));
+  store::Group g = f.root().open_group("analysis");
+  EXPECT_EQ(nlohmann::json::parse(g.read_text("result_json"))["kind"], "analysis");
+  EXPECT_EQ(g.attr_string("axis"), "threads");
+  std::remove(path.c_str());
+}
+
+TEST(Analyze, BadInputsGiveOneLineErrors) {
+  auto message = [](const std::string& path) -> std::string {
+    try {
+      load_run(path);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_NE(message("/nonexistent/run.h5").find("no such file"), std::string::npos);
+  std::string text = temp_path("text");
+  std::ofstream(text) << "hello\n";
+  EXPECT_NE(message(text).find("not an HDF5 file"), std::string::npos);
+  std::remove(text.c_str());
+  std::string plain = temp_path("plain");
+  { store::File::create(plain, true); }
+  EXPECT_NE(message(plain).find("not an rtrace run file"), std::string::npos);
+  std::remove(plain.c_str());
+  // A planned run whose points never completed.
+  std::string pending = temp_path("pending");
+  {
+    auto row = synth::point_row(0, "threads=1", 1);
+    store::set_str(row.status, "pending");
+    row.complete = 0;
+    store::RunFile::create(pending, store::RunMetadata{}, store::MachineInfo{}, {}, {row}, true);
+  }
+  std::string m = message(pending);
+  EXPECT_NE(m.find("no complete points"), std::string::npos) << m;
+  EXPECT_EQ(m.find('\n'), std::string::npos);
+  std::remove(pending.c_str());
+}

@@ -1,0 +1,36 @@
+#!/bin/bash
+# End to end: rtrace-synth demo runs -> rtrace analyze table/JSON/CSV/SVG/HTML/--write/--pp; bad inputs exit 2.
+set -u
+RTRACE=$1 SYNTH=$2 DIR=$3
+rm -rf "$DIR" && mkdir -p "$DIR" && cd "$DIR" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+"$SYNTH" cpu-demo -o cpu.h5 || fail "synth cpu-demo"
+"$SYNTH" gpu-demo -o gpu.h5 || fail "synth gpu-demo"
+"$RTRACE" analyze cpu.h5 --json cpu.json --csv csv --svg svg --html cpu.html --write > table.txt || fail "analyze cpu"
+grep -q "cache:DRAM" table.txt || fail "no cache-capacity at DRAM in the table"
+grep -q "bw:DRAM" table.txt || fail "no bandwidth contention in the table"
+awk 'length > 100 { bad = 1 } END { exit bad }' table.txt || fail "table wider than 100 columns"
+for f in cpu.json csv/points.csv csv/steps.csv csv/summary.csv cpu.html; do [ -s "$f" ] || fail "missing $f"; done
+ls svg/roofline-c000.svg svg/scaling-1.svg svg/trajectory-*.svg > /dev/null || fail "missing SVGs"
+grep -q "<svg" cpu.html || fail "HTML without inline SVG"
+grep -Eq 'src="http|href="http' cpu.html && fail "HTML references external resources"
+"$RTRACE" analyze gpu.h5 --json gpu.json --svg gsvg -q || fail "analyze gpu"
+ls gsvg/instruction-c000.svg > /dev/null || fail "no instruction roofline"
+grep -q '"tail-effect"\|"launch-overhead"' gpu.json || fail "gpu causes missing"
+"$RTRACE" analyze --pp cpu.h5 cpu.h5 --json pp.json > pp.txt || fail "--pp"
+grep -q "Phi" pp.txt || fail "no Phi table"
+# Bad inputs: exit 2 and one line.
+check_bad() {
+  "$RTRACE" analyze "$@" > out.txt 2> err.txt
+  rc=$?
+  [ $rc -eq 2 ] || fail "analyze $* exited $rc, expected 2"
+  [ "$(wc -l < err.txt)" -eq 1 ] || fail "analyze $*: expected one error line, got: $(cat err.txt)"
+}
+check_bad missing.h5
+echo "not hdf5" > text.h5
+check_bad text.h5
+check_bad cpu.h5 --axis bogus
+check_bad cpu.h5 --ai-drop 7
+check_bad --pp cpu.h5
+check_bad
+echo "analysis_cli_demo: ok"

@@ -1,0 +1,167 @@
+// The roofline model and the step classifier on numbers with known answers.
+#include "rtrace/analysis/model.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace rtrace::analysis;
+
+namespace {
+
+Ceiling bw(const std::string& name, double v) { return Ceiling{name, "bandwidth", "", "", "GB/s", v, v, v}; }
+Ceiling peak(const std::string& name, const std::string& prec, const std::string& var, double v) {
+  return Ceiling{name, "compute", prec, var, "GFLOP/s", v, v, v};
+}
+CeilingSet cpu(double dram, double fp64) {
+  return CeilingSet({bw("L1d", 1000), bw("L2", 500), bw("L3", 200), bw("DRAM", dram), peak("FP64 FMA", "fp64", "fma", fp64),
+                     peak("FP64 no-FMA", "fp64", "nofma", fp64 / 2)});
+}
+KernelAtPoint kernel(double flops, double dram_bytes, double time_s) {
+  KernelAtPoint k;
+  k.name = "k";
+  k.kind = "region";
+  k.counts.flops_fp64 = flops;
+  k.counts.bytes[3] = dram_bytes;
+  k.time_s = k.counts_time_s = k.mean_rank_time_s = time_s;
+  k.imbalance = 0;
+  return k;
+}
+StepDiagnosis step(const KernelAtPoint& a, const KernelAtPoint& b, const CeilingSet& ca, const CeilingSet& cb,
+                   double c1 = 1, double c2 = 2) {
+  StepEvidence ea, eb;
+  ea.imbalance = a.imbalance;
+  eb.imbalance = b.imbalance;
+  return classify_step(a, b, evaluate(a, ca), evaluate(b, cb), ca, cb, c1, c2, ea, eb, Thresholds{});
+}
+
+}  // namespace
+
+TEST(Model, EvaluateFindsBindingLevelAndEfficiency) {
+  // F = 1e9, B_DRAM = 1e8 -> AI 10; DRAM 10 GB/s -> bound 100 GFLOP/s < 1000 peak.
+  RooflineEval e = evaluate(kernel(1e9, 1e8, 0.02), cpu(10, 1000));
+  EXPECT_DOUBLE_EQ(e.ai[3], 10);
+  EXPECT_DOUBLE_EQ(e.gflops, 50);
+  EXPECT_DOUBLE_EQ(e.bound_gflops, 100);
+  EXPECT_DOUBLE_EQ(e.efficiency, 0.5);
+  EXPECT_EQ(e.binding, "DRAM");
+  EXPECT_EQ(e.peak_name, "FP64 FMA");  // the best non-tensor ceiling of the precision
+  // Compute bound when AI is high.
+  RooflineEval c = evaluate(kernel(1e12, 1e8, 2), cpu(10, 1000));
+  EXPECT_EQ(c.binding, "compute");
+  EXPECT_DOUBLE_EQ(c.efficiency, 0.5);
+}
+
+TEST(Model, UnavailableCountsStayUnavailable) {
+  KernelAtPoint k;
+  k.time_s = 1;
+  RooflineEval e = evaluate(k, cpu(10, 100));
+  EXPECT_FALSE(e.counts_available());
+  EXPECT_TRUE(std::isnan(e.gflops));
+  EXPECT_TRUE(std::isnan(e.efficiency));
+  EXPECT_TRUE(e.binding.empty());
+}
+
+TEST(Model, DecompositionIsExact) {
+  auto a = kernel(1e9, 1e8, 0.02), b = kernel(1e9, 1.6e8, 0.015);
+  auto ca = cpu(10, 1000), cb = cpu(17, 2000);
+  StepFactors f = decompose(evaluate(a, ca), evaluate(b, cb), ca, cb);
+  ASSERT_EQ(f.basis, "DRAM");
+  double s = evaluate(b, cb).gflops / evaluate(a, ca).gflops;
+  EXPECT_NEAR(std::log(s), std::log(f.ceiling_ratio) + std::log(f.ai_ratio) + std::log(f.efficiency_ratio), 1e-12);
+  EXPECT_NEAR(f.ai_ratio, 1 / 1.6, 1e-12);
+  EXPECT_NEAR(f.ceiling_ratio, 1.7, 1e-12);
+}
+
+TEST(Model, DramIntensityHalvingIsCacheCapacityAtDram) {
+  // Both on the DRAM roof; the ceiling doubles but AI halves: no speedup.
+  auto d = step(kernel(1e9, 1e8, 0.01), kernel(1e9, 2e8, 0.01), cpu(10, 1000), cpu(20, 2000));
+  EXPECT_EQ(d.diagnosis, "cache-capacity");
+  EXPECT_EQ(d.level, "DRAM");
+  EXPECT_NEAR(d.factors.ai_ratio, 0.5, 1e-12);
+}
+
+TEST(Model, PinnedAtSublinearCeilingIsBandwidthContention) {
+  auto d = step(kernel(1e9, 1e8, 0.01), kernel(1e9, 1e8, 1e9 / 120e9), cpu(10, 1000), cpu(12, 2000));
+  EXPECT_EQ(d.diagnosis, "bandwidth-contention");
+  EXPECT_EQ(d.level, "DRAM");
+  EXPECT_NEAR(d.speedup, 1.2, 1e-9);
+  EXPECT_NEAR(d.factors.ceiling_ratio, 1.2, 1e-12);
+  EXPECT_NEAR(d.factors.efficiency_ratio, 1.0, 1e-9);
+}
+
+TEST(Model, PerfectScalingIsIdeal) {
+  auto d = step(kernel(1e9, 1e8, 0.01), kernel(1e9, 1e8, 0.005), cpu(10, 1000), cpu(20, 2000));
+  EXPECT_EQ(d.diagnosis, "ideal");
+  EXPECT_NEAR(d.step_efficiency, 1, 1e-12);
+}
+
+TEST(Model, ComputeBoundOnSublinearPeak) {
+  auto d = step(kernel(1e12, 1e8, 1.0), kernel(1e12, 1e8, 1.0 / 1.3), cpu(100, 1000), cpu(200, 1300));
+  EXPECT_EQ(d.diagnosis, "compute-bound");
+}
+
+TEST(Model, RisingIntensityWithSuperlinearSpeedup) {
+  auto d = step(kernel(1e9, 2e8, 0.02), kernel(1e9, 0.5e8, 0.0025), cpu(10, 1000), cpu(20, 2000));
+  EXPECT_EQ(d.diagnosis, "superlinear");
+  EXPECT_EQ(d.level, "DRAM");
+}
+
+TEST(Model, ImbalanceIsNamedForOther) {
+  auto a = kernel(1e9, 1e8, 0.01), b = kernel(1e9, 1e8, 0.01);
+  b.mean_rank_time_s = 0.00625;
+  b.imbalance = 0.6;
+  auto d = step(a, b, cpu(10, 1000), cpu(20, 2000));
+  EXPECT_EQ(d.diagnosis, "other");
+  EXPECT_EQ(d.cause, "imbalance");
+}
+
+TEST(Model, FlatTimeWithoutCountsIsSerialFraction) {
+  KernelAtPoint a, b;
+  a.time_s = a.mean_rank_time_s = 1.0;
+  b.time_s = b.mean_rank_time_s = 0.98;
+  a.imbalance = b.imbalance = 0;
+  auto d = step(a, b, CeilingSet{}, CeilingSet{});
+  EXPECT_EQ(d.diagnosis, "other");
+  EXPECT_EQ(d.cause, "serial-fraction");
+  EXPECT_NEAR(d.karp_flatt, (1 / (1 / 0.98) - 0.5) / 0.5, 1e-12);
+}
+
+TEST(Model, ShortLaunchesAndTailEffect) {
+  KernelAtPoint a, b;
+  a.kind = b.kind = "gpu-kernel";
+  a.time_s = a.mean_rank_time_s = 1.0;
+  b.time_s = b.mean_rank_time_s = 0.9;
+  StepEvidence ea, eb;
+  ea.mean_blocks = eb.mean_blocks = 64;
+  ea.sms = 32;
+  eb.sms = 66;  // 64 blocks on 66 SMs: one partial wave... fill 97%: no tail effect
+  eb.mean_launch_s = 4e-6;
+  auto d = classify_step(a, b, {}, {}, {}, {}, 32, 66, ea, eb, Thresholds{});
+  EXPECT_EQ(d.cause, "launch-overhead");
+  // 100 blocks: two full waves on 50 SMs, but a 52%-full second wave on 66 SMs: no speedup.
+  eb.mean_blocks = ea.mean_blocks = 100;
+  ea.sms = 50;
+  eb.sms = 66;
+  eb.mean_launch_s = 1e-3;
+  b.time_s = b.mean_rank_time_s = 1.0;
+  d = classify_step(a, b, {}, {}, {}, {}, 50, 66, ea, eb, Thresholds{});
+  EXPECT_EQ(d.cause, "tail-effect");
+  EXPECT_NEAR(tail_efficiency(100, 66), (100.0 / 66) / 2, 1e-12);
+}
+
+TEST(Model, PhiIsHarmonicMeanOrZero) {
+  EXPECT_NEAR(performance_portability({0.5, 0.25}), 2.0 / (2 + 4), 1e-12);
+  EXPECT_NEAR(performance_portability({0.8, 0.4, 0.2}), 3.0 / (1.25 + 2.5 + 5), 1e-12);
+  EXPECT_EQ(performance_portability({0.5, kNaN}), 0);
+  EXPECT_EQ(performance_portability({0.5, 0}), 0);
+}
+
+TEST(Model, ThresholdsAreValidated) {
+  Thresholds t;
+  t.ai_drop = 1.5;
+  try {
+    t.validate();
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("ai-drop"), std::string::npos);
+  }
+}
