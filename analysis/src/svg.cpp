@@ -348,7 +348,10 @@ std::string trajectory_chart(const AnalysisResult& res, const Trajectory& t) {
       double len = std::hypot(x1 - x0, y1 - y0);
       if (len < 14) continue;  // too short for an arrow: the markers overlap anyway
       double ux = (x1 - x0) / len, uy = (y1 - y0) / len;
-      c.line(x0 + 7 * ux, y0 + 7 * uy, x1 - 8 * ux, y1 - 8 * uy, "#444", 1.5, nullptr, "arrow");
+      // The roof level's path is the story; the other levels stay in the background.
+      const bool main_path = l == static_cast<int>(roof_level);
+      c.line(x0 + 7 * ux, y0 + 7 * uy, x1 - 8 * ux, y1 - 8 * uy, main_path ? "#222" : "#bbb", main_path ? 2 : 1, nullptr,
+             "arrow");
     }
   }
   for (int i = 0; i < n; ++i) {
