@@ -101,19 +101,30 @@ class Canvas {
   bool place(const std::vector<std::pair<double, double>>& candidates, const std::string& s, int size,
              const char* anchor, const std::string& color, double rotate = 0) {
     double w = 0.6 * size * static_cast<double>(s.size()), h = size * 1.15;
-    auto box_at = [&](double x, double y) {
-      double x0 = std::string(anchor) == "end" ? x - w : (std::string(anchor) == "middle" ? x - w / 2 : x);
-      if (rotate != 0) {  // -45 degrees: the text's box spans w/sqrt2 each way
+    // Rotated (-45 degree) text covers a diagonal band: model it as small boxes along the diagonal.
+    auto boxes_at = [&](double x, double y) {
+      std::vector<Box> out;
+      if (rotate != 0) {
         double d = w / std::sqrt(2.0);
-        return Box{x, y - d - h / 2, x + d + h / 2, y + h / 2};
+        const int n = 5;
+        for (int i = 0; i < n; ++i) {
+          double cx = x + d * (i + 0.5) / n, cy = y - d * (i + 0.5) / n;
+          double half = d / n / 2 + h / 2;
+          out.push_back(Box{cx - half, cy - half, cx + half, cy + half});
+        }
+        return out;
       }
-      return Box{x0, y - h + 2, x0 + w, y + 3};
+      double x0 = std::string(anchor) == "end" ? x - w : (std::string(anchor) == "middle" ? x - w / 2 : x);
+      out.push_back(Box{x0, y - h + 2, x0 + w, y + 3});
+      return out;
     };
     for (const auto& [x, y] : candidates) {
-      Box b = box_at(x, y);
-      bool free = std::none_of(placed_.begin(), placed_.end(), [&](const Box& o) { return o.overlaps(b); });
+      std::vector<Box> bs = boxes_at(x, y);
+      bool free = std::none_of(bs.begin(), bs.end(), [&](const Box& b) {
+        return std::any_of(placed_.begin(), placed_.end(), [&](const Box& o) { return o.overlaps(b); });
+      });
       if (free) {
-        placed_.push_back(b);
+        placed_.insert(placed_.end(), bs.begin(), bs.end());
         text(x, y, s, size, anchor, color, rotate);
         return true;
       }
@@ -494,37 +505,47 @@ std::string instruction_chart(const AnalysisResult& res, int ci) {
     ymin = std::min(ymin, p->warp_gips / 3);
   }
   LogFrame f = LogFrame::fit(0.01, 100, ymin, ymax, 600, 460);
-  int W = static_cast<int>(f.left + f.width() + 330), H = static_cast<int>(f.top + f.height() + 64);
+  int W = static_cast<int>(f.left + f.width() + 360), H = static_cast<int>(f.top + f.height() + 64);
   Canvas c(W, std::max(H, 320));
   const auto& conf = res.run.configs[ci];
   c.text(f.left, 30, "Instruction roofline: " + conf.label, 17, "start", "#111", 0, true);
-  f.draw(c, "Instruction intensity (warp instructions / 32-byte transaction)", "Performance (warp GIPS)");
+  f.draw(c, "Instructions per 32-byte transaction", "Performance (warp GIPS)");
   const auto* p0 = pts.front();
   std::vector<std::pair<std::string, double>> bws = {{"L1", p0->gtxn_l1}, {"L2", p0->gtxn_l2}, {"HBM", p0->gtxn_dram}};
   double peak = available(p0->peak_gips) ? p0->peak_gips : f.ymax();
+  if (available(p0->peak_gips)) {
+    c.line(f.left, f.Y(p0->peak_gips), f.left + f.width(), f.Y(p0->peak_gips), "#555", 2);
+    c.place({{f.left + f.width() - 6, f.Y(p0->peak_gips) - 5}}, "peak " + num(p0->peak_gips, 4) + " warp GIPS", 12,
+            "end", "#555");
+  }
   for (const auto& [name, g] : bws) {
     if (!available(g)) continue;
     double x0 = std::max(f.xmin(), f.ymin() / g), x1 = std::min(f.xmax(), peak / g);
     if (x1 <= x0) continue;
     c.line(f.X(x0), f.Y(g * x0), f.X(x1), f.Y(g * x1), "#555", 2);
-    c.place({{f.X(x0) + 20, f.Y(g * x0) - 26}, {f.X(x0) + 80, f.Y(g * x0) - 86}}, name + " " + num(g, 4) + " GTXN/s",
-            12, "start", "#555", -45);
-  }
-  if (available(p0->peak_gips)) {
-    c.line(f.left, f.Y(p0->peak_gips), f.left + f.width(), f.Y(p0->peak_gips), "#555", 2);
-    c.place({{f.left + f.width() - 6, f.Y(p0->peak_gips) - 5}}, "peak " + num(p0->peak_gips, 4) + " warp GIPS", 12,
-            "end", "#555");
+    std::vector<std::pair<double, double>> cand;
+    for (double t : {0.3, 0.5, 0.15, 0.7, 0.05}) {
+      double lx = std::pow(10.0, std::log10(x0) + t * (std::log10(x1) - std::log10(x0)));
+      cand.push_back({f.X(lx) + 4, f.Y(g * lx) - 6});
+    }
+    c.place(cand, name + " " + num(g, 4) + " GTXN/s", 12, "start", "#555", -45);
   }
   // Global-memory walls: 32 transactions per LDST (stride >= 128 B), 8 (unit-stride FP64), 1 (same address).
   for (const auto& [x, name] : std::vector<std::pair<double, std::string>>{{1.0 / 32, "stride wall 1/32"},
                                                                           {1.0 / 8, "unit stride 1/8"},
                                                                           {1.0, "1 txn/LDST"}}) {
     c.line(f.X(x), f.top, f.X(x), f.top + f.height(), "#b07", 1.2, "4,3");
-    c.place({{f.X(x) + 4, f.top + 16}, {f.X(x) + 4, f.top + 34}, {f.X(x) + 4, f.top + 52}}, name, 11, "start", "#b07");
+    std::vector<std::pair<double, double>> cand;
+    for (int k = 0; k < 8; ++k) cand.push_back({f.X(x) + 4, f.top + f.height() - 10 - 18 * k});
+    c.place(cand, name, 11, "start", "#b07");
   }
   double lx = f.left + f.width() + 30, ly = f.top + 10;
-  c.text(lx, ly, "Kernels: circle = all/L1, square = global LDST", 12, "start", "#111", 0, true);
-  ly += 22;
+  c.text(lx, ly, "Kernels (colour)", 13, "start", "#111", 0, true);
+  ly += 18;
+  c.text(lx, ly, "circle: warp instr. / L1 txn", 12);
+  ly += 16;
+  c.text(lx, ly, "square: global LDST / global txn", 12);
+  ly += 24;
   for (std::size_t i = 0; i < pts.size() && i < kPaletteSize; ++i) {
     const auto* p = pts[i];
     if (available(p->ii_l1) && f.inside(p->ii_l1, p->warp_gips)) c.marker(0, f.X(p->ii_l1), f.Y(p->warp_gips), kPalette[i]);
