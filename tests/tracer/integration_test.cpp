@@ -1,0 +1,274 @@
+// Runs the test apps under LD_PRELOAD=librtrace_tracer.so (as the launcher
+// would) and reads the trace files back through the store.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "rtrace/store/run_file.hpp"
+
+namespace fs = std::filesystem;
+namespace store = rtrace::store;
+
+extern char** environ;
+
+namespace {
+
+// fork + execve with argv verbatim and extra environment; returns the wait status.
+int run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& extra_env) {
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    std::string key = kv.substr(0, kv.find('='));
+    if (!extra_env.count(key)) env_strings.push_back(kv);
+  }
+  for (const auto& [k, v] : extra_env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> args, env;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (auto& e : env_strings) env.push_back(e.data());
+  env.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execve(args[0], args.data(), env.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
+}
+
+struct TraceRank {
+  std::string file;
+  store::RankRecords rec;
+  const store::RegionRow* region(const std::string& name) const {
+    for (const auto& r : rec.regions)
+      if (rec.names.at(static_cast<std::size_t>(r.name_id)) == name) return &r;
+    return nullptr;
+  }
+  const store::MpiRow* mpi(const std::string& name) const {
+    for (const auto& r : rec.mpi)
+      if (rec.names.at(static_cast<std::size_t>(r.name_id)) == name) return &r;
+    return nullptr;
+  }
+  bool log_has(const std::string& text) const {
+    for (const auto& l : rec.log)
+      if (l.find(text) != std::string::npos) return true;
+    return false;
+  }
+};
+
+class TracerRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("rtrace-tracer-it-" + std::to_string(getpid()) + "-" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  std::map<std::string, std::string> tracer_env() const {
+    return {{"LD_PRELOAD", TRACER_LIB}, {"RTRACE_TRACE_DIR", dir_.string()}, {"RTRACE_LOG", "error"},
+            {"OMP_NUM_THREADS", "2"}};
+  }
+  std::vector<std::string> files() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir_)) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  // Every rank group of every trace file in the directory.
+  std::vector<TraceRank> ranks() const {
+    std::vector<TraceRank> out;
+    for (const auto& name : files()) {
+      store::File f = store::File::open((dir_ / name).string());
+      EXPECT_EQ(f.root().attr_string("file_kind"), "trace") << name;
+      store::Group g = f.root().open_group("ranks");
+      for (const auto& r : g.children()) out.push_back({name, store::read_rank(g.open_group(r))});
+    }
+    return out;
+  }
+  fs::path dir_;
+};
+
+TEST_F(TracerRun, OpenMPAppRecordsRegionsRusageAndDeclaredWork) {
+  int status = run({OMP_APP, "normal", "10"}, tracer_env());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  auto rs = ranks();
+  ASSERT_EQ(rs.size(), 1u);
+  const auto& r = rs[0];
+  EXPECT_EQ(r.file, "rank-0-" + std::to_string(r.rec.info.pid) + ".h5");
+  EXPECT_EQ(r.rec.info.complete, 1);
+  EXPECT_EQ(r.rec.info.exit_status, 0);
+  EXPECT_EQ(r.rec.info.tracer_errors, 0);
+  EXPECT_EQ(r.rec.info.counters_available, 0);
+  EXPECT_TRUE(r.log_has("counters unavailable: "));
+  EXPECT_EQ(r.rec.info.omp_threads, 2);
+  EXPECT_GT(r.rec.info.wall_s, 0);
+  EXPECT_GT(r.rec.info.user_s + r.rec.info.system_s, 0);
+  EXPECT_GT(r.rec.info.max_rss_kib, 1000);
+  EXPECT_GE(r.rec.info.voluntary_ctxsw, 0);
+  EXPECT_GE(r.rec.info.involuntary_ctxsw, 0);
+  EXPECT_EQ(std::string(r.rec.info.tracer_mode), "cpu");
+  auto* triad = r.region("triad");
+  auto* main_region = r.region("main");
+  ASSERT_TRUE(triad && main_region);
+  EXPECT_EQ(triad->calls, 10);
+  EXPECT_EQ(main_region->calls, 1);
+  EXPECT_GT(triad->time_s, 0);
+  EXPECT_GE(main_region->time_s, triad->time_s);
+  const double n = 1 << 16;
+  EXPECT_DOUBLE_EQ(triad->flops_fp64, 2 * n * 10);
+  EXPECT_DOUBLE_EQ(triad->bytes_dram, 24 * n * 10);
+  EXPECT_TRUE(std::isnan(triad->flops_fp32));
+  EXPECT_DOUBLE_EQ(main_region->flops_fp32, 100);
+  EXPECT_TRUE(std::isnan(triad->hw_cycles));
+}
+
+TEST_F(TracerRun, InertWithoutTraceDirAndInLaunchers) {
+  auto env = tracer_env();
+  env.erase("RTRACE_TRACE_DIR");
+  EXPECT_EQ(run({OMP_APP, "normal", "1"}, env), 0);
+  // The same binary under a launcher's name stays inert even with a trace dir.
+  fs::path fake = dir_ / "srun";
+  fs::create_symlink(OMP_APP, fake);
+  EXPECT_EQ(run({fake.string(), "normal", "1"}, tracer_env()), 0);
+  EXPECT_EQ(files(), std::vector<std::string>{"srun"});
+}
+
+TEST_F(TracerRun, ExitInAThreadKeepsTheData) {
+  int status = run({OMP_APP, "exit-in-thread", "2"}, tracer_env());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3);  // the app's exit code untouched
+  auto rs = ranks();
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_EQ(rs[0].rec.info.complete, 1);
+  EXPECT_EQ(rs[0].rec.info.exit_status, 3);
+  ASSERT_TRUE(rs[0].region("in_thread"));
+  EXPECT_EQ(rs[0].region("triad")->calls, 2);
+}
+
+TEST_F(TracerRun, ForkChildWritesItsOwnFile) {
+  int status = run({OMP_APP, "fork", "2"}, tracer_env());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  auto rs = ranks();
+  ASSERT_EQ(rs.size(), 2u);
+  const TraceRank* parent = nullptr;
+  const TraceRank* child = nullptr;
+  for (const auto& r : rs) (r.region("child_work") ? child : parent) = &r;
+  ASSERT_TRUE(parent && child);
+  EXPECT_NE(parent->rec.info.pid, child->rec.info.pid);
+  EXPECT_TRUE(parent->region("after_fork"));
+  EXPECT_EQ(parent->region("triad")->calls, 2);
+  EXPECT_FALSE(child->region("triad"));  // the child starts from zero
+  EXPECT_TRUE(child->log_has("forked child of pid " + std::to_string(parent->rec.info.pid)));
+  EXPECT_EQ(child->rec.info.complete, 1);
+}
+
+TEST_F(TracerRun, AbortMarksTheRankIncompleteAndKeepsTheSignal) {
+  int status = run({OMP_APP, "abort", "2"}, tracer_env());
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGABRT);
+  auto rs = ranks();
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_EQ(rs[0].rec.info.complete, 0);
+  EXPECT_EQ(rs[0].rec.info.exit_status, -1);
+  EXPECT_TRUE(rs[0].log_has("SIGABRT"));
+  EXPECT_EQ(rs[0].region("triad")->calls, 2);
+}
+
+TEST_F(TracerRun, SegfaultMarksTheRankIncomplete) {
+  int status = run({OMP_APP, "segv", "1"}, tracer_env());
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGSEGV);
+  auto rs = ranks();
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_EQ(rs[0].rec.info.complete, 0);
+  EXPECT_TRUE(rs[0].log_has("SIGSEGV"));
+  // Only whole files: no temp file is left behind.
+  for (const auto& f : files()) EXPECT_NE(f[0], '.') << f;
+}
+
+TEST_F(TracerRun, UnbalancedRegionsAreCountedAsTracerErrors) {
+  EXPECT_EQ(run({OMP_APP, "unbalanced", "1"}, tracer_env()), 0);
+  auto rs = ranks();
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_EQ(rs[0].rec.info.tracer_errors, 2);
+  EXPECT_TRUE(rs[0].log_has("without a matching begin"));
+}
+
+#ifdef MPI_APP
+class TracerMpiRun : public TracerRun {
+ protected:
+  int mpirun(const std::string& mode) {
+    auto env = tracer_env();
+    env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
+    env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
+    env["OMPI_MCA_rmaps_base_oversubscribe"] = "1";
+    // LD_PRELOAD reaches mpirun and orted too: they must stay inert.
+    return run({MPIEXEC, "-np", "2", "--oversubscribe", "--bind-to", "none", "-x", "LD_PRELOAD", "-x",
+                "RTRACE_TRACE_DIR", "-x", "RTRACE_LOG", "--quiet", MPI_APP, mode},
+               env);
+  }
+};
+
+TEST_F(TracerMpiRun, TwoRanksWriteOneCollectiveFile) {
+  EXPECT_EQ(mpirun("finalize"), 0);
+  EXPECT_EQ(files(), std::vector<std::string>{"ranks.h5"});  // no launcher file, no fallback files
+  auto rs = ranks();
+  ASSERT_EQ(rs.size(), 2u);
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto& r = rs[static_cast<std::size_t>(rank)];
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    EXPECT_EQ(r.rec.info.rank, rank);
+    EXPECT_EQ(r.rec.info.complete, 1);
+    EXPECT_EQ(r.rec.info.tracer_errors, 0);
+    auto* send = r.mpi("MPI_Send");
+    auto* recv = r.mpi("MPI_Recv");
+    auto* allreduce = r.mpi("MPI_Allreduce");
+    auto* bcast = r.mpi("MPI_Bcast");
+    ASSERT_TRUE(send && recv && allreduce && bcast && r.mpi("MPI_Barrier") && r.mpi("MPI_Init"));
+    EXPECT_EQ(send->calls, 5);
+    EXPECT_EQ(send->bytes_sent, 5 * 8000);
+    EXPECT_EQ(recv->calls, 5);
+    EXPECT_EQ(recv->bytes_received, 5 * 8000);
+    EXPECT_GT(recv->time_s, 0);
+    EXPECT_EQ(allreduce->bytes_sent, 800);
+    EXPECT_EQ(allreduce->bytes_received, 800);
+    EXPECT_EQ(rank == 0 ? bcast->bytes_sent : bcast->bytes_received, 40);
+    ASSERT_TRUE(r.region("exchange"));
+    EXPECT_EQ(r.region("exchange")->calls, 1);
+    EXPECT_GT(r.rec.info.max_rss_kib, 0);
+    EXPECT_TRUE(r.log_has("counters unavailable: "));
+  }
+}
+
+TEST_F(TracerMpiRun, RanksThatSkipFinalizeWriteTheirOwnFiles) {
+  // OpenMPI's mpirun reports ranks that skip MPI_Finalize as abnormal (exit 1): expected.
+  mpirun("no-finalize");
+  auto names = files();
+  EXPECT_EQ(std::count(names.begin(), names.end(), "ranks.h5"), 0);
+  auto rs = ranks();
+  ASSERT_EQ(rs.size(), 2u);
+  std::vector<std::int64_t> seen;
+  for (const auto& r : rs) {
+    seen.push_back(r.rec.info.rank);
+    EXPECT_EQ(r.file, "rank-" + std::to_string(r.rec.info.rank) + "-" + std::to_string(r.rec.info.pid) + ".h5");
+    EXPECT_EQ(r.mpi("MPI_Send")->calls, 5);
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::int64_t>{0, 1}));
+}
+#endif
+
+}  // namespace
