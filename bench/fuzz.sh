@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Runs one libFuzzer target for a while: bench/fuzz.sh TARGET SECONDS
+#
+#   TARGET   sweep_spec | run_file | tracer_strings | ert_import | options_json | analysis_load
+#   SECONDS  total fuzzing time (CI: about 30)
+#
+# Builds build-fuzz (clang, -DRTRACE_ENABLE_FUZZ=ON) when the binary is missing.
+# The seed corpus tests/fuzz/corpus/TARGET is only read; new inputs go to
+# $RTRACE_FUZZ_BUILD_DIR/fuzz-work/TARGET/corpus, crashes/hangs to .../artifacts.
+# Prints one summary line. Every crash, leak, hang or OOM artifact is replayed
+# and classified as "rtrace" or "libhdf5" (crashes inside the HDF5 library on
+# corrupted files, a known limitation: docs/reliability.md); exits 1 when any
+# finding is in rtrace code (fix it, then copy the input to
+# tests/fuzz/regressions/TARGET/).
+# Environment: RTRACE_FUZZ_BUILD_DIR (default build-fuzz), RTRACE_FUZZ_NICE
+# (default 19), RTRACE_FUZZ_ARGS (extra libFuzzer flags).
+set -euo pipefail
+root="${RTRACE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+if [[ $# -ne 2 || ! "$2" =~ ^[0-9]+$ ]]; then
+  echo "usage: bench/fuzz.sh TARGET SECONDS" >&2
+  exit 2
+fi
+target="$1" seconds="$2"
+build="${RTRACE_FUZZ_BUILD_DIR:-$root/build-fuzz}"
+seeds="$root/tests/fuzz/corpus/$target"
+regressions="$root/tests/fuzz/regressions/$target"
+if [[ ! -d "$seeds" ]]; then
+  echo "bench/fuzz.sh: unknown target '$target' (no seed corpus $seeds); targets: $(ls "$root/tests/fuzz/corpus" | tr '\n' ' ')" >&2
+  exit 2
+fi
+bin="$build/bin/fuzz_$target"
+if [[ ! -x "$bin" ]]; then
+  if [[ ! -f "$build/CMakeCache.txt" ]]; then
+    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+      -DRTRACE_ENABLE_FUZZ=ON -DRTRACE_ENABLE_TESTS=OFF -DRTRACE_ENABLE_CUDA=OFF -DRTRACE_NATIVE=OFF \
+      "-DRTRACE_COMPONENTS=tracer;launcher;analysis" >/dev/null
+  fi
+  cmake --build "$build" --target "fuzz_$target" -j "${RTRACE_BUILD_JOBS:-2}" >/dev/null
+fi
+work="$build/fuzz-work/$target"
+mkdir -p "$work/corpus" "$work/artifacts"
+log="$work/fuzz.log"
+dirs=("$work/corpus" "$seeds")
+[[ -d "$regressions" ]] && dirs+=("$regressions")
+# Text targets stay small; HDF5 targets take the seed files' size.
+maxlen=()
+case "$target" in sweep_spec|tracer_strings|options_json) maxlen=(-max_len=4096) ;; esac
+start=$(date +%s)
+export LSAN_OPTIONS="suppressions=$root/tests/fuzz/lsan.supp:print_suppressions=0"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_odr_violation=0}"
+set +e
+# Fork mode with -ignore_crashes: libhdf5 1.10 itself crashes on some corrupted
+# files (see docs/reliability.md); the fuzzer records each crash as an artifact
+# and goes on, and every artifact is classified below by where it crashed.
+# -timeout: an input running longer than 10 s is a hang; -rss_limit_mb: a blow-up.
+/usr/bin/time -f '%U %S' -o "$work/cpu.txt" nice -n "${RTRACE_FUZZ_NICE:-19}" "$bin" "${dirs[@]}" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+  -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  -artifact_prefix="$work/artifacts/" "${maxlen[@]}" ${RTRACE_FUZZ_ARGS:-} >"$log" 2>&1
+rc=$?
+set -e
+elapsed=$(( $(date +%s) - start ))
+last=$(grep -E '^#[0-9]+: cov:' "$log" | tail -1)
+runs=$(sed -E 's/^#([0-9]+):.*/\1/' <<<"$last")
+cov=$(grep -oE 'cov: [0-9]+' <<<"$last" | grep -oE '[0-9]+' || true)
+# Classify each artifact: replay it once and read the sanitizer's SUMMARY line.
+ours=0 hdf5=0
+: >"$work/findings.txt"
+for a in "$work"/artifacts/*; do
+  [[ -f "$a" ]] || continue
+  summary=$(timeout 60 "$bin" "$a" 2>&1 | grep -E 'SUMMARY: |ERROR: libFuzzer: (timeout|out-of-memory)|deadly signal' | head -1 || true)
+  if [[ -z "$summary" ]]; then
+    where="no longer reproduces"
+  elif grep -q 'libhdf5' <<<"$summary"; then
+    where="libhdf5"; hdf5=$((hdf5 + 1))
+  else
+    where="rtrace"; ours=$((ours + 1))
+  fi
+  printf '%s\t%s\t%s\n' "$where" "$(basename "$a")" "$summary" >>"$work/findings.txt"
+done
+cpu=$(awk '{printf "%d", $1 + $2}' "$work/cpu.txt" 2>/dev/null || echo 0)
+# One JSON line per run, summed by scripts/gen-reliability.py.
+printf '{"target": "%s", "date": "%s", "wall_s": %d, "cpu_s": %s, "inputs": %s, "coverage": %s, "rtrace_findings": %d, "hdf5_findings": %d}\n' \
+  "$target" "$(date -u +%FT%TZ)" "$elapsed" "${cpu:-0}" "${runs:-0}" "${cov:-0}" "$ours" "$hdf5" >>"$work/runs.jsonl"
+echo "fuzz $target: ${elapsed}s (${cpu}s CPU), ${runs:-?} inputs, coverage ${cov:-?} edges, corpus $(ls "$work/corpus" | wc -l) files, findings: ${ours} in rtrace, ${hdf5} inside libhdf5 (details: $work/findings.txt)"
+if [[ $rc -ne 0 && $ours -eq 0 && $hdf5 -eq 0 ]]; then
+  echo "bench/fuzz.sh: the fuzzer failed (rc $rc); log: $log" >&2
+  exit 1
+fi
+if [[ $ours -ne 0 ]]; then
+  grep '^rtrace' "$work/findings.txt" >&2
+  echo "copy each input to tests/fuzz/regressions/$target/ once fixed; log: $log" >&2
+  exit 1
+fi
