@@ -1,0 +1,431 @@
+// End-to-end tests of `rtrace [run]`: the real binary, real child processes,
+// real run files (checked with the store API and `rtrace validate`).
+#include "rtrace/launcher/environment.hpp"
+#include "rtrace/launcher/process.hpp"
+#include "rtrace/store/run_file.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+namespace fs = std::filesystem;
+using namespace rtrace;
+using namespace rtrace::launcher;
+
+namespace {
+
+const std::string kRtrace = RTRACE_BINARY_DIR "/bin/rtrace";
+const std::string kApp = RTRACE_LAUNCHER_TEST_APP;
+const std::string kTracerLib = RTRACE_BINARY_DIR "/lib/librtrace_tracer.so";
+
+struct Outcome {
+  int status = -1;
+  std::string out, err;
+};
+
+class RtraceCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("rtrace-launcher-" + std::to_string(getpid()) + "-" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::vector<std::string> environment(const std::vector<std::string>& extra) const {
+    Environment e = Environment::current();
+    e.set("RTRACE_CACHE_DIR", path("cache"));
+    for (const auto& kv : extra) e.set(kv.substr(0, kv.find('=')), kv.substr(kv.find('=') + 1));
+    return e.to_envp();
+  }
+
+  Outcome rtrace(const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {}) const {
+    ProcessSpec s;
+    s.path = kRtrace;
+    s.argv = {"rtrace"};
+    s.argv.insert(s.argv.end(), args.begin(), args.end());
+    s.env = environment(extra_env);
+    s.timeout_s = 240;
+    auto r = run_process(s);
+    Outcome o;
+    o.status = r.kind == ExitKind::Exited ? r.exit_code : 128 + r.signal;
+    o.out = r.stdout_tail;
+    o.err = r.stderr_tail;
+    return o;
+  }
+
+  // Starts rtrace in the background with stderr to a file (for signal tests).
+  pid_t spawn(const std::vector<std::string>& args, const std::string& err_file) const {
+    std::vector<std::string> argv{"rtrace"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto envs = environment({});
+    std::vector<char*> a, e;
+    for (auto& s : argv) a.push_back(s.data());
+    a.push_back(nullptr);
+    for (auto& s : envs) e.push_back(s.data());
+    e.push_back(nullptr);
+    pid_t pid = fork();
+    if (pid == 0) {
+      int fd = open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, 2);
+      int null = open("/dev/null", O_WRONLY);
+      dup2(null, 1);
+      execve(kRtrace.c_str(), a.data(), e.data());
+      _exit(127);
+    }
+    return pid;
+  }
+
+  static bool wait_for_text(const std::string& file, const std::string& text, double seconds) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < until) {
+      std::ifstream in(file);
+      std::string all((std::istreambuf_iterator<char>(in)), {});
+      if (all.find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+
+  static int wait_status(pid_t pid) {
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  }
+
+  void expect_valid(const std::string& file) const {
+    auto v = rtrace({"validate", file});
+    EXPECT_EQ(v.status, 0) << v.out << v.err;
+  }
+
+  fs::path dir_;
+};
+
+std::vector<store::SweepPointRow> points_of(const std::string& file) {
+  auto f = store::File::open(file);
+  return store::read_points(f);
+}
+
+store::Group point_group(store::File& f, std::int64_t id) {
+  return f.root().open_group("points").open_group(store::point_group_name(id));
+}
+
+int complete_count(const std::string& file) {
+  int n = 0;
+  for (const auto& p : points_of(file)) n += p.complete;
+  return n;
+}
+
+bool alive(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  if (!in) return false;
+  std::string all((std::istreambuf_iterator<char>(in)), {});
+  auto rp = all.rfind(')');
+  return rp != std::string::npos && all.size() > rp + 2 && all[rp + 2] != 'Z';
+}
+
+// A minimal ert file (what `rtrace ert` writes) holding two ceilings.
+void write_fake_ert(const std::string& file, double dram) {
+  fs::create_directories(fs::path(file).parent_path());
+  auto f = store::File::create(file, true);
+  store::write_root_attributes(f.root(), "ert", "test");
+  auto ert = f.root().create_group("ert");
+  std::vector<store::CeilingRow> rows(2);
+  for (auto& r : rows) r = store::CeilingRow{};
+  store::set_str(rows[0].name, "DRAM");
+  store::set_str(rows[0].kind, "bandwidth");
+  store::set_str(rows[0].unit, "GB/s");
+  rows[0].value = rows[0].max = rows[0].min = dram;
+  rows[0].repeats = 1;
+  rows[0].level_bytes = -1;
+  store::set_str(rows[1].name, "FP64 FMA");
+  store::set_str(rows[1].kind, "compute");
+  store::set_str(rows[1].precision, "fp64");
+  store::set_str(rows[1].variant, "fma");
+  store::set_str(rows[1].unit, "GFLOP/s");
+  rows[1].value = rows[1].max = rows[1].min = 100;
+  rows[1].repeats = 1;
+  rows[1].level_bytes = -1;
+  ert.write_table<store::CeilingRow>("ceilings", rows);
+  f.close();
+}
+
+}  // namespace
+
+TEST_F(RtraceCli, TwoAxisSweepRecordsEveryPoint) {
+  const auto out = path("t.h5");
+  auto r = rtrace({"--sweep", "threads=1..2", "--sweep", "env:N=10,20", "--ert", "none", "--tracer", "none", "-o", out,
+                   "--", kApp, "env", "N", "OMP_NUM_THREADS", "OMP_PROC_BIND"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_valid(out);
+  auto pts = points_of(out);
+  ASSERT_EQ(pts.size(), 4u);
+  auto f = store::File::open(out);
+  for (const auto& p : pts) {
+    EXPECT_EQ(p.complete, 1);
+    EXPECT_EQ(store::get_str(p.status), "ok");
+    EXPECT_EQ(p.exit_code, 0);
+    EXPECT_GT(p.wall_s, 0);
+    EXPECT_GE(p.end_time, p.start_time);
+  }
+  EXPECT_EQ(store::get_str(pts[3].label), "threads=2 env:N=20");
+  EXPECT_EQ(pts[3].threads, 2);
+  EXPECT_EQ(pts[3].ranks, 1);
+  auto g = point_group(f, 3);
+  auto o = store::read_output(g);
+  EXPECT_EQ(o.stdout_tail, "N=20\nOMP_NUM_THREADS=2\nOMP_PROC_BIND=close\n");
+  auto rank = store::read_rank(g.open_group("ranks").open_group("r000000"));
+  EXPECT_EQ(store::get_str(rank.info.tracer_mode), "none");
+  EXPECT_EQ(rank.info.exit_status, 0);
+  EXPECT_GE(rank.info.user_s, 0);
+  EXPECT_GT(rank.info.max_rss_kib, 0);
+  auto meta = store::read_run_metadata(f.root());
+  EXPECT_EQ(meta.sweep_spec, "threads=1..2 x env:N=10,20 (repeat 1)");
+  EXPECT_EQ(meta.app_argv.back(), "OMP_PROC_BIND");
+  EXPECT_EQ(meta.launcher, "none");
+}
+
+TEST_F(RtraceCli, CrashAndNonZeroExitAreRecordedAndTheSweepGoesOn) {
+  const auto crash = path("crash.h5");
+  auto r = rtrace({"--sweep", "threads=1,2", "--ert", "none", "-o", crash, "--", kApp, "segv"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  expect_valid(crash);
+  for (const auto& p : points_of(crash)) {  // both points ran: no fail-fast
+    EXPECT_EQ(store::get_str(p.status), "signalled");
+    EXPECT_EQ(p.signal, SIGSEGV);
+    EXPECT_EQ(p.exit_code, -1);
+  }
+  const auto failed = path("failed.h5");
+  r = rtrace({"--sweep", "threads=1,2", "--ert", "none", "--fail-fast", "-o", failed, "--", kApp, "exit", "3"});
+  EXPECT_EQ(r.status, 1);
+  auto pts = points_of(failed);
+  EXPECT_EQ(store::get_str(pts[0].status), "failed");
+  EXPECT_EQ(pts[0].exit_code, 3);
+  EXPECT_EQ(pts[1].complete, 0);  // --fail-fast stopped before it
+  expect_valid(failed);
+}
+
+TEST_F(RtraceCli, MissingAppAndExistingOutputAreRefusedBeforeAnythingRuns) {
+  auto r = rtrace({"--ert", "none", "-o", path("x.h5"), "--", "no-such-app-rtrace"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "rtrace run: cannot run the app: `no-such-app-rtrace` was not found in PATH\n");
+  EXPECT_FALSE(fs::exists(path("x.h5")));
+
+  const auto precious = path("precious.h5");
+  std::ofstream(precious) << "keep me";
+  r = rtrace({"--ert", "none", "-o", precious, "--", kApp, "exit", "0"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("exists; pass --resume"), std::string::npos) << r.err;
+  std::ifstream in(precious);
+  std::string content((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(content, "keep me");
+
+  r = rtrace({"--sweep", "sms=10..x", "-o", path("y.h5"), "--", kApp});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "rtrace run: sweep axis `sms=10..x`: expected a number after '..'\n");
+}
+
+TEST_F(RtraceCli, SmsAxisWithoutGpuFailsBeforeAnythingRuns) {
+  auto r = rtrace({"--sweep", "sms=16..32:16", "-o", path("g.h5"), "--", kApp, "exit", "0"});
+  if (r.status == 0) GTEST_SKIP() << "a GPU is present";
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("sweep axis `sms=16..32:16`: needs a GPU, but no GPU found"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(path("g.h5")));
+}
+
+TEST_F(RtraceCli, TimeoutKillsTheTreeAndLeavesNoOrphans) {
+  const auto out = path("hang.h5");
+  const auto pidfile = path("pids");
+  auto r = rtrace({"--timeout", "1", "--grace", "1", "--ert", "none", "-o", out, "--", kApp, "hang", pidfile});
+  EXPECT_EQ(r.status, 1) << r.err;
+  auto pts = points_of(out);
+  ASSERT_EQ(pts.size(), 1u);
+  EXPECT_EQ(store::get_str(pts[0].status), "timeout");
+  EXPECT_LT(pts[0].wall_s, 3);
+  std::ifstream in(pidfile);
+  std::vector<pid_t> pids;
+  for (long p; in >> p;) pids.push_back(static_cast<pid_t>(p));
+  ASSERT_EQ(pids.size(), 3u);  // the app, a child in its group, a child that left it with setsid()
+  for (pid_t p : pids) EXPECT_FALSE(alive(p)) << "pid " << p << " survived the timeout";
+  EXPECT_TRUE(members_of_group(pids[0]).empty());
+  expect_valid(out);
+}
+
+TEST_F(RtraceCli, HugeOutputIsBounded) {
+  const auto out = path("flood.h5");
+  auto r = rtrace({"--ert", "none", "-o", out, "--", kApp, "flood", "256"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto f = store::File::open(out);
+  auto o = store::read_output(point_group(f, 0));
+  EXPECT_EQ(o.stdout_bytes, 256LL << 20);
+  EXPECT_EQ(o.stdout_tail.size(), 64u * 1024u);
+}
+
+TEST_F(RtraceCli, SigintThenResumeCompletesTheSamePoints) {
+  const auto out = path("int.h5");
+  const auto err = path("int.err");
+  const std::vector<std::string> cmd{"--sweep", "env:I=1..4", "--ert", "none", "-o", out, "--", kApp, "sleep", "300"};
+  pid_t pid = spawn(cmd, err);
+  ASSERT_TRUE(wait_for_text(err, "[2/4]", 30));
+  kill(pid, SIGINT);
+  EXPECT_EQ(wait_status(pid), 130);
+  expect_valid(out);
+  const int before = complete_count(out);
+  EXPECT_GE(before, 2);
+  EXPECT_LT(before, 4);
+  auto first = points_of(out);
+
+  auto r = rtrace({"--resume", "-o", out});  // the app and sweep come from the file
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("resuming"), std::string::npos);
+  expect_valid(out);
+  auto after = points_of(out);
+  ASSERT_EQ(after.size(), 4u);
+  std::set<std::string> labels;
+  for (std::size_t i = 0; i < after.size(); ++i) {
+    EXPECT_EQ(after[i].complete, 1);
+    EXPECT_EQ(store::get_str(after[i].status), "ok");
+    labels.insert(store::get_str(after[i].label));
+    if (first[i].complete) {
+      EXPECT_EQ(after[i].start_time, first[i].start_time) << "point " << i << " ran twice";
+    }
+  }
+  EXPECT_EQ(labels, (std::set<std::string>{"env:I=1", "env:I=2", "env:I=3", "env:I=4"}));
+}
+
+TEST_F(RtraceCli, SigkillThenResumeWithTheSameCommand) {
+  const auto out = path("kill.h5");
+  const auto err = path("kill.err");
+  const std::vector<std::string> cmd{"--sweep", "env:I=1..4", "--ert", "none", "-o", out, "--", kApp, "sleep", "300"};
+  pid_t pid = spawn(cmd, err);
+  ASSERT_TRUE(wait_for_text(err, "[1/4]", 30));
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  kill(pid, SIGKILL);
+  EXPECT_EQ(wait_status(pid), 128 + SIGKILL);
+  expect_valid(out);
+  EXPECT_GE(complete_count(out), 1);
+
+  // A different sweep is refused; the same command resumes.
+  auto bad = rtrace({"--resume", "--sweep", "env:I=1..5", "--ert", "none", "-o", out, "--", kApp, "sleep", "300"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("holds another sweep"), std::string::npos) << bad.err;
+  std::vector<std::string> again{"--resume"};
+  again.insert(again.end(), cmd.begin(), cmd.end());
+  auto r = rtrace(again);
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_valid(out);
+  EXPECT_EQ(complete_count(out), 4);
+}
+
+TEST_F(RtraceCli, CeilingsFromAFileAndFromTheCache) {
+  const auto ert = path("machine-ert.h5");
+  write_fake_ert(ert, 42);
+  const auto out = path("c.h5");
+  auto r = rtrace({"--sweep", "threads=1..2", "--ert", ert, "-o", out, "--", kApp, "exit", "0"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_valid(out);
+  {
+    auto f = store::File::open(out);
+    for (int id : {0, 1}) {
+      auto c = store::read_ceilings(point_group(f, id));
+      ASSERT_EQ(c.size(), 2u);
+      EXPECT_EQ(store::get_str(c[0].name), "DRAM");
+      EXPECT_EQ(c[0].value, 42);
+    }
+  }
+  // --ert FILE also takes a run file: a point of the same partition.
+  const auto out2 = path("c2.h5");
+  r = rtrace({"--sweep", "threads=2", "--ert", out, "-o", out2, "--", kApp, "exit", "0"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  {
+    auto f = store::File::open(out2);
+    EXPECT_EQ(store::read_ceilings(point_group(f, 0)).size(), 2u);
+  }
+  // A cached ERT result for partition t1 is reused: no `rtrace ert` runs.
+  const auto cached = path("cache") + "/ert/" + store::hostname() + "-t1-" + store::rtrace_version() + "-quick.h5";
+  write_fake_ert(cached, 7);
+  const auto out3 = path("c3.h5");
+  r = rtrace({"--sweep", "threads=1", "--ert", "quick", "-o", out3, "--", kApp, "exit", "0"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto f = store::File::open(out3);
+  auto g = point_group(f, 0);
+  auto c = store::read_ceilings(g);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].value, 7);
+  EXPECT_EQ(g.attr_string("ceilings_source"), cached);
+}
+
+TEST_F(RtraceCli, DryRunPrintsThePlanAndRunsNothing) {
+  auto r = rtrace({"--sweep", "threads=1,2", "--sweep", "ranks=1,2", "--dry-run", "-o", path("d.h5"), "--", kApp,
+                   "exit", "0"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("[4/4] threads=2 ranks=2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("partition r2t2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("env  OMP_NUM_THREADS=2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("run  mpirun -np 2"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(path("d.h5")));
+}
+
+TEST_F(RtraceCli, SecretsAreNotRecorded) {
+  const auto out = path("s.h5");
+  auto r = rtrace({"--ert", "none", "--env", "DB_PASSWORD=hunter2", "--env-deny", "OMP_SCHED*", "-o", out, "--", kApp,
+                   "env", "DB_PASSWORD"},
+                  {"MY_API_TOKEN=abc123", "OMP_SCHEDULE=static", "OMP_DYNAMIC=false"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto f = store::File::open(out);
+  auto meta = store::read_run_metadata(f.root());
+  for (const auto& [k, v] : meta.environment) {
+    EXPECT_NE(k, "MY_API_TOKEN");
+    EXPECT_NE(k, "OMP_SCHEDULE");
+  }
+  bool has_omp_dynamic = false;
+  for (const auto& kv : meta.environment) has_omp_dynamic |= kv.first == "OMP_DYNAMIC";
+  EXPECT_TRUE(has_omp_dynamic);
+  EXPECT_EQ(meta.command_line.find("hunter2"), std::string::npos) << meta.command_line;
+  EXPECT_EQ(meta.options_json.find("hunter2"), std::string::npos) << meta.options_json;
+  // The app itself still gets the value.
+  EXPECT_EQ(store::read_output(point_group(f, 0)).stdout_tail, "DB_PASSWORD=hunter2\n");
+}
+
+#ifdef RTRACE_LAUNCHER_TEST_MPI
+TEST_F(RtraceCli, MpiRanksRunUnderMpirun) {
+  const auto out = path("mpi.h5");
+  auto r = rtrace({"--sweep", "ranks=1,2", "--ert", "none", "--timeout", "120", "-o", out, "--",
+                   RTRACE_LAUNCHER_TEST_MPI});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_valid(out);
+  auto f = store::File::open(out);
+  auto p1 = point_group(f, 1);
+  EXPECT_EQ(p1.attr_string("launcher"), "mpirun");
+  auto o = store::read_output(p1);
+  EXPECT_NE(o.stdout_tail.find("rank 0 of 2 sum 1"), std::string::npos) << o.stdout_tail << o.stderr_tail;
+  EXPECT_NE(o.stdout_tail.find("rank 1 of 2 sum 1"), std::string::npos) << o.stdout_tail;
+  EXPECT_EQ(points_of(out)[1].ranks, 2);
+  auto ranks = p1.open_group("ranks").children();
+  if (!fs::exists(kTracerLib)) {
+    EXPECT_EQ(ranks, (std::vector<std::string>{"r000000"}));  // rusage of the tree only
+    GTEST_SKIP() << "per-rank tracer records need " << kTracerLib;
+  }
+  EXPECT_EQ(ranks, (std::vector<std::string>{"r000000", "r000001"}));
+  for (const auto& name : ranks) {
+    auto rec = store::read_rank(p1.open_group("ranks").open_group(name));
+    EXPECT_EQ(store::get_str(rec.info.tracer_mode), "cpu");
+    EXPECT_GT(rec.info.wall_s, 0);
+  }
+}
+#endif

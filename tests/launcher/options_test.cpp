@@ -1,0 +1,79 @@
+#include "rtrace/launcher/options.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace rtrace::launcher;
+
+namespace {
+
+RunOptions parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "rtrace run");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return parse_run_options(static_cast<int>(argv.size()), argv.data());
+}
+
+std::string error_of(std::vector<std::string> args) {
+  try {
+    parse(std::move(args));
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST(RunOptions, EverythingAfterDashesIsTheAppVerbatim) {
+  auto o = parse({"--sweep", "threads=1..2", "--sweep=env:N=1,2", "--zip", "--repeat", "2", "--timeout", "1.5",
+                  "-o", "x.h5", "--ert", "quick", "--env", "A=1=2", "--", "./app", "--sweep", "-o", ""});
+  EXPECT_EQ(o.sweep, (std::vector<std::string>{"threads=1..2", "env:N=1,2"}));
+  EXPECT_TRUE(o.zip);
+  EXPECT_EQ(o.repeat, 2);
+  EXPECT_DOUBLE_EQ(o.timeout_s, 1.5);
+  EXPECT_EQ(o.output, "x.h5");
+  EXPECT_EQ(o.ert, ErtMode::Quick);
+  EXPECT_EQ(o.env, (std::vector<std::pair<std::string, std::string>>{{"A", "1=2"}}));
+  EXPECT_EQ(o.app_argv, (std::vector<std::string>{"./app", "--sweep", "-o", ""}));
+}
+
+TEST(RunOptions, ModesAndDefaults) {
+  auto o = parse({"--", "app"});
+  EXPECT_EQ(o.output, "run.h5");
+  EXPECT_EQ(o.ert, ErtMode::Auto);
+  EXPECT_EQ(o.launcher, LauncherChoice::Auto);
+  EXPECT_EQ(o.tracer, TracerChoice::Auto);
+  EXPECT_EQ(o.srun_mpi, "pmix");
+  auto f = parse({"--ert", "ceil.h5", "--tracer", "cuda", "--launcher", "srun", "--srun-mpi", "pmi2", "--mpi-args",
+                  "--mca btl self", "--", "app"});
+  EXPECT_EQ(f.ert, ErtMode::File);
+  EXPECT_EQ(f.ert_file, "ceil.h5");
+  EXPECT_EQ(f.tracer, TracerChoice::CudaTrace);
+  EXPECT_EQ(f.launcher, LauncherChoice::Srun);
+  EXPECT_EQ(f.mpi_args, (std::vector<std::string>{"--mca", "btl", "self"}));
+  EXPECT_TRUE(parse({"--help"}).help);
+  EXPECT_NE(parse({"--help"}).help_text.find("--sweep AXIS=SPEC"), std::string::npos);
+  EXPECT_TRUE(parse({"--resume", "-o", "x.h5"}).resume);  // the app may come from the file
+}
+
+TEST(RunOptions, BadInputIsOneClearLine) {
+  EXPECT_EQ(error_of({"--sweep", "threads=1"}), "missing `-- APP [ARGS...]`: the app to run goes after `--`");
+  EXPECT_EQ(error_of({"--launcher", "ssh", "--", "a"}), "--launcher `ssh`: expected auto, mpirun, srun or none");
+  EXPECT_EQ(error_of({"--tracer", "gpu", "--", "a"}), "--tracer `gpu`: expected auto, cpu, cuda, cuda-metrics or none");
+  EXPECT_EQ(error_of({"--env", "NOVALUE", "--", "a"}), "--env `NOVALUE`: expected NAME=VALUE");
+  EXPECT_EQ(error_of({"--repeat", "0", "--", "a"}), "--repeat must be at least 1 (got 0)");
+  EXPECT_EQ(error_of({"--quiet", "--verbose", "--", "a"}), "--quiet and --verbose exclude each other");
+  EXPECT_NE(error_of({"--bogus", "--", "a"}).find("unrecognised option '--bogus'"), std::string::npos);
+  EXPECT_NE(error_of({"--timeout", "soon", "--", "a"}).find("timeout"), std::string::npos);
+}
+
+TEST(RunOptions, JsonRoundTripRestoresThePlan) {
+  auto o = parse({"--sweep", "threads=1,2", "--zip", "--repeat", "3", "--env", "X=1", "--", "app", "a b"});
+  RunOptions back = parse({"--resume"});
+  back.fill_from_json(o.to_json());
+  EXPECT_EQ(back.sweep, o.sweep);
+  EXPECT_EQ(back.zip, true);
+  EXPECT_EQ(back.repeat, 3);
+  EXPECT_EQ(back.env, o.env);
+  EXPECT_EQ(back.app_argv, o.app_argv);
+}

@@ -1,0 +1,171 @@
+#include "rtrace/launcher/gpu.hpp"
+#include "rtrace/launcher/point_command.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace rtrace::launcher;
+
+namespace {
+
+RunOptions options(std::vector<std::string> sweep) {
+  RunOptions o;
+  o.sweep = std::move(sweep);
+  o.app_argv = {"./app", "in put"};
+  return o;
+}
+
+LaunchSetup setup(const std::string& tracer = "cpu") {
+  LaunchSetup s;
+  s.cores = 2;
+  s.root = true;
+  s.app_path = "/abs/app";
+  s.mpirun_path = "/usr/bin/mpirun";
+  s.srun_path = "/usr/bin/srun";
+  s.tracer_mode = tracer;
+  s.tracer_lib = "/opt/rtrace/lib/librtrace_tracer.so";
+  s.base.set("PATH", "/usr/bin");
+  s.base.set("LD_PRELOAD", "/site/pre.so");
+  return s;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+}  // namespace
+
+TEST(PointCommand, DirectRunWithThreadsBindingAndTracer) {
+  auto o = options({"threads=1..2", "env:N=100"});
+  o.env = {{"X", "1"}};
+  auto plan = make_sweep_plan(o.sweep, false, 1);
+  auto s = setup();
+  auto c = build_point_command(plan.points[1], plan, o, s, "/scratch/p000001");
+  EXPECT_EQ(c.launch, LaunchKind::Direct);
+  EXPECT_EQ(c.path, "/abs/app");
+  EXPECT_EQ(c.argv, (std::vector<std::string>{"./app", "in put"}));
+  EXPECT_EQ(c.env.get("OMP_NUM_THREADS"), "2");
+  EXPECT_EQ(c.env.get("OMP_PROC_BIND"), "close");
+  EXPECT_EQ(c.env.get("OMP_PLACES"), "cores");
+  EXPECT_EQ(c.env.get("N"), "100");
+  EXPECT_EQ(c.env.get("X"), "1");
+  EXPECT_EQ(c.env.get("RTRACE_TRACE_DIR"), "/scratch/p000001");
+  EXPECT_EQ(c.env.get("RTRACE_TRACER_MODE"), "cpu");
+  EXPECT_EQ(c.env.get("RTRACE_POINT_ID"), "1");
+  EXPECT_EQ(c.env.get("LD_PRELOAD"), "/opt/rtrace/lib/librtrace_tracer.so:/site/pre.so");
+  EXPECT_FALSE(c.env.has("CUDA_INJECTION64_PATH"));
+  EXPECT_EQ(c.partition.name(), "t2");
+}
+
+TEST(PointCommand, UserBindingWinsAndOversubscribedThreadsAreNotPinned) {
+  auto o = options({"threads=4"});
+  o.env = {{"OMP_PROC_BIND", "spread"}};
+  auto plan = make_sweep_plan(o.sweep, false, 1);
+  auto c = build_point_command(plan.points[0], plan, o, setup(), "/s");
+  EXPECT_EQ(c.env.get("OMP_PROC_BIND"), "spread");
+  EXPECT_FALSE(c.env.has("OMP_PLACES"));
+}
+
+TEST(PointCommand, MpirunCarriesThePreloadToRanksOnly) {
+  auto o = options({"ranks=1,3"});
+  auto plan = make_sweep_plan(o.sweep, false, 1);
+  auto s = setup();
+  auto one = build_point_command(plan.points[0], plan, o, s, "/s/p0");
+  EXPECT_EQ(one.launch, LaunchKind::Direct);  // ranks=1 outside Slurm: no mpirun
+  auto c = build_point_command(plan.points[1], plan, o, s, "/s/p1");
+  EXPECT_EQ(c.launch, LaunchKind::Mpirun);
+  EXPECT_EQ(c.path, "/usr/bin/mpirun");
+  EXPECT_EQ(std::vector<std::string>(c.argv.begin(), c.argv.begin() + 6),
+            (std::vector<std::string>{"mpirun", "-np", "3", "--oversubscribe", "--bind-to", "none"}));
+  EXPECT_TRUE(contains(c.argv, "LD_PRELOAD=/opt/rtrace/lib/librtrace_tracer.so:/site/pre.so"));
+  EXPECT_TRUE(contains(c.argv, "RTRACE_TRACE_DIR"));
+  EXPECT_EQ(c.argv[c.argv.size() - 2], "/abs/app");
+  EXPECT_EQ(c.argv.back(), "in put");
+  EXPECT_EQ(c.env.get("LD_PRELOAD"), "/site/pre.so");  // mpirun itself is not traced
+  EXPECT_EQ(c.env.get("OMPI_ALLOW_RUN_AS_ROOT"), "1");
+  EXPECT_EQ(c.env.get("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), "1");
+  EXPECT_FALSE(c.env.has("OMP_PROC_BIND"));
+  EXPECT_EQ(c.partition.name(), "r3t1");
+}
+
+TEST(PointCommand, SrunInsideAnAllocation) {
+  auto o = options({"ranks=2", "threads=2"});
+  o.srun_mpi = "pmix";
+  o.mpi_args = {"--overcommit"};
+  auto plan = make_sweep_plan(o.sweep, false, 1);
+  auto s = setup();
+  s.in_slurm = true;
+  auto c = build_point_command(plan.points[0], plan, o, s, "/s");
+  EXPECT_EQ(c.launch, LaunchKind::Srun);
+  EXPECT_EQ(c.argv, (std::vector<std::string>{"srun", "-n", "2", "--mpi=pmix", "--cpus-per-task=2",
+                                              "--kill-on-bad-exit=1",
+                                              "--export=ALL,LD_PRELOAD=/opt/rtrace/lib/librtrace_tracer.so:/site/pre.so",
+                                              "--overcommit", "/abs/app", "in put"}));
+  EXPECT_EQ(c.env.get("LD_PRELOAD"), "/site/pre.so");
+  o.srun_mpi = "none";
+  auto n = build_point_command(plan.points[0], plan, o, s, "/s");
+  EXPECT_FALSE(contains(n.argv, "--mpi=pmix"));
+}
+
+TEST(PointCommand, LauncherChoicesThatCannotWork) {
+  auto o = options({"ranks=2"});
+  o.launcher = LauncherChoice::None;
+  auto plan = make_sweep_plan(o.sweep, false, 1);
+  EXPECT_THROW(build_point_command(plan.points[0], plan, o, setup(), "/s"), UsageError);
+  auto on = options({"nodes=2"});
+  auto nplan = make_sweep_plan(on.sweep, false, 1);
+  try {
+    build_point_command(nplan.points[0], nplan, on, setup(), "/s");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs a Slurm allocation"), std::string::npos);
+  }
+  auto s = setup();
+  s.mpirun_path.clear();
+  try {
+    build_point_command(plan.points[0], plan, options({"ranks=2"}), s, "/s");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "point `ranks=2` needs mpirun, but `mpirun` is not in PATH");
+  }
+}
+
+TEST(PointCommand, CudaTracerUsesTheInjectionPath) {
+  auto o = options({});
+  auto plan = make_sweep_plan(o.sweep, false, 1);
+  auto c = build_point_command(plan.points[0], plan, o, setup("cuda-trace"), "/s");
+  EXPECT_EQ(c.env.get("CUDA_INJECTION64_PATH"), "/opt/rtrace/lib/librtrace_tracer.so");
+  EXPECT_EQ(c.env.get("RTRACE_TRACER_MODE"), "cuda-trace");
+  auto none = build_point_command(plan.points[0], plan, o, setup("none"), "/s");
+  EXPECT_EQ(none.env.get("LD_PRELOAD"), "/site/pre.so");
+  EXPECT_FALSE(none.env.has("RTRACE_TRACE_DIR"));
+}
+
+TEST(PointCommand, PartitionNames) {
+  Partition p;
+  p.threads = 4;
+  EXPECT_EQ(p.name(), "t4");
+  p.ranks = 2;
+  p.threads = 1;
+  EXPECT_EQ(p.name(), "r2t1");
+  p.nodes = 2;
+  EXPECT_EQ(p.name(), "n2r2t1");
+  Partition g;
+  g.sms = 32;
+  EXPECT_EQ(g.name(), "sm32");
+}
+
+TEST(Mps, SnapsToTpcGranularity) {
+  auto a = snap_sms_for_mps(15, 132);
+  EXPECT_EQ(a.achieved, 16);
+  EXPECT_EQ(a.thread_percentage, 13);  // ceil(16*100/132)
+  auto full = snap_sms_for_mps(132, 132);
+  EXPECT_EQ(full.achieved, 132);
+  EXPECT_EQ(full.thread_percentage, 100);
+  EXPECT_EQ(snap_sms_for_mps(133, 132).achieved, 132);
+}
+
+TEST(Gpu, DetectionReportsWhyNot) {
+  auto g = detect_gpu();
+  if (g.found) GTEST_SKIP() << "a GPU is present: " << g.name;
+  EXPECT_NE(g.why_not.find("no GPU found"), std::string::npos) << g.why_not;
+}

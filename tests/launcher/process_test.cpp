@@ -1,0 +1,192 @@
+#include "rtrace/launcher/environment.hpp"
+#include "rtrace/launcher/process.hpp"
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+using namespace rtrace::launcher;
+
+namespace {
+
+const std::string kApp = RTRACE_LAUNCHER_TEST_APP;
+
+ProcessResult run_app(std::vector<std::string> args, double timeout = 0, double grace = 5) {
+  ProcessSpec s;
+  s.path = kApp;
+  s.argv = {"test_app"};
+  s.argv.insert(s.argv.end(), args.begin(), args.end());
+  s.env = Environment::current().to_envp();
+  s.timeout_s = timeout;
+  s.grace_s = grace;
+  return run_process(s);
+}
+
+std::vector<pid_t> read_pids(const std::string& file) {
+  std::vector<pid_t> pids;
+  for (int i = 0; i < 200 && !std::filesystem::exists(file); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::ifstream in(file);
+  for (long p; in >> p;) pids.push_back(static_cast<pid_t>(p));
+  return pids;
+}
+
+// Gone, or a zombie nobody owns any more.
+bool alive(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  if (!in) return false;
+  std::string all((std::istreambuf_iterator<char>(in)), {});
+  auto rp = all.rfind(')');
+  return rp != std::string::npos && all.size() > rp + 2 && all[rp + 2] != 'Z';
+}
+
+std::string temp_file(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / (name + "-" + std::to_string(getpid()))).string();
+}
+
+}  // namespace
+
+TEST(Process, ExitCodeAndOutput) {
+  auto r = run_app({"exit", "3"});
+  EXPECT_EQ(r.kind, ExitKind::Exited);
+  EXPECT_EQ(r.exit_code, 3);
+  auto ok = run_app({"sleep", "10"});
+  EXPECT_EQ(ok.kind, ExitKind::Exited);
+  EXPECT_EQ(ok.exit_code, 0);
+  EXPECT_EQ(ok.stdout_tail, "slept 10 ms\n");
+  EXPECT_EQ(ok.stdout_bytes, 12);
+  EXPECT_GE(ok.wall_s, 0.01);
+  EXPECT_GT(ok.start_time, 1.6e9);
+  EXPECT_EQ(ok.leftover, 0);
+}
+
+TEST(Process, CrashIsSignalled) {
+  auto r = run_app({"segv"});
+  EXPECT_EQ(r.kind, ExitKind::Signalled);
+  EXPECT_EQ(r.signal, SIGSEGV);
+  EXPECT_EQ(r.stdout_tail, "about to crash\n");
+}
+
+TEST(Process, ArgvIsVerbatimNoShell) {
+  ProcessSpec s;
+  s.path = kApp;
+  s.argv = {"test_app", "env", "A"};
+  s.env = {"A=$(echo pwned) ; `x` * '\"'"};
+  auto r = run_process(s);
+  EXPECT_EQ(r.stdout_tail, "A=$(echo pwned) ; `x` * '\"'\n");
+}
+
+TEST(Process, TimeoutKillsTheWholeTreeIncludingEscapees) {
+  const std::string pidfile = temp_file("rtrace-hang");
+  std::filesystem::remove(pidfile);
+  auto r = run_app({"hang", pidfile}, 0.5, 2);
+  EXPECT_EQ(r.kind, ExitKind::TimedOut);
+  EXPECT_EQ(r.signal, SIGTERM);
+  EXPECT_LT(r.wall_s, 3.0);
+  EXPECT_EQ(r.leftover, 0);
+  auto pids = read_pids(pidfile);
+  ASSERT_EQ(pids.size(), 3u);
+  for (pid_t p : pids) EXPECT_FALSE(alive(p)) << "pid " << p << " survived";
+  EXPECT_TRUE(members_of_group(r.pid).empty());
+  std::filesystem::remove(pidfile);
+}
+
+TEST(Process, SigtermIgnoredEscalatesToSigkill) {
+  const std::string pidfile = temp_file("rtrace-ignore");
+  std::filesystem::remove(pidfile);
+  auto r = run_app({"ignore-term", pidfile}, 0.3, 0.5);
+  EXPECT_EQ(r.kind, ExitKind::TimedOut);
+  EXPECT_EQ(r.signal, SIGKILL);
+  for (pid_t p : read_pids(pidfile)) EXPECT_FALSE(alive(p)) << "pid " << p << " survived";
+  std::filesystem::remove(pidfile);
+}
+
+TEST(Process, HugeOutputIsBoundedAndCounted) {
+  auto r = run_app({"flood", "64"});
+  EXPECT_EQ(r.kind, ExitKind::Exited);
+  EXPECT_EQ(r.stdout_bytes, 64LL << 20);
+  EXPECT_EQ(r.stdout_tail.size(), 64u * 1024u);
+  EXPECT_EQ(r.stderr_tail, "flood done\n");
+}
+
+TEST(Process, AppClosingStdoutEarlyIsFine) {
+  auto r = run_app({"close-stdout"});
+  EXPECT_EQ(r.kind, ExitKind::Exited);
+  EXPECT_EQ(r.stdout_tail, "early\n");
+  EXPECT_EQ(r.stderr_tail, "still here\n");
+}
+
+namespace {
+std::string make_file(const std::string& name, const char* content, std::filesystem::perms mode) {
+  const std::string p = temp_file(name);
+  std::ofstream(p) << content;
+  std::filesystem::permissions(p, mode);
+  return p;
+}
+}  // namespace
+
+TEST(Process, ExecFailureIsALaunchError) {
+  const auto garbage = make_file("rtrace-garbage", "\x01\x02 not a program", std::filesystem::perms::owner_all);
+  ProcessSpec s;
+  s.path = garbage;  // executable bit, but no known format
+  s.argv = {"x"};
+  auto r = run_process(s);
+  EXPECT_EQ(r.kind, ExitKind::LaunchError);
+  EXPECT_EQ(r.launch_error, "cannot execute `" + garbage + "`: Exec format error");
+  std::filesystem::remove(garbage);
+}
+
+TEST(Process, ResolveExecutable) {
+  std::string why;
+  EXPECT_EQ(resolve_executable("sh", "/nonexistent:/bin", why).value_or(""), "/bin/sh");
+  EXPECT_FALSE(resolve_executable("no-such-app-xyz", "/bin:/usr/bin", why));
+  EXPECT_EQ(why, "`no-such-app-xyz` was not found in PATH");
+  EXPECT_FALSE(resolve_executable("./no/such", "", why));
+  EXPECT_EQ(why, "`./no/such`: No such file or directory");
+  const auto data = make_file("rtrace-data", "data", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  EXPECT_FALSE(resolve_executable(data, "", why));
+  EXPECT_EQ(why, "`" + data + "` is not executable (Permission denied)");
+  std::filesystem::remove(data);
+  EXPECT_FALSE(resolve_executable("/tmp", "", why));
+  EXPECT_EQ(why, "`/tmp` is a directory");
+}
+
+TEST(OutputTail, KeepsTheLastBytes) {
+  OutputTail t(4);
+  t.append("abc", 3);
+  t.append("defgh", 5);
+  EXPECT_EQ(t.str(), "efgh");
+  t.append("i", 1);
+  EXPECT_EQ(t.str(), "fghi");
+  EXPECT_EQ(t.total(), 9);
+}
+
+TEST(Environment, DenyListAndRecording) {
+  EXPECT_TRUE(is_denied("GITHUB_TOKEN", {}));
+  EXPECT_TRUE(is_denied("aws_secret_access_key", {}));
+  EXPECT_TRUE(is_denied("DB_PASSWORD", {}));
+  EXPECT_TRUE(is_denied("SLURM_JOB_KEY", {}));
+  EXPECT_FALSE(is_denied("OMP_NUM_THREADS", {}));
+  EXPECT_TRUE(is_denied("SLURM_JOB_ACCOUNT", {"SLURM_JOB_ACC*"}));
+  Environment e;
+  e.set("OMP_NUM_THREADS", "4");
+  e.set("SLURM_JOB_ID", "7");
+  e.set("RTRACE_API_TOKEN", "s3cret");
+  e.set("HOME", "/root");
+  e.set("CUDA_VISIBLE_DEVICES", "0");
+  auto rec = recorded_environment(e, {});
+  EXPECT_EQ(rec, (std::vector<std::pair<std::string, std::string>>{
+                     {"CUDA_VISIBLE_DEVICES", "0"}, {"OMP_NUM_THREADS", "4"}, {"SLURM_JOB_ID", "7"}}));
+  e.prepend_list("LD_PRELOAD", "/a.so");
+  e.prepend_list("LD_PRELOAD", "/b.so");
+  e.prepend_list("LD_PRELOAD", "/a.so");
+  EXPECT_EQ(e.get("LD_PRELOAD"), "/b.so:/a.so");
+  EXPECT_EQ(shell_quote("a b"), "'a b'");
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_quote("plain-1.0"), "plain-1.0");
+}
