@@ -1,0 +1,40 @@
+// From raw samples to ceilings (pure; see levels.hpp for the naming rules).
+//
+// Bandwidth: the bandwidth series gives one curve point per working set (its
+// value is the median over repeats); plateaus are detected and named; for a
+// named level, each repeat's ceiling is its best sample over the level's
+// plateau points. Compute: for each precision/variant, each repeat's
+// ceiling is its best GFLOP/s over the high-intensity end (the largest F and
+// the two F values below it). A CeilingRow holds the median over repeats
+// (`value`), the max and the min.
+#pragma once
+
+#include "rtrace/ert/levels.hpp"
+#include "rtrace/ert/sweep.hpp"
+#include "rtrace/store/records.hpp"
+
+#include <string>
+#include <vector>
+
+namespace rtrace::ert {
+
+struct CeilingAnalysis {
+  std::vector<store::CeilingRow> ceilings;  // bandwidth levels (hierarchy order), then compute
+  std::vector<CurvePoint> curve;            // the bandwidth curve (GB/s)
+  std::vector<Plateau> plateaus;
+  std::vector<std::string> notes;           // missing levels etc.
+};
+
+struct SpreadStats {
+  double median = 0, max = 0, min = 0;
+  int count = 0;
+};
+SpreadStats spread(const std::vector<double>& values);  // NaNs when empty
+
+CeilingAnalysis derive_ceilings(const std::vector<Sample>& samples, const std::vector<MemoryLevel>& levels,
+                                const PlateauOptions& options);
+
+// The F values whose samples count as "high intensity" for a compute ceiling.
+std::vector<int> high_intensity_flops(const std::vector<int>& measured_flops);
+
+}  // namespace rtrace::ert

@@ -1,0 +1,86 @@
+// Bandwidth plateaus of a working-set sweep and their names.
+//
+// Pure functions (no measurement, no I/O) so they can be tested on synthetic
+// curves. Two steps:
+//  1. detect_plateaus() finds runs of points whose bandwidth is flat within a
+//     tolerance, using only the curve (robust to single-point noise spikes,
+//     missing levels and non-monotone curves);
+//  2. name_levels() names plateaus from the machine's real topology: a
+//     plateau is a level's when its points lie in that level's working-set
+//     range (between the capacity of the level below and its own capacity, as
+//     seen by the threads of this partition), never by its position.
+#pragma once
+
+#include "rtrace/store/records.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace rtrace::ert {
+
+struct CurvePoint {
+  double working_set_bytes = 0;  // total over all threads/ranks
+  double value = 0;              // bandwidth (any unit), e.g. median over repeats
+};
+
+struct Plateau {
+  std::size_t first = 0;  // index of the first point (curve sorted by working set)
+  std::size_t last = 0;   // index of the last point, inclusive
+  double value = 0;       // median of the points' values
+  std::size_t size() const noexcept { return last - first + 1; }
+};
+
+struct PlateauOptions {
+  double tolerance = 0.12;     // relative spread allowed inside a plateau
+  std::size_t min_points = 3;  // fewer points make a transition, not a plateau
+};
+
+// Points must be sorted by working set. Returns plateaus in working-set order.
+std::vector<Plateau> detect_plateaus(const std::vector<CurvePoint>& curve, const PlateauOptions& opt = {});
+
+// A level of the memory hierarchy as seen by a partition.
+struct MemoryLevel {
+  std::string name;            // "L1d", "L2", "L3", "DRAM"
+  double capacity_bytes = 0;   // total capacity usable by the partition; +inf for DRAM
+  std::int64_t level_bytes = -1;  // one instance's size (CeilingRow::level_bytes); -1 for DRAM
+};
+
+// Data-cache levels from the machine's caches (L1d, L2, L3, ... in depth
+// order; instruction caches ignored), followed by DRAM. `pus_used` processing
+// units run the partition, placed compactly (the way rtrace pins threads): a
+// cache shared by `shared_by` PUs contributes min(ceil(pus/shared_by),
+// instances) instances.
+std::vector<MemoryLevel> memory_levels(const std::vector<store::CacheRow>& caches, int pus_used);
+
+struct NamedLevel {
+  std::string name;
+  std::int64_t level_bytes = -1;
+  std::size_t plateau = 0;             // index into the plateaus
+  std::vector<std::size_t> points;     // curve indices (plateau ∩ the level's range)
+};
+
+struct LevelNaming {
+  std::vector<NamedLevel> levels;      // in hierarchy order; only levels that were observed
+  std::vector<std::string> notes;      // why a level is missing, ...
+};
+
+// The working-set range that belongs to level i of `levels`: above twice the
+// capacity of the level below (points just past a capacity are partly
+// cached), up to its own capacity.
+struct LevelRange {
+  double low = 0;
+  double high = std::numeric_limits<double>::infinity();
+};
+LevelRange level_range(const std::vector<MemoryLevel>& levels, std::size_t i);
+
+// Names plateaus: each level takes the plateau with the most points in its
+// range (ties: the higher bandwidth); at least `min_points_in_level` points
+// are needed. One plateau may serve two levels when the curve is flat across
+// both (their ceilings are then equal, which is what was measured).
+LevelNaming name_levels(const std::vector<CurvePoint>& curve, const std::vector<Plateau>& plateaus,
+                        const std::vector<MemoryLevel>& levels, std::size_t min_points_in_level = 2);
+
+}  // namespace rtrace::ert

@@ -1,0 +1,35 @@
+// The processes taking part in one ERT run: one (no MPI) or an MPI world.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rtrace::ert {
+
+class RankGroup {
+ public:
+  virtual ~RankGroup() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual void barrier() = 0;
+  // Every rank's value, in rank order, on every rank.
+  virtual std::vector<double> allgather(double value) = 0;
+  // True on every rank when any rank passes true (used to agree on errors).
+  virtual bool any(bool flag) = 0;
+  virtual std::string description() const = 0;  // "single process", "MPI (OpenMPI 4.1.4)"
+};
+
+// One process, nothing to synchronise.
+std::unique_ptr<RankGroup> make_single_rank_group();
+
+// True when this process was started by an MPI launcher (mpirun/mpiexec/srun
+// with PMI): OMPI_COMM_WORLD_SIZE, PMIX_RANK, PMI_RANK or MPI_LOCALNRANKS set.
+bool launched_by_mpi();
+// Whether this build has MPI support.
+bool mpi_available() noexcept;
+// Initialises MPI (MPI_THREAD_FUNNELED) and returns MPI_COMM_WORLD; finalised
+// when the group is destroyed. Throws std::runtime_error without MPI support.
+std::unique_ptr<RankGroup> make_mpi_rank_group(int& argc, char**& argv);
+
+}  // namespace rtrace::ert

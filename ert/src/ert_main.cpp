@@ -1,0 +1,336 @@
+// `rtrace ert`: measure the empirical roofline of one partition (N threads,
+// N ranks or N SMs) and write it as an ERT file, roofline.json and a table.
+#include "cli/subcommands.hpp"
+
+#include "rtrace/ert/ceilings.hpp"
+#include "rtrace/ert/cpu_kernels.hpp"
+#include "rtrace/ert/cpu_runner.hpp"
+#include "rtrace/ert/gpu.hpp"
+#include "rtrace/ert/rank_group.hpp"
+#include "rtrace/ert/report.hpp"
+#include "rtrace/store/run_file.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace po = boost::program_options;
+
+namespace rtrace::ert {
+namespace {
+
+constexpr int kExitUsage = 2;
+constexpr int kExitFailure = 1;
+
+// A usage problem: one line on stderr, exit 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  int threads = 0;  // 0 = all allowed CPUs
+  int ranks = 0;    // 0 = the MPI world size (1 without MPI)
+  int sms = 0;      // > 0: GPU run
+  bool quick = false;
+  bool quiet = false;
+  std::string output, json;
+  std::vector<Precision> precisions;
+  bool tensor_cores = true;
+};
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, sep))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::string join_command_line(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  return s;
+}
+
+double read_cpu_mhz() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  double sum = 0;
+  int n = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("cpu MHz", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) {
+        sum += std::atof(line.c_str() + colon + 1);
+        ++n;
+      }
+    }
+  }
+  return n ? sum / n : std::nan("");
+}
+
+double available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024.0;
+  return 0;
+}
+
+void print_help(const po::options_description& desc) {
+  std::cout << "usage: rtrace ert [--threads N] [--ranks N] [--sms N] [--quick] [-o FILE] [--json FILE]\n\n"
+               "Measures the empirical roofline (bandwidth per memory level, FLOP peaks per precision)\n"
+               "of one partition: N CPU threads (pinned), N MPI ranks (run under mpirun), or N SMs of a GPU.\n\n"
+            << desc
+            << "\nKernels (ERT 1.1.0): per element `beta = beta*A[i] + alpha` F/2 times (F = 1..1024 FLOPs),\n"
+               "2*sizeof(T) bytes per element and trial. Ceilings: median over repeats (min/max kept).\n";
+}
+
+Options parse(int argc, char** argv, bool& help) {
+  Options o;
+  std::string precision;
+  po::options_description desc("options");
+  desc.add_options()                                                                   //
+      ("help,h", "show this help")                                                     //
+      ("threads,t", po::value<int>(&o.threads), "CPU threads per rank (default: all allowed cores)")  //
+      ("ranks,r", po::value<int>(&o.ranks), "MPI ranks (start under mpirun -np N)")   //
+      ("sms", po::value<int>(&o.sms), "measure a GPU partition of N SMs (green context)")  //
+      ("quick,q", po::bool_switch(&o.quick), "reduced sweep (about 1-3 s), for sweeps and tests")  //
+      ("output,o", po::value<std::string>(&o.output), "write the ERT file (HDF5)")    //
+      ("json", po::value<std::string>(&o.json), "write ERT-1.1.0-style roofline.json")  //
+      ("precision", po::value<std::string>(&precision),
+       "comma list: fp64,fp32 (CPU); fp64,fp32,fp16,tc (GPU); default: all")           //
+      ("quiet", po::bool_switch(&o.quiet), "no table on stdout");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  if (vm.count("help")) {
+    print_help(desc);
+    help = true;
+    return o;
+  }
+  if (vm.count("threads") && o.threads < 1)
+    throw UsageError("--threads must be at least 1 (got " + std::to_string(o.threads) + ")");
+  if (vm.count("ranks") && o.ranks < 1)
+    throw UsageError("--ranks must be at least 1 (got " + std::to_string(o.ranks) + ")");
+  if (vm.count("sms") && o.sms < 1) throw UsageError("--sms must be at least 1 (got " + std::to_string(o.sms) + ")");
+  if (o.sms > 0 && (vm.count("threads") || vm.count("ranks")))
+    throw UsageError("--sms measures a GPU partition; it cannot be combined with --threads or --ranks");
+  if (!precision.empty()) {
+    o.tensor_cores = false;
+    for (const std::string& p : split(precision, ',')) {
+      if (p == "tc") {
+        o.tensor_cores = true;
+        continue;
+      }
+      try {
+        o.precisions.push_back(precision_from_string(p));
+      } catch (const std::invalid_argument&) {
+        throw UsageError("--precision: unknown precision `" + p + "` (expected fp64, fp32, fp16 or tc)");
+      }
+    }
+    if (o.sms == 0) {
+      for (Precision p : o.precisions)
+        if (p == Precision::FP16) throw UsageError("--precision fp16 needs a GPU (--sms N); the CPU kernels are fp64 and fp32");
+      if (o.tensor_cores) throw UsageError("--precision tc needs a GPU (--sms N)");
+    }
+  } else {
+    o.precisions = o.sms > 0 ? std::vector<Precision>{Precision::FP64, Precision::FP32, Precision::FP16}
+                             : std::vector<Precision>{Precision::FP64, Precision::FP32};
+  }
+  return o;
+}
+
+// Writes the requested outputs and prints the table (rank 0 only).
+void emit(const Options& o, const ErtReport& report) {
+  if (!o.output.empty()) write_ert_file(o.output, report);
+  if (!o.json.empty()) write_text_file(o.json, roofline_json(report).dump(2) + "\n");
+  if (!o.quiet) {
+    std::cout << format_summary(report);
+    if (!o.output.empty()) std::cout << "  wrote " << o.output << "\n";
+    if (!o.json.empty()) std::cout << "  wrote " << o.json << "\n";
+    std::cout.flush();
+  }
+}
+
+int run_gpu(const Options& o, const std::string& command_line) {
+  require_gpu();  // GpuUnavailable -> "no GPU found (...)"
+  if (!o.output.empty()) check_output_writable(o.output, "output file");
+  if (!o.json.empty()) check_output_writable(o.json, "JSON file");
+  GpuRunOptions g;
+  g.sms_requested = o.sms;
+  g.quick = o.quick;
+  g.precisions = o.precisions;
+  g.tensor_cores = o.tensor_cores;
+  GpuRunResult r = run_gpu_ert(g);
+
+  ErtReport report;
+  report.device = "gpu";
+  report.threads = 0;
+  report.ranks = 1;
+  report.sms_requested = r.sms_requested;
+  report.sms_achieved = r.sms_achieved;
+  report.quick = o.quick;
+  report.command_line = command_line;
+  report.machine = store::describe_this_machine();
+  if (report.machine.gpus.empty()) report.machine.gpus.push_back(r.gpu);
+  report.samples = std::move(r.samples);
+  PlateauOptions popt;
+  popt.min_points = o.quick ? 2 : 3;
+  report.analysis = derive_ceilings(report.samples, r.levels, popt);
+  report.wall_seconds = r.seconds;
+  report.text_attributes = r.text_attributes;
+  report.number_attributes = r.number_attributes;
+  report.number_attributes.emplace_back("sms_granted", double(r.sms_granted));
+  emit(o, report);
+  return 0;
+}
+
+int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line) {
+  // Ranks: only under an MPI launcher (mpirun/srun start the processes).
+  std::unique_ptr<RankGroup> group;
+  const bool under_mpi = launched_by_mpi();
+  if (o.ranks > 1 && !under_mpi)
+    throw UsageError("--ranks " + std::to_string(o.ranks) + " needs an MPI launch: run `mpirun -np " +
+                     std::to_string(o.ranks) + " --bind-to none rtrace ert --ranks " + std::to_string(o.ranks) +
+                     " ...`");
+  if (under_mpi && mpi_available()) group = make_mpi_rank_group(argc, argv);
+  else if (o.ranks > 1) throw UsageError("--ranks needs MPI support, and this rtrace was built without MPI");
+  else group = make_single_rank_group();
+  const bool root = group->rank() == 0;
+
+  // Every rank must agree on errors before any collective call.
+  std::string error;
+  int error_code = 0;
+  try {
+    if (o.ranks > 0 && o.ranks != group->size())
+      throw UsageError("--ranks " + std::to_string(o.ranks) + " but the MPI launch started " +
+                       std::to_string(group->size()) + " processes");
+    if (root && !o.output.empty()) check_output_writable(o.output, "output file");
+    if (root && !o.json.empty()) check_output_writable(o.json, "JSON file");
+  } catch (const UsageError& e) {
+    error = e.what();
+    error_code = kExitUsage;
+  } catch (const OutputError& e) {
+    error = e.what();
+    error_code = kExitUsage;
+  }
+  if (group->any(error_code != 0)) {
+    if (root && !error.empty()) std::fprintf(stderr, "rtrace ert: %s\n", error.c_str());
+    return error_code ? error_code : kExitUsage;
+  }
+  const int ranks = group->size();
+
+  const std::vector<int> cpus = allowed_cpus();
+  const int threads = o.threads > 0 ? o.threads : int(cpus.size());
+  if (root && threads > int(cpus.size()))
+    std::fprintf(stderr, "rtrace ert: warning: %d threads on %zu allowed CPUs: threads share cores, ceilings will be low\n",
+                 threads, cpus.size());
+
+  store::MachineInfo machine = store::describe_this_machine();
+  // The partition: threads x ranks processing units (one node assumed for
+  // cache capacities; on several nodes each node's caches add up the same way).
+  const int pus = threads * ranks;
+  const std::vector<MemoryLevel> levels = memory_levels(machine.caches, pus);
+
+  CpuPlanInputs in;
+  in.threads = threads;
+  in.ranks = ranks;
+  in.quick = o.quick;
+  in.precisions = o.precisions;
+  for (const auto& c : machine.caches)
+    if (store::get_str(c.name) == "L1d") in.l1_bytes_per_thread = double(c.size_bytes) / std::max(c.shared_by, 1);
+  in.llc_capacity_bytes = levels.size() >= 2 ? levels[levels.size() - 2].capacity_bytes : 32.0 * 1048576;
+  // At most half the available memory for the working set of all ranks.
+  in.max_working_set_bytes = 0.5 * available_memory_bytes();
+  const std::vector<Measurement> plan =
+      make_cpu_plan(in, kernel_block_elements(Precision::FP64), kernel_block_elements(Precision::FP32));
+
+  const double mhz_before = read_cpu_mhz();
+  CpuRunResult run = run_cpu_plan(plan, default_policy(o.quick), threads, *group);
+  const double mhz_after = read_cpu_mhz();
+  if (!root) return 0;
+
+  ErtReport report;
+  report.device = "cpu";
+  report.threads = threads;
+  report.ranks = ranks;
+  report.quick = o.quick;
+  report.command_line = command_line;
+  report.machine = std::move(machine);
+  report.samples = std::move(run.samples);
+  PlateauOptions popt;
+  popt.min_points = o.quick ? 2 : 3;
+  report.analysis = derive_ceilings(report.samples, levels, popt);
+  report.wall_seconds = run.seconds;
+  std::string pinning;
+  for (std::size_t i = 0; i < run.thread_cpus.size(); ++i) pinning += (i ? "," : "") + std::to_string(run.thread_cpus[i]);
+  report.text_attributes = {{"isa", cpu_kernel_isa()},
+                            {"fma_hardware", cpu_kernel_has_fma() ? "yes" : "no"},
+                            {"thread_cpus", pinning},
+                            {"rank_group", group->description()},
+                            {"kernel", "ERT 1.1.0 beta = beta*A[i] + alpha; register-blocked x" +
+                                           std::to_string(kernel_block_elements(Precision::FP64)) + " fp64"}};
+  report.number_attributes = {{"cpu_mhz_start", mhz_before},
+                              {"cpu_mhz_end", mhz_after},
+                              {"vector_bytes", double(cpu_kernel_vector_bytes())},
+                              {"runs", double(run.runs)},
+                              {"runs_preempted", double(run.runs_redone)}};
+  emit(o, report);
+  return 0;
+}
+
+}  // namespace
+}  // namespace rtrace::ert
+
+namespace rtrace::cli {
+
+int ert_main(int argc, char** argv) {
+  using namespace rtrace::ert;
+  const std::string command_line = join_command_line(argc, argv);
+  try {
+    bool help = false;
+    Options o = parse(argc, argv, help);
+    if (help) return 0;
+    if (o.sms > 0) {
+      try {
+        return run_gpu(o, command_line);
+      } catch (const GpuUnavailable& e) {
+        std::fprintf(stderr, "rtrace ert: --sms needs an NVIDIA GPU: %s\n", e.what());
+        return kExitUsage;
+      }
+    }
+    return run_cpu(o, argc, argv, command_line);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "rtrace ert: %s\n", e.what());
+    return kExitUsage;
+  } catch (const OutputError& e) {
+    std::fprintf(stderr, "rtrace ert: %s\n", e.what());
+    return kExitUsage;
+  } catch (const GpuError& e) {
+    std::fprintf(stderr, "rtrace ert: GPU error: %s\n", e.what());
+    return kExitFailure;
+  } catch (const CpuRunError& e) {
+    std::fprintf(stderr, "rtrace ert: %s\n", e.what());
+    return kExitFailure;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rtrace ert: %s\n", e.what());
+    return kExitFailure;
+  }
+}
+
+}  // namespace rtrace::cli

@@ -1,0 +1,107 @@
+#include "rtrace/ert/rank_group.hpp"
+
+#include <cstdlib>
+#include <stdexcept>
+
+#ifdef RTRACE_ERT_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace rtrace::ert {
+
+namespace {
+
+class SingleRank final : public RankGroup {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  void barrier() override {}
+  std::vector<double> allgather(double value) override { return {value}; }
+  bool any(bool flag) override { return flag; }
+  std::string description() const override { return "single process"; }
+};
+
+#ifdef RTRACE_ERT_HAVE_MPI
+void check_mpi(int rc, const char* what) {
+  if (rc != MPI_SUCCESS) {
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    throw std::runtime_error(std::string(what) + " failed: " + std::string(msg, len));
+  }
+}
+
+class MpiWorld final : public RankGroup {
+ public:
+  MpiWorld(int& argc, char**& argv) {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+      int provided = 0;
+      check_mpi(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+      owns_ = true;
+      if (provided < MPI_THREAD_FUNNELED) throw std::runtime_error("MPI does not provide MPI_THREAD_FUNNELED");
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(version, &len);
+    std::string v(version, len);
+    library_ = v.substr(0, v.find_first_of(",\n"));
+  }
+  ~MpiWorld() override {
+    if (owns_) MPI_Finalize();
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void barrier() override { check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+  std::vector<double> allgather(double value) override {
+    std::vector<double> all(static_cast<std::size_t>(size_));
+    check_mpi(MPI_Allgather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD), "MPI_Allgather");
+    return all;
+  }
+  bool any(bool flag) override {
+    int local = flag ? 1 : 0, global = 0;
+    check_mpi(MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+    return global != 0;
+  }
+  std::string description() const override { return "MPI (" + library_ + ")"; }
+
+ private:
+  int rank_ = 0, size_ = 1;
+  bool owns_ = false;
+  std::string library_;
+};
+#endif
+
+}  // namespace
+
+std::unique_ptr<RankGroup> make_single_rank_group() { return std::make_unique<SingleRank>(); }
+
+bool launched_by_mpi() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
+bool mpi_available() noexcept {
+#ifdef RTRACE_ERT_HAVE_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<RankGroup> make_mpi_rank_group(int& argc, char**& argv) {
+#ifdef RTRACE_ERT_HAVE_MPI
+  return std::make_unique<MpiWorld>(argc, argv);
+#else
+  (void)argc;
+  (void)argv;
+  throw std::runtime_error("this rtrace was built without MPI (RTRACE_ENABLE_MPI=OFF)");
+#endif
+}
+
+}  // namespace rtrace::ert

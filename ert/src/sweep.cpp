@@ -1,0 +1,170 @@
+#include "rtrace/ert/sweep.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace rtrace::ert {
+
+const char* to_string(Series s) noexcept { return s == Series::Bandwidth ? "bandwidth" : "flops"; }
+
+TrialPolicy default_policy(bool quick) {
+  TrialPolicy p;
+  if (quick) {
+    p.min_seconds = 0.001;
+    p.repeats = 3;
+  } else {
+    p.min_seconds = 0.004;
+    p.repeats = 5;
+  }
+  return p;
+}
+
+SweepController::SweepController(std::vector<Measurement> plan, TrialPolicy policy, int workers, int ranks)
+    : plan_(std::move(plan)), policy_(policy), workers_(std::max(workers, 1)), ranks_(std::max(ranks, 1)) {
+  policy_.repeats = std::max(policy_.repeats, 1);
+  policy_.max_calibrations = std::max(policy_.max_calibrations, 1);
+}
+
+std::int64_t SweepController::predict_trials(const Measurement& m) const {
+  // The most similar kernel timed so far: same precision and variant, the
+  // closest F; its time per element-trial scaled by the F ratio (an upper
+  // bound once compute-bound, conservative while memory-bound).
+  const Rate* best = nullptr;
+  for (const Rate& r : rates_) {
+    if (r.kernel.precision != m.kernel.precision || r.kernel.variant != m.kernel.variant) continue;
+    if (!best || std::abs(std::log2(double(r.kernel.flops_per_element) / m.kernel.flops_per_element)) <
+                     std::abs(std::log2(double(best->kernel.flops_per_element) / m.kernel.flops_per_element)))
+      best = &r;
+  }
+  if (!best) return 1;
+  double spet = best->seconds_per_element_trial;
+  if (m.kernel.flops_per_element > best->kernel.flops_per_element)
+    spet *= double(m.kernel.flops_per_element) / best->kernel.flops_per_element;
+  const double per_trial = spet * double(m.elements_per_worker);
+  if (!(per_trial > 0)) return 1;
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(policy_.min_seconds * 1.2 / per_trial)));
+}
+
+bool SweepController::next(PlannedRun& run) {
+  if (current_ >= plan_.size()) return false;
+  const Measurement& m = plan_[current_];
+  if (!started_) {
+    trials_ = predict_trials(m);
+    calibrations_ = 0;
+    kept_ = 0;
+    redo_in_measurement_ = 0;
+  }
+  run.measurement = current_;
+  run.trials = trials_;
+  run.first_of_measurement = !started_;
+  // Warm-up until one run has lasted min_seconds; every measurement gets at
+  // least one (it also brings the working set into the level being measured).
+  run.warmup = !started_ || kept_ < 0;
+  started_ = true;
+  last_ = run;
+  return true;
+}
+
+void SweepController::record(double seconds, const std::vector<double>& rank_seconds, double on_cpu_fraction) {
+  if (current_ >= plan_.size()) return;
+  ++runs_;
+  const Measurement& m = plan_[current_];
+  if (on_cpu_fraction < policy_.min_on_cpu_fraction && redo_in_measurement_ < policy_.max_redo_per_measurement) {
+    // Preempted: the time says nothing about the kernel. Same run again.
+    ++redo_in_measurement_;
+    ++redone_;
+    return;
+  }
+  if (last_.warmup) {
+    ++calibrations_;
+    if (seconds < policy_.min_seconds && calibrations_ < policy_.max_calibrations) {
+      // Too short: scale up (at most x1000 per step) and warm up again.
+      const double scale = seconds > 0 ? policy_.min_seconds * 1.25 / seconds : 1000.0;
+      trials_ = std::max<std::int64_t>(trials_ + 1, static_cast<std::int64_t>(std::ceil(trials_ * std::min(scale, 1000.0))));
+      kept_ = -1;  // next run is another warm-up
+      return;
+    }
+    if (seconds > 4 * policy_.min_seconds && trials_ > 1) {
+      // Far too long: shorten the kept runs (the data is warm now), by at
+      // most 4x so one slow warm-up cannot make the kept runs too short.
+      const double scale = std::max(policy_.min_seconds * 1.5 / seconds, 0.25);
+      trials_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(trials_ * scale)));
+    }
+    kept_ = 0;
+    if (seconds > 0 && last_.trials > 0) {
+      const double spet = seconds / (double(last_.trials) * double(m.elements_per_worker));
+      auto it = std::find_if(rates_.begin(), rates_.end(), [&](const Rate& r) {
+        return r.kernel.precision == m.kernel.precision && r.kernel.variant == m.kernel.variant &&
+               r.kernel.flops_per_element == m.kernel.flops_per_element;
+      });
+      if (it == rates_.end()) rates_.push_back(Rate{m.kernel, spet});
+      else it->seconds_per_element_trial = spet;
+    }
+    return;
+  }
+
+  Sample s;
+  s.series = m.series;
+  s.kernel = m.kernel;
+  s.elements_per_worker = m.elements_per_worker;
+  s.working_set_bytes = m.elements_per_worker * static_cast<std::int64_t>(element_bytes(m.kernel.precision)) *
+                        workers_ * ranks_;
+  s.trials = last_.trials;
+  s.workers = workers_;
+  s.ranks = ranks_;
+  s.repeat = kept_;
+  s.seconds = seconds;
+  s.rank_seconds = rank_seconds.empty() ? std::vector<double>{seconds} : rank_seconds;
+  const SampleCost cost = sample_cost(m.kernel, m.elements_per_worker * workers_ * ranks_, last_.trials);
+  s.bytes = cost.bytes;
+  s.flops = cost.flops;
+  samples_.push_back(std::move(s));
+  if (++kept_ >= policy_.repeats) {
+    ++current_;
+    started_ = false;
+  }
+}
+
+std::vector<double> bandwidth_working_sets(const CpuPlanInputs& in) {
+  const double workers = double(std::max(in.threads, 1)) * std::max(in.ranks, 1);
+  const double start = 4096.0 * workers;
+  double end = std::max(4.0 * in.llc_capacity_bytes, 4.0 * start);
+  if (in.max_working_set_bytes > 0) end = std::min(end, std::max(in.max_working_set_bytes, 4.0 * start));
+  const double low_step = std::pow(2.0, in.quick ? 0.5 : 0.25);
+  const double high_step = std::pow(2.0, 0.25);
+  std::vector<double> sizes;
+  // Exact powers of two in the low part keep the cache boundaries on the grid.
+  for (double ws = start; ws <= end * 1.0001;) {
+    sizes.push_back(ws);
+    ws *= ws >= in.llc_capacity_bytes ? high_step : low_step;
+  }
+  if (sizes.back() < end * 0.999) sizes.push_back(end);
+  return sizes;
+}
+
+std::vector<Measurement> make_cpu_plan(const CpuPlanInputs& in, std::size_t block_fp64, std::size_t block_fp32) {
+  const std::int64_t workers = std::int64_t(std::max(in.threads, 1)) * std::max(in.ranks, 1);
+  std::vector<Measurement> plan;
+  const std::size_t block = std::max<std::size_t>(block_fp64, 1);
+  for (double ws : bandwidth_working_sets(in)) {
+    const double per_worker_elems = ws / double(workers) / 8.0;
+    std::int64_t elems = std::max<std::int64_t>(
+        std::int64_t(block), std::int64_t(std::llround(per_worker_elems / double(block))) * std::int64_t(block));
+    if (!plan.empty() && plan.back().elements_per_worker == elems) continue;
+    plan.push_back(Measurement{Series::Bandwidth, KernelSpec{Precision::FP64, Variant::Fma, 1}, elems});
+  }
+  // FLOP peaks: a block in L1 (half a thread's share, at most 16 KiB).
+  const double l1_block_bytes = std::clamp(in.l1_bytes_per_thread / 2.0, 2048.0, 16384.0);
+  for (Precision p : in.precisions) {
+    if (p != Precision::FP64 && p != Precision::FP32) continue;
+    const std::size_t b = std::max<std::size_t>(p == Precision::FP64 ? block_fp64 : block_fp32, 1);
+    const std::int64_t elems = std::max<std::int64_t>(
+        std::int64_t(b), std::int64_t(l1_block_bytes / element_bytes(p) / double(b)) * std::int64_t(b));
+    for (Variant v : {Variant::Fma, Variant::NoFma})
+      for (int f : supported_flops_per_element())
+        plan.push_back(Measurement{Series::Flops, KernelSpec{p, v, f}, elems});
+  }
+  return plan;
+}
+
+}  // namespace rtrace::ert
