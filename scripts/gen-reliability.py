@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Renders docs/reliability.md from what the hardening runs recorded.
+
+  faults:     <build>/faults-results/*.json      (ctest -L faults, tests/faults/faults.py)
+  fuzzing:    <fuzz build>/fuzz-work/*/runs.jsonl and findings.txt   (bench/fuzz.sh)
+  sanitizers: <asan build>/sanitize-results.txt  (scripts/sanitize.sh)
+
+usage: scripts/gen-reliability.py [--build build] [--fuzz-build build-fuzz]
+                                  [--asan-build build-asan] [-o docs/reliability.md]
+Nothing is typed in by hand: a run that did not happen shows as "not run".
+"""
+import argparse
+import collections
+import glob
+import json
+import os
+import re
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+FUZZ_TARGETS = collections.OrderedDict([
+    ("sweep_spec", "`--sweep` grammar: `parse_sweep_axis`, `make_sweep_plan` (axes per line, zip/repeat flags)"),
+    ("run_file", "`validate_file` and every store reader (`read_points`, `read_axes`, `read_run_metadata`, "
+                 "`read_machine`, `read_ceilings`, `read_output`, `read_rank`) on mutated run, ERT and trace files"),
+    ("tracer_strings", "the tracer's record decoding (`unpack_strings`, the rank-to-rank encoding), round trip checked"),
+    ("ert_import", "`--ert FILE` ceiling import (`read_ceilings_from`) on mutated ERT and run files"),
+    ("options_json", "`--resume` restoring options from the run file's JSON (`RunOptions::fill_from_json`)"),
+    ("analysis_load", "`rtrace analyze` input loading (`analysis::load_run`) on mutated run files"),
+])
+
+
+def md(text):
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def faults_section(build):
+    out = ["## Fault injection (`ctest -L faults`)", ""]
+    files = sorted(glob.glob(os.path.join(build, "faults-results", "*.json")))
+    if not files:
+        return out + [f"not run (no results under `{build}/faults-results`)", ""]
+    cases = [json.load(open(f)) for f in files]
+    total = sum(c["seconds"] for c in cases)
+    out += [f"Recorded by `tests/faults/faults.py` in `{os.path.relpath(build, ROOT)}`: "
+            f"{len(cases)} cases, {total:.0f} s in all. "
+            + ", ".join(f"`faults_{c['case']}` {c['status']} ({c['seconds']:.0f} s)" for c in cases) + ".", ""]
+    out += ["| group | fault or bad input | trials | outcome | result |", "|---|---|---|---|---|"]
+    rows = [r for c in cases for r in c["rows"]]
+    order = ["app misbehaves", "app hangs", "rtrace killed", "output filesystem", "bad input", "skipped", "failed"]
+    rows.sort(key=lambda r: order.index(r["group"]) if r["group"] in order else len(order))
+    for r in rows:
+        result = r.get("result") or ("pass" if r["passed"] else "FAIL")
+        if result != "pass" and not result.startswith("skipped"):
+            result = f"**{result}**"
+        out.append(f"| {md(r['group'])} | {md(r['fault'])} | {r['trials']} | {md(r['outcome'])} | {result} |")
+    return out + [""]
+
+
+def fuzz_section(fuzz_build):
+    out = ["## Fuzzing (libFuzzer + ASan + UBSan, `bench/fuzz.sh TARGET SECONDS`)", ""]
+    out += ["| target | what | runs | wall | CPU | inputs | coverage (edges) | findings in rtrace | crashes inside libhdf5 |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    hdf5_summaries = collections.Counter()
+    for target, what in FUZZ_TARGETS.items():
+        work = os.path.join(fuzz_build, "fuzz-work", target)
+        runs = []
+        if os.path.exists(os.path.join(work, "runs.jsonl")):
+            runs = [json.loads(l) for l in open(os.path.join(work, "runs.jsonl")) if l.strip()]
+        if not runs:
+            out.append(f"| `{target}` | {what} | 0 | not run | | | | | |")
+            continue
+        wall = sum(r["wall_s"] for r in runs)
+        cpu = sum(r["cpu_s"] for r in runs)
+        inputs = sum(r["inputs"] for r in runs)
+        cov = max(r["coverage"] for r in runs)
+        ours = hdf5 = 0
+        findings = os.path.join(work, "findings.txt")
+        if os.path.exists(findings):
+            for line in open(findings):
+                parts = line.rstrip("\n").split("\t")
+                if parts[0] == "rtrace":
+                    ours += 1
+                elif parts[0] == "libhdf5":
+                    hdf5 += 1
+                    m = re.search(r"SUMMARY: \S+: (\S+).* in (\S+)", parts[2] if len(parts) > 2 else "")
+                    hdf5_summaries[(m.group(1), m.group(2)) if m else ("crash", "?")] += 1
+        out.append(f"| `{target}` | {what} | {len(runs)} | {wall / 60:.1f} min | {cpu / 60:.1f} min | {inputs} | {cov} "
+                   f"| {ours} | {hdf5} |")
+    out += ["", "Wall time is what each fuzzer was given (`nice -n 19` on a 2-core machine shared with other builds); "
+            "CPU time is what it got. Findings are the distinct artifacts of the last run of each target, replayed and "
+            "classified by the sanitizer's SUMMARY line.", ""]
+    if hdf5_summaries:
+        out += ["Crashes inside libhdf5 (Debian 12's HDF5 1.10.8) on corrupted files, by kind and function:", ""]
+        for (kind, fn), n in sorted(hdf5_summaries.items()):
+            out.append(f"- {kind} in `{fn}`: {n} input(s)")
+        out.append("")
+    return out
+
+
+def sanitizer_section(asan_build):
+    out = ["## Sanitizers (`scripts/sanitize.sh`)", ""]
+    path = os.path.join(asan_build, "sanitize-results.txt")
+    if not os.path.exists(path):
+        return out + [f"not run (no `{os.path.relpath(path, ROOT)}`)", ""]
+    return out + ["```"] + [l.rstrip() for l in open(path)] + ["```", ""]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--fuzz-build", default=os.path.join(ROOT, "build-fuzz"))
+    ap.add_argument("--asan-build", default=os.path.join(ROOT, "build-asan"))
+    ap.add_argument("-o", "--output", default=os.path.join(ROOT, "docs", "reliability.md"))
+    a = ap.parse_args()
+    lines = ["# rtrace reliability: every fault and bad input tried", "",
+             "Generated by `scripts/gen-reliability.py` from the runs of `ctest -L faults` (tests/faults), "
+             "`bench/fuzz.sh` (tests/fuzz) and `scripts/sanitize.sh`; do not edit by hand. "
+             "Regenerate: run those, then `scripts/gen-reliability.py --build <build dir>`.", ""]
+    notes = os.path.join(ROOT, "docs", "reliability-notes.md")
+    lines += faults_section(a.build) + fuzz_section(a.fuzz_build) + sanitizer_section(a.asan_build)
+    if os.path.exists(notes):
+        lines += [l.rstrip("\n") for l in open(notes)]
+    os.makedirs(os.path.dirname(a.output), exist_ok=True)
+    with open(a.output, "w") as f:
+        f.write("\n".join(lines).rstrip() + "\n")
+    print(f"wrote {a.output}")
+
+
+if __name__ == "__main__":
+    main()
