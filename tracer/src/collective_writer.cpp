@@ -115,6 +115,11 @@ bool write_collective(RankState& state, std::string* error) noexcept {
     return false;
   }
 
+  std::int64_t t_start = monotonic_ns();
+  auto phase = [&](const char* what) {
+    state.log(LogLevel::Debug, std::string("collective write: ") + what + " at " +
+                                   std::to_string(static_cast<double>(monotonic_ns() - t_start) * 1e-9) + " s");
+  };
   // 2. Tables through MPI-IO: every rank creates everything, writes its own rows.
   bool ok = true;
   std::string what;
@@ -122,6 +127,7 @@ bool write_collective(RankState& state, std::string* error) noexcept {
     store::FileOptions opts;
     opts.mpi_comm = &comm;
     store::File f = store::File::create(tmp, /*overwrite=*/true, opts);
+    phase("file created");
     {  // every group handle closed before the file: MPI-IO files close only when nothing is open
     store::Group ranks = f.root().create_group("ranks");
     std::vector<store::RankInfoRow> info{rec.info};
@@ -138,7 +144,9 @@ bool write_collective(RankState& state, std::string* error) noexcept {
       collective_table<store::MpiRow>(g, "mpi", "MPI calls per function", s[4], own ? &rec.mpi : nullptr);
     }
     }
+    phase("tables written");
     f.close();
+    phase("file closed");
   } catch (const std::exception& e) {
     ok = false;
     what = e.what();
@@ -149,6 +157,7 @@ bool write_collective(RankState& state, std::string* error) noexcept {
     return false;
   }
 
+  phase("agreed");
   // 3. Strings to rank 0, which adds them serially and publishes the file.
   std::string packed;
   pack_strings(rec.names, packed);
@@ -203,6 +212,7 @@ bool write_collective(RankState& state, std::string* error) noexcept {
       std::remove(tmp.c_str());
     }
   }
+  phase("published");
   if (mpi.bcast(&published, 1, MPI_INT, 0, comm) != MPI_SUCCESS || !published) {
     *error = rank == 0 ? "publishing ranks.h5 failed: " + what : "rank 0 could not publish ranks.h5";
     return false;

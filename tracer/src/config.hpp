@@ -36,6 +36,9 @@ struct TracerConfig {
   std::string rank_source;
   LogLevel log_level = LogLevel::Warn;
   std::string point_id;
+  // RTRACE_TRACER_COLLECTIVE=0: MPI ranks write their own files instead of
+  // ranks.h5 (for MPI-IO trouble, and for bench/tracer_write.sh).
+  bool collective = true;
 };
 
 // `process_names` are the names this process goes by (argv[0] basename,

@@ -127,13 +127,16 @@ RTRACE_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* pr
 
 RTRACE_EXPORT int MPI_Finalize(void) {
   RTRACE_REAL(MPI_Finalize);
-  if (tracing() && !is_fork_child() && !written()) {
+  if (tracing() && !is_fork_child() && !written() && state()->config().collective) {
     RankState* s = state();
     InternalScope internal;
     flush_gpu();
     std::string error;
+    std::int64_t t0 = monotonic_ns();
     if (write_collective(*s, &error)) {
       mark_written();
+      s->log(LogLevel::Info, "ranks.h5 written collectively in " +
+                                 std::to_string(static_cast<double>(monotonic_ns() - t0) * 1e-9) + " s");
     } else {
       s->error("collective write of ranks.h5 failed (" + error + "); this rank writes its own file at exit");
     }

@@ -82,9 +82,13 @@ void on_process_exit(int status, void*) {
   ++t_internal;
   flush_gpu();
   try {
+    std::int64_t t0 = monotonic_ns();
     store::RankRecords rec = g_state->snapshot(/*complete=*/true, status, /*blocking=*/true);
-    write_rank_file(g_state->config().trace_dir, rec);
+    std::string path = write_rank_file(g_state->config().trace_dir, rec);
     g_written.store(true);
+    // After the write, so only stderr hears it (bench/tracer_write.sh reads it).
+    g_state->log(LogLevel::Info, path.substr(path.rfind('/') + 1) + " written in " +
+                                     std::to_string(static_cast<double>(monotonic_ns() - t0) * 1e-9) + " s");
   } catch (const std::exception& e) {
     // Nothing left to record into: say it on stderr, never disturb the exit.
     std::fprintf(stderr, "rtrace tracer[pid %d]: error: writing the rank file failed: %s\n",
