@@ -291,9 +291,14 @@ int merge_points(const std::vector<std::string>& parts, const std::string& outpu
   std::string skeleton;
   if (!output_exists) {
     skeleton = output + ".merge-" + std::to_string(::getpid()) + ".tmp";
-    RunMetadata meta = *skeleton_meta;
-    meta.command_line = command_line;
-    RunFile::create(skeleton, meta, *skeleton_machine, ref.axes, pending_plan(ref.plan), /*overwrite=*/true);
+    // /run keeps the sweep's own command line (what reproduces it); the root's
+    // command_line says the file was made by this merge.
+    RunFile::create(skeleton, *skeleton_meta, *skeleton_machine, ref.axes, pending_plan(ref.plan), /*overwrite=*/true);
+    {
+      File f = File::open(skeleton, Access::ReadWrite);
+      f.root().set_attr("command_line", command_line);
+      f.close();
+    }
     target = skeleton;
   }
 

@@ -1,0 +1,81 @@
+#!/usr/bin/python3
+"""Checks the contents of an rtrace run file written under Slurm (h5py).
+
+    check_run.py FILE [--points N] [--complete N | --complete-between A B]
+                      [--ok N] [--ranks POINT=N ...] [--slurm-job ID]
+                      [--launcher NAME] [--print-complete]
+
+Exits 0 when every given expectation holds, 1 with one line per violation.
+--print-complete prints the number of complete points and exits 0 (used to
+poll a running sweep).
+"""
+import argparse
+import sys
+
+import h5py
+
+
+def s(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("file")
+    ap.add_argument("--points", type=int)
+    ap.add_argument("--complete", type=int)
+    ap.add_argument("--complete-between", type=int, nargs=2)
+    ap.add_argument("--ok", type=int)
+    ap.add_argument("--ranks", action="append", default=[])
+    ap.add_argument("--slurm-job")
+    ap.add_argument("--launcher")
+    ap.add_argument("--print-complete", action="store_true")
+    a = ap.parse_args()
+
+    errors = []
+    with h5py.File(a.file, "r") as f:
+        rows = f["sweep/points"][...]
+        complete = [r for r in rows if r["complete"] == 1]
+        if a.print_complete:
+            print(len(complete))
+            return 0
+        ok = [r for r in complete if s(r["status"]) == "ok"]
+        if a.points is not None and len(rows) != a.points:
+            errors.append(f"{len(rows)} planned points, expected {a.points}")
+        if a.complete is not None and len(complete) != a.complete:
+            errors.append(f"{len(complete)} complete points, expected {a.complete}")
+        if a.complete_between is not None:
+            lo, hi = a.complete_between
+            if not lo <= len(complete) <= hi:
+                errors.append(f"{len(complete)} complete points, expected {lo}..{hi}")
+        if a.ok is not None and len(ok) != a.ok:
+            statuses = ", ".join(f"{r['point_id']}:{s(r['status'])}" for r in rows)
+            errors.append(f"{len(ok)} ok points, expected {a.ok} ({statuses})")
+        for r in complete:
+            name = "p%06d" % r["point_id"]
+            if name not in f["points"]:
+                errors.append(f"point {r['point_id']} is complete but /points/{name} is missing")
+        for spec in a.ranks:
+            pid, n = (int(x) for x in spec.split("="))
+            path = "points/p%06d/ranks" % pid
+            have = len(f[path]) if path in f else 0
+            if have != n:
+                errors.append(f"point {pid} has {have} rank groups, expected {n}")
+            for rank in range(n):
+                info = "%s/r%06d/info" % (path, rank)
+                if info not in f:
+                    errors.append(f"point {pid}: rank {rank} has no {info}")
+        run = f["run"].attrs
+        if a.slurm_job is not None and s(run.get("slurm_job_id", "")) != a.slurm_job:
+            errors.append(f"/run slurm_job_id is `{s(run.get('slurm_job_id', ''))}`, expected `{a.slurm_job}`")
+        if a.slurm_job is not None and not s(run.get("slurm_nodelist", "")):
+            errors.append("/run slurm_nodelist is empty")
+        if a.launcher is not None and s(run.get("launcher", "")) != a.launcher:
+            errors.append(f"/run launcher is `{s(run.get('launcher', ''))}`, expected `{a.launcher}`")
+    for e in errors:
+        print(f"check_run.py: {a.file}: {e}")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
