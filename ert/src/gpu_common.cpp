@@ -46,7 +46,10 @@ int snap_sm_count(int requested, int total, int min_sms, int alignment) {
   snapped = std::max(snapped, std::max(min_sms, alignment));
   // Round min up to the alignment as well.
   snapped = (snapped + alignment - 1) / alignment * alignment;
-  return std::min(snapped, total);
+  // A partial partition is whole groups of `alignment` SMs; the whole device
+  // (no green context) is only what was asked for when requested >= total.
+  const int largest_partition = total / alignment * alignment;
+  return largest_partition > 0 ? std::min(snapped, largest_partition) : total;
 }
 
 #ifndef RTRACE_ERT_HAVE_CUDA

@@ -1,0 +1,100 @@
+// Ceilings from synthetic samples: medians over repeats, the high-intensity
+// end for compute, levels named from the topology.
+#include "rtrace/ert/ceilings.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace rtrace::ert;
+using rtrace::store::get_str;
+
+namespace {
+
+Sample bw_sample(double ws, int repeat, double gbs) {
+  Sample s;
+  s.series = Series::Bandwidth;
+  s.kernel = {Precision::FP64, Variant::Fma, 1};
+  s.working_set_bytes = std::int64_t(ws);
+  s.repeat = repeat;
+  s.seconds = 1e-3;
+  s.bytes = gbs * 1e9 * s.seconds;
+  return s;
+}
+
+Sample flop_sample(Precision p, Variant v, int f, int repeat, double gflops) {
+  Sample s;
+  s.series = Series::Flops;
+  s.kernel = {p, v, f};
+  s.repeat = repeat;
+  s.seconds = 1e-3;
+  s.flops = gflops * 1e9 * s.seconds;
+  return s;
+}
+
+std::vector<MemoryLevel> levels() {
+  return {{"L1d", 64 * 1024.0, 32 * 1024}, {"L2", 2 * 1048576.0, 1048576}, {"DRAM", INFINITY, -1}};
+}
+
+}  // namespace
+
+TEST(Spread, MedianMaxMin) {
+  auto s = spread({3, 1, 2, NAN});
+  EXPECT_EQ(s.count, 3);
+  EXPECT_DOUBLE_EQ(s.median, 2);
+  EXPECT_DOUBLE_EQ(s.max, 3);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_TRUE(std::isnan(spread({}).median));
+  EXPECT_DOUBLE_EQ(spread({1, 2, 3, 4}).median, 2.5);
+}
+
+TEST(Ceilings, BandwidthLevelsAndSpreadAcrossRepeats) {
+  std::vector<Sample> samples;
+  for (double ws = 8192; ws <= 64 * 1048576.0; ws *= std::pow(2.0, 0.25)) {
+    const double v = ws <= 64 * 1024 ? 300 : ws <= 2 * 1048576 ? 150 : 20;
+    // repeat 1 is 10% slower everywhere, repeat 2 2% faster
+    samples.push_back(bw_sample(ws, 0, v));
+    samples.push_back(bw_sample(ws, 1, v * 0.9));
+    samples.push_back(bw_sample(ws, 2, v * 1.02));
+  }
+  auto a = derive_ceilings(samples, levels(), PlateauOptions{});
+  ASSERT_EQ(a.ceilings.size(), 3u);
+  EXPECT_EQ(get_str(a.ceilings[0].name), "L1d");
+  EXPECT_EQ(get_str(a.ceilings[0].kind), "bandwidth");
+  EXPECT_EQ(get_str(a.ceilings[0].unit), "GB/s");
+  EXPECT_EQ(a.ceilings[0].level_bytes, 32 * 1024);
+  EXPECT_NEAR(a.ceilings[0].value, 300, 1e-6);
+  EXPECT_NEAR(a.ceilings[0].max, 306, 1e-6);
+  EXPECT_NEAR(a.ceilings[0].min, 270, 1e-6);
+  EXPECT_EQ(a.ceilings[0].repeats, 3);
+  EXPECT_EQ(get_str(a.ceilings[1].name), "L2");
+  EXPECT_NEAR(a.ceilings[1].value, 150, 1e-6);
+  EXPECT_EQ(get_str(a.ceilings[2].name), "DRAM");
+  EXPECT_NEAR(a.ceilings[2].value, 20, 1e-6);
+  EXPECT_EQ(a.ceilings[2].level_bytes, -1);
+}
+
+TEST(Ceilings, ComputePeaksFromTheHighIntensityEnd) {
+  std::vector<Sample> samples;
+  for (int r = 0; r < 3; ++r) {
+    for (int f = 1; f <= 1024; f *= 2) {
+      // rises with F, saturates at 100 (FP64 FMA); a low-F outlier must not count
+      const double v = f == 2 ? 500 : 100.0 * f / (f + 16.0) + r;
+      samples.push_back(flop_sample(Precision::FP64, Variant::Fma, f, r, v));
+      samples.push_back(flop_sample(Precision::FP32, Variant::NoFma, f, r, 2 * v));
+    }
+  }
+  auto a = derive_ceilings(samples, levels(), PlateauOptions{});
+  ASSERT_EQ(a.ceilings.size(), 2u);
+  EXPECT_EQ(get_str(a.ceilings[0].name), "FP64 FMA");
+  EXPECT_EQ(get_str(a.ceilings[0].kind), "compute");
+  EXPECT_EQ(get_str(a.ceilings[0].precision), "fp64");
+  EXPECT_EQ(get_str(a.ceilings[0].variant), "fma");
+  EXPECT_EQ(get_str(a.ceilings[0].unit), "GFLOP/s");
+  const double top = 100.0 * 1024 / (1024 + 16.0);
+  EXPECT_NEAR(a.ceilings[0].value, top + 1, 1e-9);  // median of repeats 0,1,2
+  EXPECT_NEAR(a.ceilings[0].min, top, 1e-9);
+  EXPECT_NEAR(a.ceilings[0].max, top + 2, 1e-9);
+  EXPECT_EQ(get_str(a.ceilings[1].name), "FP32 no-FMA");
+  EXPECT_EQ(high_intensity_flops({1, 2, 4, 8, 16}), (std::vector<int>{4, 8, 16}));
+}

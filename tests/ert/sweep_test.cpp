@@ -1,0 +1,134 @@
+// The sweep plan and the adaptive-trials controller, driven by synthetic times.
+#include "rtrace/ert/sweep.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace rtrace::ert;
+
+namespace {
+
+// A fake device: time = trials * elements * seconds_per_element_trial.
+double fake_time(const Measurement& m, std::int64_t trials, double spet = 1e-9) {
+  return double(trials) * double(m.elements_per_worker) * spet * m.kernel.flops_per_element;
+}
+
+}  // namespace
+
+TEST(SweepController, CalibratesThenKeepsRepeatsLongEnough) {
+  std::vector<Measurement> plan = {{Series::Bandwidth, {Precision::FP64, Variant::Fma, 1}, 1000},
+                                   {Series::Bandwidth, {Precision::FP64, Variant::Fma, 1}, 4000}};
+  TrialPolicy policy;
+  policy.min_seconds = 1e-3;
+  policy.repeats = 3;
+  SweepController c(plan, policy, 2, 1);
+  PlannedRun run;
+  int warmups = 0;
+  while (c.next(run)) {
+    if (run.warmup) ++warmups;
+    c.record(fake_time(plan[run.measurement], run.trials));
+  }
+  ASSERT_EQ(c.samples().size(), 6u);
+  for (const Sample& s : c.samples()) {
+    EXPECT_GE(s.seconds, policy.min_seconds);
+    EXPECT_LE(s.seconds, 6 * policy.min_seconds);
+    EXPECT_EQ(s.workers, 2);
+    EXPECT_EQ(s.working_set_bytes, s.elements_per_worker * 8 * 2);
+    EXPECT_DOUBLE_EQ(s.bytes, 16.0 * s.elements_per_worker * 2 * s.trials);
+  }
+  EXPECT_EQ(c.samples()[0].repeat, 0);
+  EXPECT_EQ(c.samples()[2].repeat, 2);
+  // The second measurement is predicted from the first: one warm-up only.
+  EXPECT_LE(warmups, 4);
+  EXPECT_GE(warmups, 2);
+}
+
+TEST(SweepController, PreemptedRunsAreRedone) {
+  std::vector<Measurement> plan = {{Series::Flops, {Precision::FP32, Variant::NoFma, 64}, 512}};
+  TrialPolicy policy;
+  policy.min_seconds = 1e-4;
+  policy.repeats = 2;
+  SweepController c(plan, policy, 1, 1);
+  PlannedRun run;
+  int n = 0;
+  while (c.next(run)) {
+    const bool disturbed = (n++ % 2) == 1;  // every other run preempted
+    c.record(fake_time(plan[run.measurement], run.trials) * (disturbed ? 10 : 1), {}, disturbed ? 0.1 : 1.0);
+  }
+  ASSERT_EQ(c.samples().size(), 2u);
+  EXPECT_GT(c.runs_redone(), 0u);
+  for (const Sample& s : c.samples()) EXPECT_LT(s.seconds, 10 * policy.min_seconds);
+}
+
+TEST(SweepController, GivesUpRedoingAfterTheLimit) {
+  std::vector<Measurement> plan = {{Series::Flops, {Precision::FP64, Variant::Fma, 2}, 64}};
+  TrialPolicy policy;
+  policy.min_seconds = 1e-6;
+  policy.repeats = 1;
+  policy.max_redo_per_measurement = 3;
+  SweepController c(plan, policy, 1, 1);
+  PlannedRun run;
+  int runs = 0;
+  while (c.next(run) && runs < 100) {
+    ++runs;
+    c.record(1e-3, {}, 0.0);  // always disturbed
+  }
+  EXPECT_EQ(c.samples().size(), 1u);
+  EXPECT_LT(runs, 10);
+}
+
+TEST(SweepController, KeepsEveryRanksTime) {
+  std::vector<Measurement> plan = {{Series::Bandwidth, {Precision::FP64, Variant::Fma, 1}, 100}};
+  TrialPolicy policy;
+  policy.min_seconds = 1e-3;
+  policy.repeats = 1;
+  SweepController c(plan, policy, 1, 3);
+  PlannedRun run;
+  while (c.next(run)) c.record(2e-3, {1e-3, 2e-3, 1.5e-3});
+  ASSERT_EQ(c.samples().size(), 1u);
+  EXPECT_EQ(c.samples()[0].rank_seconds.size(), 3u);
+  EXPECT_EQ(c.samples()[0].ranks, 3);
+  EXPECT_DOUBLE_EQ(c.samples()[0].seconds, 2e-3);
+  EXPECT_EQ(c.samples()[0].working_set_bytes, 100 * 8 * 3);
+}
+
+TEST(CpuPlan, WorkingSetsSpanAFewKiBToFourTimesTheLlc) {
+  CpuPlanInputs in;
+  in.threads = 2;
+  in.llc_capacity_bytes = 105.0 * 1048576;
+  auto full = bandwidth_working_sets(in);
+  EXPECT_DOUBLE_EQ(full.front(), 2 * 4096.0);
+  EXPECT_GE(full.back(), 4 * in.llc_capacity_bytes * 0.999);
+  // At least 4 points above 2x the LLC for the DRAM plateau, quick or not.
+  in.quick = true;
+  auto quick = bandwidth_working_sets(in);
+  EXPECT_LT(quick.size(), full.size());
+  int dram_points = 0;
+  for (double ws : quick) dram_points += ws > 2 * in.llc_capacity_bytes ? 1 : 0;
+  EXPECT_GE(dram_points, 3);
+  // A memory cap bounds the sweep.
+  in.max_working_set_bytes = 64.0 * 1048576;
+  EXPECT_LE(bandwidth_working_sets(in).back(), 64.0 * 1048576 * 1.0001);
+}
+
+TEST(CpuPlan, BandwidthSweepThenEveryFlopKernelPerPrecisionAndVariant) {
+  CpuPlanInputs in;
+  in.threads = 2;
+  in.llc_capacity_bytes = 32.0 * 1048576;
+  auto plan = make_cpu_plan(in, 64, 128);
+  std::size_t bw = 0, flops = 0;
+  for (const Measurement& m : plan) {
+    EXPECT_EQ(m.elements_per_worker % (m.kernel.precision == Precision::FP64 ? 64 : 128), 0);
+    if (m.series == Series::Bandwidth) {
+      ++bw;
+      EXPECT_EQ(m.kernel.flops_per_element, 1);
+    } else {
+      ++flops;
+      // FLOP kernels run in L1: at most 16 KiB per thread.
+      EXPECT_LE(m.elements_per_worker * std::int64_t(element_bytes(m.kernel.precision)), 16384);
+    }
+  }
+  EXPECT_EQ(flops, 2u * 2u * 11u);
+  EXPECT_GT(bw, 30u);
+}
