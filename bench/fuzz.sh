@@ -62,22 +62,17 @@ elapsed=$(( $(date +%s) - start ))
 last=$(grep -E '^#[0-9]+: cov:' "$log" | tail -1)
 runs=$(sed -E 's/^#([0-9]+):.*/\1/' <<<"$last")
 cov=$(grep -oE 'cov: [0-9]+' <<<"$last" | grep -oE '[0-9]+' || true)
-# Classify each artifact: replay it once and read the sanitizer's SUMMARY line.
-ours=0 hdf5=0
+# Classify each artifact: replay it and find the first frame outside the
+# sanitizer/fuzzer runtime (tests/fuzz/classify.py). At most 12 per run
+# (the newest), so a burst of library crashes cannot stall the script.
+mapfile -t found < <(ls -t "$work"/artifacts/* 2>/dev/null | head -12)
 : >"$work/findings.txt"
-for a in "$work"/artifacts/*; do
-  [[ -f "$a" ]] || continue
-  summary=$(timeout 60 "$bin" "$a" 2>&1 | grep -E 'SUMMARY: |ERROR: libFuzzer: (timeout|out-of-memory)|deadly signal' | head -1 || true)
-  if [[ -z "$summary" ]]; then
-    where="no longer reproduces"
-  elif grep -q 'libhdf5' <<<"$summary"; then
-    where="libhdf5"; hdf5=$((hdf5 + 1))
-  else
-    where="rtrace"; ours=$((ours + 1))
-  fi
-  printf '%s\t%s\t%s\n' "$where" "$(basename "$a")" "$summary" >>"$work/findings.txt"
-done
-cpu=$(awk '{printf "%d", $1 + $2}' "$work/cpu.txt" 2>/dev/null || echo 0)
+if [[ ${#found[@]} -gt 0 ]]; then
+  python3 "$root/tests/fuzz/classify.py" "$bin" "${found[@]}" >"$work/findings.txt" || true
+fi
+ours=$(grep -c '^rtrace' "$work/findings.txt" || true)
+hdf5=$(grep -c '^libhdf5' "$work/findings.txt" || true)
+cpu=$(tail -1 "$work/cpu.txt" 2>/dev/null | awk '{printf "%d", $1 + $2}' || echo 0)
 # One JSON line per run, summed by scripts/gen-reliability.py.
 printf '{"target": "%s", "date": "%s", "wall_s": %d, "cpu_s": %s, "inputs": %s, "coverage": %s, "rtrace_findings": %d, "hdf5_findings": %d}\n' \
   "$target" "$(date -u +%FT%TZ)" "$elapsed" "${cpu:-0}" "${runs:-0}" "${cov:-0}" "$ours" "$hdf5" >>"$work/runs.jsonl"

@@ -41,7 +41,11 @@ else
 fi
 log "building $build ($mode, $jobs jobs)"
 start=$(date +%s)
-cmake --build "$build" -j "$jobs" >"$build/sanitize-build.log" 2>&1 || { tail -40 "$build/sanitize-build.log" >&2; exit 1; }
+targets=()
+# TSan: only the tracer's unit tests (its buffers, name table and rank state under threads).
+[[ $mode == tsan ]] && targets=(--target tracer_regions_test tracer_rank_state_test tracer_config_test)
+cmake --build "$build" -j "$jobs" "${targets[@]}" >"$build/sanitize-build.log" 2>&1 ||
+  { tail -40 "$build/sanitize-build.log" >&2; exit 1; }
 log "built in $(( $(date +%s) - start )) s"
 
 supp="$root/tests/fuzz/lsan.supp"
@@ -74,8 +78,17 @@ start=$(date +%s)
 cd "$build"
 set +e
 ctest --output-on-failure --timeout 600 -j "${RTRACE_TEST_JOBS:-2}" -L "$labels" -LE 'slurm|gpu' -E "$exclude" \
-  ${tests_regex:+-R "$tests_regex"} "$@"
-rc=$?
+  ${tests_regex:+-R "$tests_regex"} "$@" 2>&1 | tee "$build/sanitize-ctest.log"
+rc=${PIPESTATUS[0]}
 set -e
-log "tests finished in $(( $(date +%s) - start )) s (rc $rc)"
+secs=$(( $(date +%s) - start ))
+log "tests finished in $secs s (rc $rc)"
+# The summary scripts/gen-reliability.py puts into docs/reliability.md.
+{
+  echo "$(date -u +%F) $mode build ($(basename "$build")), ctest -L '$labels' -LE 'slurm|gpu' -E '$exclude': $secs s"
+  grep -E 'tests passed|tests failed|Total Test time' "$build/sanitize-ctest.log" || true
+  grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)' "$build/sanitize-ctest.log" || true
+  grep -c -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer' "$build/sanitize-ctest.log" |
+    sed 's/^/sanitizer reports in the test output: /'
+} >"$build/sanitize-results.txt"
 exit $rc
