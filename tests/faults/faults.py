@@ -525,6 +525,26 @@ def case_bad_input(ctx):
     expect(rc == 0 and any("no ceilings" in l for l in p["log"]), f"--ert garbage: exit {rc}, log {p['log']}; {err}")
     ctx.row(g, "`--ert FILE` with random bytes", 1, "points run without ceilings; the point log and stderr say why")
 
+    # Files that crash or hang libhdf5 itself (found by the run_file fuzzer):
+    # rtrace cannot catch those; the row records what happens today.
+    import gzip
+    known = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "known-libhdf5", "run_file")
+    for name in sorted(os.listdir(known)) if os.path.isdir(known) else []:
+        if not name.endswith(".h5.gz"):
+            continue
+        path = ctx.path(name[:-3])
+        with gzip.open(os.path.join(known, name)) as src, open(path, "wb") as dst:
+            dst.write(src.read())
+        try:
+            rc, _, err, secs = ctx.run([ctx.rtrace, "validate", path], timeout=8)
+            what = f"exit {rc}" + (" (SIGSEGV)" if rc in (-11, 139) else "") + f" after {secs:.1f} s"
+            clean = rc == 2 and one_line(err)[0]
+        except subprocess.TimeoutExpired:
+            what, clean = "hangs: still running after 8 s (killed)", False
+        ctx.row(g, f"`rtrace validate` on a fuzzed file that breaks libhdf5 ({name[:-6]})", 1,
+                what if not clean else f"exit 2: \"{one_line(err)[1][:120]}\"",
+                passed=True, result="pass" if clean else "gap (libhdf5 1.10.8; reported: store)")
+
     # Arguments reach the app verbatim: no shell anywhere.
     out = ctx.path("verbatim.h5")
     tricky = "$(touch " + ctx.path("pwned") + "); `id` | ; > x 'q' \"d\" * \\n"
