@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Collective ranks.h5 (parallel HDF5 inside MPI_Finalize) vs one file per rank
-# (RTRACE_TRACER_COLLECTIVE=0), at 64 oversubscribed ranks, side by side.
+# (RTRACE_TRACER_COLLECTIVE=0), at 64 oversubscribed ranks, side by side; also
+# ranks.h5 gathered to rank 0 and written serially (RTRACE_TRACER_COLLECTIVE=gather).
 #
 #   bench/tracer_write.sh [--build DIR] [--ranks N] [--repeats N]
 #
@@ -39,12 +40,12 @@ now() { date +%s.%N; }
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 declare -A write_t wall_t nfiles
-for mode in collective per-rank; do write_t[$mode]=""; wall_t[$mode]=""; done
+for mode in collective gather per-rank; do write_t[$mode]=""; wall_t[$mode]=""; done
 for ((i = 0; i < repeats; i++)); do
-  for mode in collective per-rank; do
+  for mode in collective gather per-rank; do
     dir="$scratch/$mode-$i"
     mkdir -p "$dir"
-    collective=1; [[ $mode == per-rank ]] && collective=0
+    collective=1; [[ $mode == per-rank ]] && collective=0; [[ $mode == gather ]] && collective=gather
     t0=$(now)
     LD_PRELOAD="$lib" RTRACE_TRACE_DIR="$dir" RTRACE_LOG=info RTRACE_TRACER_COLLECTIVE=$collective \
       mpirun -np "$ranks" --oversubscribe --bind-to none -x LD_PRELOAD -x RTRACE_TRACE_DIR -x RTRACE_LOG \
@@ -59,11 +60,12 @@ for ((i = 0; i < repeats; i++)); do
   done
 done
 echo "tracer write at $ranks oversubscribed ranks on $(getconf _NPROCESSORS_ONLN) cores, median of $repeats (interleaved)"
-for mode in collective per-rank; do
+for mode in collective gather per-rank; do
   w=$(tr ' ' '\n' <<<"${write_t[$mode]}" | grep . | median)
   t=$(tr ' ' '\n' <<<"${wall_t[$mode]}" | grep . | median)
   printf '%-11s files %3d  slowest rank write %8.3f s  mpirun wall %8.3f s\n' "$mode" "${nfiles[$mode]}" "$w" "$t"
   eval "med_w_${mode//-/_}=$w; med_t_${mode//-/_}=$t"
 done
 awk -v a="$med_w_collective" -v b="$med_w_per_rank" -v c="$med_t_collective" -v d="$med_t_per_rank" \
-  'BEGIN{printf "ratio collective/per-rank: write %.2f  wall %.2f\n", a/b, c/d}'
+  -v e="$med_w_gather" -v f="$med_t_gather" \
+  'BEGIN{printf "ratio collective/per-rank: write %.2f  wall %.2f\nratio gather/per-rank:     write %.2f  wall %.2f\n", a/b, c/d, e/b, f/d}'

@@ -210,14 +210,15 @@ TEST_F(TracerRun, UnbalancedRegionsAreCountedAsTracerErrors) {
 #ifdef MPI_APP
 class TracerMpiRun : public TracerRun {
  protected:
-  int mpirun(const std::string& mode) {
+  int mpirun(const std::string& mode, const std::string& collective = "1") {
     auto env = tracer_env();
+    env["RTRACE_TRACER_COLLECTIVE"] = collective;
     env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
     env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
     env["OMPI_MCA_rmaps_base_oversubscribe"] = "1";
     // LD_PRELOAD reaches mpirun and orted too: they must stay inert.
     return run({MPIEXEC, "-np", "2", "--oversubscribe", "--bind-to", "none", "-x", "LD_PRELOAD", "-x",
-                "RTRACE_TRACE_DIR", "-x", "RTRACE_LOG", "--quiet", MPI_APP, mode},
+                "RTRACE_TRACE_DIR", "-x", "RTRACE_LOG", "-x", "RTRACE_TRACER_COLLECTIVE", "--quiet", MPI_APP, mode},
                env);
   }
 };
@@ -250,6 +251,30 @@ TEST_F(TracerMpiRun, TwoRanksWriteOneCollectiveFile) {
     EXPECT_EQ(r.region("exchange")->calls, 1);
     EXPECT_GT(r.rec.info.max_rss_kib, 0);
     EXPECT_TRUE(r.log_has("counters unavailable: "));
+  }
+}
+
+TEST_F(TracerMpiRun, GatherModeWritesTheSameRanksFile) {
+  EXPECT_EQ(mpirun("finalize", "gather"), 0);
+  EXPECT_EQ(files(), std::vector<std::string>{"ranks.h5"});
+  auto rs = ranks();
+  ASSERT_EQ(rs.size(), 2u);
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto& r = rs[static_cast<std::size_t>(rank)];
+    EXPECT_EQ(r.rec.info.rank, rank);
+    ASSERT_TRUE(r.mpi("MPI_Send"));
+    EXPECT_EQ(r.mpi("MPI_Send")->bytes_sent, 5 * 8000);
+    EXPECT_TRUE(r.log_has("counters unavailable: "));
+  }
+}
+
+TEST_F(TracerMpiRun, PerRankFilesWhenCollectiveIsOff) {
+  EXPECT_EQ(mpirun("finalize", "0"), 0);
+  auto rs = ranks();
+  ASSERT_EQ(rs.size(), 2u);
+  for (const auto& r : rs) {
+    EXPECT_EQ(r.file, "rank-" + std::to_string(r.rec.info.rank) + "-" + std::to_string(r.rec.info.pid) + ".h5");
+    EXPECT_EQ(r.rec.info.exit_status, 0);
   }
 }
 

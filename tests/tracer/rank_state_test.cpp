@@ -135,3 +135,22 @@ TEST(TracerStringPacking, RoundTripsAndRejectsTruncation) {
   pos = 0;
   EXPECT_THROW(unpack_strings(cut, pos), std::runtime_error);
 }
+
+TEST_F(TracerRankState, RecordsPackAndUnpackWhole) {
+  RankState s(config_, nullptr);
+  s.regions().begin("r");
+  s.regions().end("r");
+  s.mpi().add(MpiFn::Send, 10, 80, 0);
+  auto rec = s.snapshot(true, 0, true);
+  auto back = unpack_records(pack_records(rec));
+  EXPECT_EQ(back.names, rec.names);
+  EXPECT_EQ(back.log, rec.log);
+  ASSERT_EQ(back.regions.size(), 1u);
+  EXPECT_EQ(back.regions[0].calls, 1);
+  ASSERT_EQ(back.mpi.size(), 1u);
+  EXPECT_EQ(back.mpi[0].bytes_sent, 80);
+  EXPECT_EQ(back.info.pid, rec.info.pid);
+  std::string cut = pack_records(rec);
+  cut.resize(cut.size() / 2);
+  EXPECT_THROW(unpack_records(cut), std::runtime_error);
+}

@@ -79,6 +79,67 @@ class CommGuard {
   MPI_Comm comm_;
 };
 
+// The alternative: one gather of every rank's packed records, then rank 0
+// writes ranks.h5 serially (temp + rename). One collective operation instead
+// of several per rank and table.
+bool gather_and_write(const Pmpi& mpi, MPI_Comm comm, int rank, int size, const store::RankRecords& rec,
+                      const std::string& dir, std::string* error) {
+  std::string packed = pack_records(rec);
+  int my_len = static_cast<int>(packed.size());
+  std::vector<int> lens(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
+  if (mpi.gather(&my_len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm) != MPI_SUCCESS) {
+    *error = "MPI_Gather of record sizes failed";
+    return false;
+  }
+  std::string all;
+  if (rank == 0) {
+    std::size_t total = 0;
+    for (int r = 0; r < size; ++r) {
+      displs[static_cast<std::size_t>(r)] = static_cast<int>(total);
+      total += static_cast<std::size_t>(lens[static_cast<std::size_t>(r)]);
+    }
+    all.resize(total);
+  }
+  if (mpi.gatherv(packed.data(), my_len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0, comm) !=
+      MPI_SUCCESS) {
+    *error = "MPI_Gatherv of the records failed";
+    return false;
+  }
+  int published = 0;
+  std::string what;
+  if (rank == 0) {
+    const std::string tmp = dir + "/.ranks.h5.tmp", final_path = dir + "/ranks.h5";
+    try {
+      {
+        store::File f = store::File::create(tmp, /*overwrite=*/true);
+        store::write_root_attributes(f.root(), "trace", own_command_line());
+        {
+          store::Group ranks = f.root().create_group("ranks");
+          for (int r = 0; r < size; ++r) {
+            store::RankRecords one = unpack_records(all.substr(static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]),
+                                                               static_cast<std::size_t>(lens[static_cast<std::size_t>(r)])));
+            one.info.rank = r;
+            store::write_rank(ranks, one);
+          }
+        }
+        f.close();
+      }
+      fsync_path(tmp);
+      if (std::rename(tmp.c_str(), final_path.c_str()) != 0) throw std::runtime_error("rename to " + final_path + " failed");
+      fsync_path(dir);
+      published = 1;
+    } catch (const std::exception& e) {
+      what = e.what();
+      std::remove(tmp.c_str());
+    }
+  }
+  if (mpi.bcast(&published, 1, MPI_INT, 0, comm) != MPI_SUCCESS || !published) {
+    *error = rank == 0 ? "writing ranks.h5 on rank 0 failed: " + what : "rank 0 could not write ranks.h5";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool write_collective(RankState& state, std::string* error) noexcept {
@@ -103,6 +164,8 @@ bool write_collective(RankState& state, std::string* error) noexcept {
   const std::string dir = state.config().trace_dir;
   const std::string tmp = dir + "/.ranks.h5.tmp";
   const std::string final_path = dir + "/ranks.h5";
+
+  if (state.config().gather_to_root) return gather_and_write(mpi, comm, rank, size, rec, dir, error);
 
   // 1. Sizes of every rank's tables.
   std::int64_t my_sizes[kTables] = {1, static_cast<std::int64_t>(rec.regions.size()),

@@ -79,7 +79,11 @@ TracerConfig read_config(const GetEnv& env, const std::string& process_name, con
   c.rank = detect_rank(env, &c.rank_source);
   if (const char* l = env("RTRACE_LOG")) c.log_level = parse_log_level(l);
   if (const char* p = env("RTRACE_POINT_ID")) c.point_id = p;
-  if (const char* v = env("RTRACE_TRACER_COLLECTIVE"); v && std::string(v) == "0") c.collective = false;
+  if (const char* v = env("RTRACE_TRACER_COLLECTIVE")) {
+    std::string how = v;
+    if (how == "0") c.collective = false;
+    else if (how == "gather") c.gather_to_root = true;
+  }
   return c;
 }
 

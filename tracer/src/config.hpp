@@ -39,6 +39,9 @@ struct TracerConfig {
   // RTRACE_TRACER_COLLECTIVE=0: MPI ranks write their own files instead of
   // ranks.h5 (for MPI-IO trouble, and for bench/tracer_write.sh).
   bool collective = true;
+  // RTRACE_TRACER_COLLECTIVE=gather: ranks.h5 is still one file, but the
+  // records are gathered over MPI and rank 0 writes it serially (no MPI-IO).
+  bool gather_to_root = false;
 };
 
 // `process_names` are the names this process goes by (argv[0] basename,

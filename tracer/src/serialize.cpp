@@ -38,4 +38,48 @@ std::vector<std::string> unpack_strings(const std::string& in, std::size_t& pos)
   return out;
 }
 
+namespace {
+template <class Row>
+void pack_rows(const std::vector<Row>& rows, std::string& out) {
+  put_u64(rows.size(), out);
+  out.append(reinterpret_cast<const char*>(rows.data()), rows.size() * sizeof(Row));
+}
+template <class Row>
+std::vector<Row> unpack_rows(const std::string& in, std::size_t& pos) {
+  std::uint64_t n = get_u64(in, pos);
+  if (n > (in.size() - pos) / sizeof(Row)) throw std::runtime_error("records: table truncated");
+  std::vector<Row> rows(n);
+  if (n) std::memcpy(rows.data(), in.data() + pos, n * sizeof(Row));
+  pos += n * sizeof(Row);
+  return rows;
+}
+}  // namespace
+
+std::string pack_records(const store::RankRecords& rec) {
+  std::string out;
+  pack_rows(std::vector<store::RankInfoRow>{rec.info}, out);
+  pack_strings(rec.names, out);
+  pack_rows(rec.regions, out);
+  pack_rows(rec.kernels, out);
+  pack_rows(rec.memcpy, out);
+  pack_rows(rec.mpi, out);
+  pack_strings(rec.log, out);
+  return out;
+}
+
+store::RankRecords unpack_records(const std::string& in) {
+  store::RankRecords rec;
+  std::size_t pos = 0;
+  auto info = unpack_rows<store::RankInfoRow>(in, pos);
+  if (info.size() != 1) throw std::runtime_error("records: expected one info row");
+  rec.info = info[0];
+  rec.names = unpack_strings(in, pos);
+  rec.regions = unpack_rows<store::RegionRow>(in, pos);
+  rec.kernels = unpack_rows<store::KernelRow>(in, pos);
+  rec.memcpy = unpack_rows<store::MemcpyRow>(in, pos);
+  rec.mpi = unpack_rows<store::MpiRow>(in, pos);
+  rec.log = unpack_strings(in, pos);
+  return rec;
+}
+
 }  // namespace rtrace::tracer
