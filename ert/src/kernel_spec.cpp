@@ -60,6 +60,8 @@ bool is_supported_flops_per_element(int f) noexcept {
 }
 
 double bytes_per_element(const KernelSpec& k) noexcept {
+  // Tensor-core kernels keep their operands in registers: no memory traffic.
+  if (k.variant == Variant::Mma) return 0.0;
   return 2.0 * static_cast<double>(element_bytes(k.precision));
 }
 

@@ -1,0 +1,93 @@
+#include "cuda_driver.hpp"
+
+#include "rtrace/ert/gpu.hpp"
+
+#include <dlfcn.h>
+
+#include <mutex>
+
+namespace rtrace::ert::cuda {
+
+namespace {
+
+using GetProcAddressV2 = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+
+template <class Fn>
+void resolve(GetProcAddressV2 gpa, const char* name, Fn& fn, int version) {
+  void* p = nullptr;
+  CUdriverProcAddressQueryResult status{};
+  if (gpa(name, &p, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) == CUDA_SUCCESS &&
+      status == CU_GET_PROC_ADDRESS_SUCCESS)
+    fn = reinterpret_cast<Fn>(p);
+}
+
+Driver load() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) throw GpuUnavailable("no GPU found (libcuda.so.1 not loadable)");
+  auto gpa = reinterpret_cast<GetProcAddressV2>(dlsym(lib, "cuGetProcAddress_v2"));
+  if (!gpa) throw GpuUnavailable("no GPU found (libcuda.so.1 has no cuGetProcAddress_v2: driver older than CUDA 12)");
+  Driver d;
+  // Ask for the entry points as of the toolkit we were built with.
+  const int v = CUDA_VERSION;
+  resolve(gpa, "cuInit", d.cuInit, v);
+  resolve(gpa, "cuDeviceGet", d.cuDeviceGet, v);
+  resolve(gpa, "cuDeviceGetCount", d.cuDeviceGetCount, v);
+  resolve(gpa, "cuDeviceGetName", d.cuDeviceGetName, v);
+  resolve(gpa, "cuDeviceGetAttribute", d.cuDeviceGetAttribute, v);
+  resolve(gpa, "cuDeviceTotalMem", d.cuDeviceTotalMem, v);
+  resolve(gpa, "cuGetErrorName", d.cuGetErrorName, v);
+  resolve(gpa, "cuGetErrorString", d.cuGetErrorString, v);
+  resolve(gpa, "cuCtxSetCurrent", d.cuCtxSetCurrent, v);
+  resolve(gpa, "cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain, v);
+  resolve(gpa, "cuDevicePrimaryCtxRelease", d.cuDevicePrimaryCtxRelease, v);
+  resolve(gpa, "cuDeviceGetDevResource", d.cuDeviceGetDevResource, v);
+  resolve(gpa, "cuDevSmResourceSplitByCount", d.cuDevSmResourceSplitByCount, v);
+  resolve(gpa, "cuDevResourceGenerateDesc", d.cuDevResourceGenerateDesc, v);
+  resolve(gpa, "cuGreenCtxCreate", d.cuGreenCtxCreate, v);
+  resolve(gpa, "cuGreenCtxDestroy", d.cuGreenCtxDestroy, v);
+  resolve(gpa, "cuCtxFromGreenCtx", d.cuCtxFromGreenCtx, v);
+  resolve(gpa, "cuGreenCtxStreamCreate", d.cuGreenCtxStreamCreate, v);
+  resolve(gpa, "cuStreamDestroy", d.cuStreamDestroy, v);
+  if (!d.cuInit || !d.cuDeviceGet || !d.cuDeviceGetCount || !d.cuDeviceGetAttribute || !d.cuCtxSetCurrent)
+    throw GpuUnavailable("no GPU found (libcuda.so.1 lacks basic driver entry points)");
+  const CUresult rc = d.cuInit(0);
+  if (rc != CUDA_SUCCESS) throw GpuUnavailable("no GPU found (cuInit: " + d.error_text(rc) + ")");
+  int n = 0;
+  if (d.cuDeviceGetCount(&n) != CUDA_SUCCESS || n < 1)
+    throw GpuUnavailable("no GPU found (the driver reports no CUDA device)");
+  // The library handle stays open for the life of the process.
+  return d;
+}
+
+}  // namespace
+
+const Driver& Driver::get() {
+  static std::once_flag once;
+  static Driver driver;
+  static std::string failure;
+  std::call_once(once, [] {
+    try {
+      driver = load();
+    } catch (const GpuUnavailable& e) {
+      failure = e.what();
+    }
+  });
+  if (!failure.empty()) throw GpuUnavailable(failure);
+  return driver;
+}
+
+std::string Driver::error_text(CUresult rc) const {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (cuGetErrorName) cuGetErrorName(rc, &name);
+  if (cuGetErrorString) cuGetErrorString(rc, &text);
+  std::string s = name ? name : ("CUDA error " + std::to_string(int(rc)));
+  if (text) s += std::string(" (") + text + ")";
+  return s;
+}
+
+void Driver::check(CUresult rc, const char* call) const {
+  if (rc != CUDA_SUCCESS) throw GpuError(std::string(call) + ": " + error_text(rc));
+}
+
+}  // namespace rtrace::ert::cuda
