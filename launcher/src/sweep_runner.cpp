@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -369,6 +370,12 @@ int run_sweep(RunOptions o, const std::vector<std::string>& rtrace_argv) {
   int interrupted = 0;
   bool write_failed = false;
   int ordinal = total - static_cast<int>(todo.size());
+  // rtrace's own cost, reported with --verbose (bench/launcher_overhead.sh reads it).
+  using Clock = std::chrono::steady_clock;
+  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  const auto loop_start = Clock::now();
+  double app_s = 0, process_s = 0, commit_s = 0;
+  int ran = 0;
   for (std::size_t idx : todo) {
     const SweepPoint& p = plan.points[idx];
     const PointCommand& cmd = commands[idx];
@@ -412,8 +419,11 @@ int run_sweep(RunOptions o, const std::vector<std::string>& rtrace_argv) {
     spec.grace_s = o.grace_s;
     spec.echo = o.verbose;
     ProcessResult r;
+    const auto process_start = Clock::now();
     try {
       r = run_process(spec);
+      process_s += seconds_since(process_start);
+      app_s += r.wall_s;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "rtrace run: point %s: %s\n", label.c_str(), e.what());
       return kExitCannotStart;
@@ -441,6 +451,7 @@ int run_sweep(RunOptions o, const std::vector<std::string>& rtrace_argv) {
     if (r.kind == ExitKind::TimedOut) log.push_back("error: timed out after " + std::to_string(o.timeout_s) + " s");
 
     // 3. Commit: ceilings, output, ranks, log: all or nothing.
+    const auto commit_start = Clock::now();
     try {
       rf->commit_point(row, [&](store::Group& g) {
         g.set_attr("partition", cmd.partition.name());
@@ -473,6 +484,8 @@ int run_sweep(RunOptions o, const std::vector<std::string>& rtrace_argv) {
       write_failed = true;
       break;
     }
+    commit_s += seconds_since(commit_start);
+    ++ran;
     if (!o.keep_scratch && ls.tracer_mode != "none") remove_tree(trace_dir);
     progress.end_point(label, status_text, r.wall_s);
     if (o.verbose)
@@ -487,6 +500,14 @@ int run_sweep(RunOptions o, const std::vector<std::string>& rtrace_argv) {
     }
   }
   progress.finish();
+  if (o.verbose && ran > 0) {
+    const double loop_s = seconds_since(loop_start);
+    std::fprintf(stderr,
+                 "rtrace: own cost per point: %.2f ms (process start/reap %.2f ms, commit %.2f ms, other %.2f ms) "
+                 "over %d points, app %.2f ms per point\n",
+                 (loop_s - app_s) / ran * 1e3, (process_s - app_s) / ran * 1e3, commit_s / ran * 1e3,
+                 (loop_s - process_s - commit_s) / ran * 1e3, ran, app_s / ran * 1e3);
+  }
   if (setup.mps) setup.mps->stop();
   if (!o.keep_scratch) {
     std::error_code ec;
