@@ -69,7 +69,11 @@ void SweepController::record(double seconds, const std::vector<double>& rank_sec
   if (current_ >= plan_.size()) return;
   ++runs_;
   const Measurement& m = plan_[current_];
-  if (on_cpu_fraction < policy_.min_on_cpu_fraction && redo_in_measurement_ < policy_.max_redo_per_measurement) {
+  // Redo preempted runs, but on a machine that stays busy give up after
+  // doubling the number of runs (the samples then show the noise).
+  const bool redo_budget_left = redone_ < plan_.size() * std::size_t(policy_.repeats + 1);
+  if (on_cpu_fraction < policy_.min_on_cpu_fraction && redo_in_measurement_ < policy_.max_redo_per_measurement &&
+      redo_budget_left) {
     // Preempted: the time says nothing about the kernel. Same run again.
     ++redo_in_measurement_;
     ++redone_;
@@ -85,9 +89,10 @@ void SweepController::record(double seconds, const std::vector<double>& rank_sec
       return;
     }
     if (seconds > 4 * policy_.min_seconds && trials_ > 1) {
-      // Far too long: shorten the kept runs (the data is warm now), by at
-      // most 4x so one slow warm-up cannot make the kept runs too short.
-      const double scale = std::max(policy_.min_seconds * 1.5 / seconds, 0.25);
+      // Far too long (the prediction came from a faster level): shorten the
+      // kept runs. The warm-up was not preempted (those are redone), so its
+      // time is trustworthy.
+      const double scale = policy_.min_seconds * 1.5 / seconds;
       trials_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(trials_ * scale)));
     }
     kept_ = 0;
