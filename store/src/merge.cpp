@@ -113,6 +113,7 @@ std::vector<std::string> expand_parts(const std::vector<std::string>& args) {
     }
     ::closedir(d);
     std::sort(names.begin(), names.end());
+    if (names.empty()) throw MergeError(a + ": no *.h5 part files in this directory");
     std::string prefix = ends_with(a, "/") ? a : a + "/";
     for (const auto& n : names) out.push_back(prefix + n);
   }
@@ -391,7 +392,7 @@ bool rank_complete(const Group& ranks, const std::string& name) {
 struct RankCopy {
   std::size_t part;
   std::string name;
-  bool replaces = false;
+  bool known_complete = false;  // checked on a conflict: never replaced again
 };
 
 // Rank mode: trace files into point `point_id` of a run file, or (point_id < 0)
@@ -402,7 +403,7 @@ int merge_ranks(const std::vector<std::string>& parts, const std::string& output
   const bool output_exists = ::access(output.c_str(), F_OK) == 0;
   const std::string point_name = into_point ? point_group_name(point_id) : std::string();
   std::int64_t expected_ranks = -1;          // from the point's row, when known
-  std::map<std::string, bool> present;       // rank group -> complete (output's state after merge)
+  std::map<std::string, bool> present;       // rank groups in the output after the merge
 
   if (into_point) {
     if (!output_exists)
@@ -435,7 +436,9 @@ int merge_ranks(const std::vector<std::string>& parts, const std::string& output
       for (const auto& n : out.root().open_group("ranks").children()) present[n] = true;
   }
 
-  // Pass 1: list every part's rank groups and decide what to copy.
+  // Pass 1: list every part's rank groups and decide what to copy. Rank
+  // records are only read on a conflict (reading 4096 info tables would cost
+  // more than the listing).
   std::vector<RankCopy> copies;
   std::map<std::string, std::size_t> copy_of;  // rank group -> index into copies
   std::vector<std::string> duplicates, notes;
@@ -452,10 +455,8 @@ int merge_ranks(const std::vector<std::string>& parts, const std::string& output
     Group ranks = f.root().open_group("ranks");
     for (const auto& name : ranks.children()) {
       if (rank_of(name) < 0) throw MergeError(path + ": /ranks/" + name + " is not a rank group (rNNNNNN)");
-      auto it = present.find(name);
-      if (it == present.end()) {
-        bool complete = rank_complete(ranks, name);
-        present[name] = complete;
+      if (!present.count(name)) {
+        present[name] = false;
         copy_of[name] = copies.size();
         copies.push_back(RankCopy{pi, name, false});
         continue;
@@ -463,12 +464,20 @@ int merge_ranks(const std::vector<std::string>& parts, const std::string& output
       // A rank seen before: a complete record replaces an incomplete one that
       // is not yet in the output; otherwise the first one wins.
       auto pending = copy_of.find(name);
-      if (!it->second && pending != copy_of.end() && rank_complete(ranks, name)) {
-        copies[pending->second] = RankCopy{pi, name, false};
-        it->second = true;
-        notes.push_back("rank " + std::to_string(rank_of(name)) + ": complete record from " + path +
-                        " replaces an incomplete one");
-        continue;
+      if (pending != copy_of.end() && !copies[pending->second].known_complete && rank_complete(ranks, name)) {
+        RankCopy& first = copies[pending->second];
+        bool first_complete = true;
+        {
+          File other = File::open(parts[first.part], Access::ReadOnly);
+          first_complete = rank_complete(other.root().open_group("ranks"), name);
+        }
+        if (!first_complete) {
+          notes.push_back("rank " + std::to_string(rank_of(name)) + ": complete record from " + path +
+                          " replaces the incomplete one from " + parts[first.part]);
+          first = RankCopy{pi, name, true};
+          continue;
+        }
+        first.known_complete = true;
       }
       duplicates.push_back("rank " + std::to_string(rank_of(name)) + " in " + path);
     }

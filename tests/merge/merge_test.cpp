@@ -244,6 +244,21 @@ TEST_F(MergeTest, RankFilesIntoOneTraceFile) {
   EXPECT_EQ(store::read_rank(f.root().open_group("ranks").open_group("r000001")).info.complete, 1);
 }
 
+TEST_F(MergeTest, CompleteRankRecordReplacesIncompleteOne) {
+  rtrace::synth::RankSpec partial;
+  partial.complete = false;
+  rtrace::synth::write_trace(path("early.h5"), {0, 1}, partial);  // e.g. per-rank fallback files
+  rtrace::synth::write_trace(path("full.h5"), {1}, {});            // the collective ranks.h5
+  auto r = run_merge({path("early.h5"), path("full.h5"), "-o", path("node.h5")});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("rank 1: complete record from " + path("full.h5") + " replaces the incomplete one"),
+            std::string::npos)
+      << r.out;
+  store::File f = store::File::open(path("node.h5"));
+  EXPECT_EQ(store::read_rank(f.root().open_group("ranks").open_group("r000001")).info.complete, 1);
+  EXPECT_EQ(store::read_rank(f.root().open_group("ranks").open_group("r000000")).info.complete, 0);
+}
+
 TEST_F(MergeTest, RankFilesIntoACommittedPoint) {
   auto run = part("run.h5", {0});
   rtrace::synth::write_trace(path("late.h5"), {1, 2}, {});
