@@ -3,7 +3,7 @@
 # regions + PMPI layer), runs interleaved side by side, median of repeats.
 # Target: <= 1% of wall time.
 #
-#   bench/tracer_overhead.sh [--build DIR] [--repeats N] [--quick]
+#   [RTRACE_TRACER_COLLECTIVE=1|gather|0] bench/tracer_overhead.sh [--build DIR] [--repeats N] [--quick]
 #
 # Uses DIR/bin/rtrace-demo (and rtrace-demo-mpi) when built, else the
 # tracer's own test apps. Prints one line per workload and the overall ratio.
@@ -79,7 +79,8 @@ else
   run_pair "tracer_test_omp_app (20k regions)" "$app" normal $(( quick ? 5000 : 20000 ))
 fi
 if command -v mpirun >/dev/null; then
-  mpi_args=(mpirun -np 2 --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 -x LD_PRELOAD -x RTRACE_TRACE_DIR -x RTRACE_LOG)
+  mpi_args=(mpirun -np 2 --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 -x LD_PRELOAD -x RTRACE_TRACE_DIR -x RTRACE_LOG
+            -x "RTRACE_TRACER_COLLECTIVE=${RTRACE_TRACER_COLLECTIVE:-1}")
   if demo_mpi=$(find_bin rtrace-demo-mpi); then
     run_pair "rtrace-demo-mpi triad (2 ranks)" "${mpi_args[@]}" "$demo_mpi" triad --size $(( quick ? 4000000 : 16000000 )) --iters 20 --quiet
   elif app=$(find_bin tracer_test_mpi_app); then

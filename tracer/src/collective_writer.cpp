@@ -124,9 +124,7 @@ bool gather_and_write(const Pmpi& mpi, MPI_Comm comm, int rank, int size, const 
         }
         f.close();
       }
-      fsync_path(tmp);
       if (std::rename(tmp.c_str(), final_path.c_str()) != 0) throw std::runtime_error("rename to " + final_path + " failed");
-      fsync_path(dir);
       published = 1;
     } catch (const std::exception& e) {
       what = e.what();
@@ -266,9 +264,7 @@ bool write_collective(RankState& state, std::string* error) noexcept {
         }
         f.close();
       }
-      fsync_path(tmp);
       if (std::rename(tmp.c_str(), final_path.c_str()) != 0) throw std::runtime_error("rename to " + final_path + " failed");
-      fsync_path(dir);
       published = 1;
     } catch (const std::exception& e) {
       what = e.what();

@@ -25,14 +25,6 @@ std::string own_command_line() {
   return raw;
 }
 
-bool fsync_path(const std::string& path) noexcept {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  bool ok = ::fsync(fd) == 0;
-  ::close(fd);
-  return ok;
-}
-
 namespace {
 // Removes the temp file unless disarmed.
 class TempFile {
@@ -63,11 +55,13 @@ std::string write_rank_file(const std::string& dir, const store::RankRecords& re
     store::write_rank(ranks, records);
     f.close();
   }
-  fsync_path(tmp.path());
+  // No fsync: the rename alone makes the file appear whole to the launcher,
+  // which reads it right after the process ends; syncing would cost every
+  // rank tens of milliseconds for durability against a machine crash, which
+  // loses the run anyway.
   if (std::rename(tmp.path().c_str(), final_path.c_str()) != 0)
     throw std::runtime_error("rename " + tmp.path() + " -> " + final_path + ": " + std::strerror(errno));
   tmp.disarm();
-  fsync_path(dir);
   return final_path;
 }
 

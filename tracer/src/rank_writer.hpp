@@ -19,7 +19,5 @@ std::string write_rank_file(const std::string& dir, const store::RankRecords& re
 // The process's command line from /proc/self/cmdline, space separated.
 std::string own_command_line();
 
-// fsync()s a file by path (best effort; false on failure).
-bool fsync_path(const std::string& path) noexcept;
 
 }  // namespace rtrace::tracer
