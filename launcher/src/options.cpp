@@ -4,6 +4,7 @@
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <sstream>
 
 namespace po = boost::program_options;
@@ -129,7 +130,10 @@ RunOptions parse_run_options(int argc, char** argv) {
        "extra arguments for mpirun/srun, split on spaces (no shell quoting)")
       ("srun-mpi", po::value<std::string>(&o.srun_mpi)->value_name("TYPE"),
        "srun --mpi=TYPE (default pmix; `none` leaves the flag out)")
-      ("fail-fast", po::bool_switch(&o.fail_fast), "stop at the first point that does not succeed");
+      ("fail-fast", po::bool_switch(&o.fail_fast), "stop at the first point that does not succeed")
+      ("points", po::value<std::string>(&o.points)->value_name("IDS"),
+       "run only these point ids of the plan, e.g. 3 or 0,2,5..7 (a Slurm array task runs one); "
+       "the file still holds the whole plan, for `rtrace merge`");
   po::options_description out_opts("Output");
   out_opts.add_options()
       ("output,o", po::value<std::string>(&o.output)->value_name("FILE"), "run file to write (default run.h5)")
@@ -176,6 +180,7 @@ RunOptions parse_run_options(int argc, char** argv) {
   o.given_zip = o.zip;
   o.given_repeat = vm.count("repeat") > 0;
   o.given_env = vm.count("env") > 0;
+  o.given_points = vm.count("points") > 0;
   set_ert(o, ert);
   o.launcher = launcher_from(launcher);
   o.tracer = tracer_from(tracer);
@@ -213,6 +218,7 @@ std::string RunOptions::to_json() const {
   j["mpi_args"] = mpi_args;
   j["srun_mpi"] = srun_mpi;
   j["app_argv"] = app_argv;
+  j["points"] = points;
   return j.dump();
 }
 
@@ -232,9 +238,37 @@ void RunOptions::fill_from_json(const std::string& text) {
       for (const auto& s : j["env"]) env.push_back(split_env(s.get<std::string>()));
     }
     if (app_argv.empty()) app_argv = j.value("app_argv", std::vector<std::string>{});
+    if (!given_points) points = j.value("points", std::string());
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(std::string("--resume: the run file's options are malformed: ") + e.what());
   }
+}
+
+std::vector<std::int64_t> parse_point_selection(const std::string& list, std::size_t plan_size) {
+  auto bad = [&](const std::string& why) -> UsageError { return UsageError("--points `" + list + "`: " + why); };
+  auto number = [&](const std::string& s) -> std::int64_t {
+    if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos)
+      throw bad("expected point ids like 3 or 0,2,5..7, got `" + s + "`");
+    return std::stoll(s);
+  };
+  std::vector<std::int64_t> ids;
+  std::size_t begin = 0;
+  while (true) {
+    const auto comma = list.find(',', begin);
+    const std::string item = list.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+    const auto dots = item.find("..");
+    const std::int64_t a = number(dots == std::string::npos ? item : item.substr(0, dots));
+    const std::int64_t b = dots == std::string::npos ? a : number(item.substr(dots + 2));
+    if (a > b) throw bad("range `" + item + "` is empty");
+    for (std::int64_t id = a; id <= b; ++id) {
+      if (id >= static_cast<std::int64_t>(plan_size))
+        throw bad("point " + std::to_string(id) + " is not in the plan (ids 0.." + std::to_string(plan_size - 1) + ")");
+      if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    }
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
+  }
+  return ids;
 }
 
 }  // namespace rtrace::launcher

@@ -210,6 +210,12 @@ int run_sweep(RunOptions o, const std::vector<std::string>& rtrace_argv) {
         throw UsageError("--env " + k + "=" + v + " conflicts with the swept axis `" + a.text() + "`");
   }
 
+  // --points: a subset of the plan (a Slurm array task runs one point).
+  std::set<std::int64_t> selected;
+  if (!o.points.empty())
+    for (auto id : parse_point_selection(o.points, plan.points.size())) selected.insert(id);
+  auto is_selected = [&](std::int64_t id) { return selected.empty() || selected.count(id) > 0; };
+
   // ---- everything a point needs, checked before anything runs
   Setup setup;
   LaunchSetup& ls = setup.launch;
@@ -289,6 +295,7 @@ int run_sweep(RunOptions o, const std::vector<std::string>& rtrace_argv) {
     for (std::size_t i = 0; i < plan.points.size(); ++i) {
       const auto& p = plan.points[i];
       const auto& c = commands[i];
+      if (!is_selected(p.id)) continue;
       std::printf("[%zu/%zu] %s  (point %lld, repeat %d, partition %s, launcher %s)\n", i + 1, plan.points.size(),
                   p.label().c_str(), static_cast<long long>(p.id), p.repeat, c.partition.name().c_str(),
                   to_string(c.launch));
@@ -359,8 +366,8 @@ int run_sweep(RunOptions o, const std::vector<std::string>& rtrace_argv) {
   // ---- run the points that are not complete
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < rf->points().size(); ++i)
-    if (!rf->points()[i].complete) todo.push_back(i);
-  const int total = static_cast<int>(plan.points.size());
+    if (!rf->points()[i].complete && is_selected(rf->points()[i].point_id)) todo.push_back(i);
+  const int total = selected.empty() ? static_cast<int>(plan.points.size()) : static_cast<int>(selected.size());
   Progress progress(Progress::detect(o.quiet), total, total - static_cast<int>(todo.size()));
   for (const auto& n : notes) progress.note(n);
   if (o.resume && !o.quiet)
@@ -517,6 +524,7 @@ int run_sweep(RunOptions o, const std::vector<std::string>& rtrace_argv) {
   // ---- summary and exit status over the whole file
   int ok = 0, bad = 0, pending = 0;
   for (const auto& row : rf->points()) {
+    if (!is_selected(row.point_id)) continue;
     if (!row.complete) ++pending;
     else if (store::get_str(row.status) == "ok") ++ok;
     else ++bad;

@@ -370,6 +370,23 @@ TEST_F(RtraceCli, CeilingsFromAFileAndFromTheCache) {
   EXPECT_EQ(g.attr_string("ceilings_source"), cached);
 }
 
+TEST_F(RtraceCli, PointsSelectionRunsASubsetForArrayTasks) {
+  const auto out = path("part.h5");
+  auto r = rtrace({"--sweep", "env:I=1..4", "--points", "1,3", "--ert", "none", "-o", out, "--", kApp, "exit", "0"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_valid(out);
+  auto pts = points_of(out);
+  ASSERT_EQ(pts.size(), 4u);  // the whole plan, for `rtrace merge`
+  EXPECT_EQ((std::vector<int>{pts[0].complete, pts[1].complete, pts[2].complete, pts[3].complete}),
+            (std::vector<int>{0, 1, 0, 1}));
+  r = rtrace({"--resume", "--points", "0", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(complete_count(out), 3);
+  r = rtrace({"--sweep", "env:I=1..4", "--points", "9", "-o", path("bad.h5"), "--", kApp, "exit", "0"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "rtrace run: --points `9`: point 9 is not in the plan (ids 0..3)\n");
+}
+
 TEST_F(RtraceCli, DryRunPrintsThePlanAndRunsNothing) {
   auto r = rtrace({"--sweep", "threads=1,2", "--sweep", "ranks=1,2", "--dry-run", "-o", path("d.h5"), "--", kApp,
                    "exit", "0"});

@@ -1,6 +1,7 @@
 // Command-line options of `rtrace [run]`, parsed with Boost.Program_options.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -42,6 +43,7 @@ struct RunOptions {
   std::vector<std::string> mpi_args;  // extra launcher arguments (split on spaces)
   std::string srun_mpi = "pmix";      // srun --mpi=TYPE ("none": leave it out)
   bool keep_scratch = false;
+  std::string points;                 // --points LIST: run only these point ids ("" = all)
   std::vector<std::string> app_argv;  // everything after `--`, verbatim
 
   bool help = false;
@@ -49,13 +51,17 @@ struct RunOptions {
 
   // Which of the plan-defining options were given explicitly (for --resume
   // without an app: the rest comes from the run file).
-  bool given_sweep = false, given_zip = false, given_repeat = false, given_env = false;
+  bool given_sweep = false, given_zip = false, given_repeat = false, given_env = false, given_points = false;
 
   std::string to_json() const;  // every option, for /run options_json
   // Restores the plan-defining options (sweep, zip, repeat, env, app_argv, tracer,
   // launcher, ert, timeout) from a previous run's options JSON, for options not given now.
   void fill_from_json(const std::string& json);
 };
+
+// Parses a --points LIST ("3", "0,2,5..7") against a plan of `plan_size` points.
+// Throws UsageError naming the bad part.
+std::vector<std::int64_t> parse_point_selection(const std::string& list, std::size_t plan_size);
 
 // Parses argv (argv[0] is "rtrace run"). Throws UsageError.
 RunOptions parse_run_options(int argc, char** argv);
