@@ -96,6 +96,16 @@ TEST_F(MergeTest, MergesPointFilesAndReportsMissing) {
   auto ceil = store::read_ceilings(f.root().open_group("points").open_group("p000002"));
   ASSERT_EQ(ceil.size(), 2u);
   EXPECT_DOUBLE_EQ(ceil[0].value, 60.0);
+  // Attributes survive the copy, dense storage included (HDF5 1.10 workaround).
+  auto p1 = f.root().open_group("points").open_group("p000001");
+  EXPECT_EQ(p1.attr_string("partition"), "t2");
+  EXPECT_EQ(p1.attr_string("label"), "threads=2");
+  EXPECT_EQ(p1.attr_int("stdout_bytes"), 11);  // "point 1 ok\n"
+  EXPECT_DOUBLE_EQ(p1.attr_double("wall_s"), 1.5);
+  EXPECT_EQ(p1.attr_strings("tags"), (std::vector<std::string>{"synthetic", "merge-test"}));
+  EXPECT_EQ(p1.child_attr_string("ceilings", "description"),
+            store::File::open(b).root().open_group("points").open_group("p000001").child_attr_string("ceilings",
+                                                                                                      "description"));
   auto meta = store::read_run_metadata(f.root());
   EXPECT_EQ(meta.app_argv, (std::vector<std::string>{"./app", "--size", "64"}));
   EXPECT_NO_THROW(store::check_schema(f));

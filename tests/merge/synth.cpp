@@ -183,6 +183,14 @@ void write_run(const std::string& path, const RunSpec& spec) {
     row.end_time = row.start_time + row.wall_s;
     row.complete = 1;
     run.commit_point(row, [&](store::Group& point) {
+      // More than 8 attributes, as the launcher writes: HDF5 keeps them in
+      // dense storage, which H5Ocopy of HDF5 1.10 cannot copy (see merge.cpp).
+      point.set_attr("command", "./app --size 64");
+      point.set_attr("launcher", "none");
+      point.set_attr("partition", "t" + std::to_string(p + 1));
+      point.set_attr("log", "point " + std::to_string(p) + " log line");
+      point.set_attr("wall_s", 0.5 + p);
+      point.set_attr("tags", std::vector<std::string>{"synthetic", "merge-test"});
       point.write_table("ceilings",
                         std::vector<store::CeilingRow>{ceiling("DRAM", "bandwidth", "", "", 20.0 * (p + 1), "GB/s"),
                                                        ceiling("FP64 FMA", "compute", "fp64", "fma", 50.0 * (p + 1),
