@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <string>
@@ -73,6 +74,10 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
   max_bytes = (max_bytes + align - 1) / align * align;
 
   const std::vector<int> cpus = allowed_cpus();
+  // OMP_PROC_BIND/OMP_PLACES set by the user: OpenMP already places the
+  // threads (and has bound the master), so keep its placement.
+  const char* bind_env = std::getenv("OMP_PROC_BIND");
+  const bool openmp_binds = bind_env && std::string(bind_env) != "false" && std::string(bind_env) != "FALSE";
   CpuRunResult result;
   result.thread_cpus.resize(std::size_t(threads));
   SweepController controller(plan, policy, threads, ranks.size());
@@ -82,21 +87,26 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
   bool done = false;
   PlannedRun run;
   double t0 = 0;
-  // Per thread: the fraction of its kernel time it was on its CPU.
+  // Per thread: when its kernel started and ended, and the fraction of that
+  // time it was on its CPU.
   std::vector<double> on_cpu(std::size_t(threads), 1.0);
+  std::vector<double> began(std::size_t(threads), 0.0), ended(std::size_t(threads), 0.0);
 
+  const bool debug = std::getenv("RTRACE_ERT_DEBUG") != nullptr;  // one line per timed run on stderr
   const double start = now_seconds();
   omp_set_dynamic(0);
 #pragma omp parallel num_threads(threads)
   {
     const int tid = omp_get_thread_num();
-    const int cpu = cpus[std::size_t(tid) % cpus.size()];
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0 && failures.fetch_add(1) == 0)
-      failure = "cannot pin thread " + std::to_string(tid) + " to CPU " + std::to_string(cpu);
-    result.thread_cpus[std::size_t(tid)] = cpu;
+    if (!openmp_binds) {
+      const int cpu = cpus[std::size_t(tid) % cpus.size()];
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpu, &set);
+      if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0 && failures.fetch_add(1) == 0)
+        failure = "cannot pin thread " + std::to_string(tid) + " to CPU " + std::to_string(cpu);
+    }
+    result.thread_cpus[std::size_t(tid)] = sched_getcpu();
     flush_denormals();
 
     // Each thread allocates and first-touches its own block, so its pages sit
@@ -145,15 +155,31 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
       const double cpu0 = thread_cpu_seconds();
       run_cpu_kernel(m.kernel, block.data, std::size_t(m.elements_per_worker), run.trials);
       const double cpu = thread_cpu_seconds() - cpu0;
-      const double wall = now_seconds() - wall0;
+      const double wall1 = now_seconds();
+      const double wall = wall1 - wall0;
       // Wall time longer than CPU time: the thread was preempted mid-run.
       on_cpu[std::size_t(tid)] = wall > 50e-6 ? std::min(1.0, cpu / wall) : 1.0;
+      began[std::size_t(tid)] = wall0;
+      ended[std::size_t(tid)] = wall1;
 #pragma omp barrier
 #pragma omp master
       {
-        const double mine = now_seconds() - t0;
-        const std::vector<double> all = ranks.allgather(mine);
-        const std::vector<double> fractions = ranks.allgather(*std::min_element(on_cpu.begin(), on_cpu.end()));
+        // The run lasts from the first thread's start to the last thread's
+        // end (not barrier to barrier: waking a sleeping thread can take a
+        // scheduler tick on a busy machine). Threads that did not run
+        // together (start skew over 5 % of the run) make a disturbed run.
+        const double first = *std::min_element(began.begin(), began.end());
+        const double last_start = *std::max_element(began.begin(), began.end());
+        const double span = *std::max_element(ended.begin(), ended.end()) - first;
+        double fraction = *std::min_element(on_cpu.begin(), on_cpu.end());
+        if (span > 50e-6 && last_start - first > 0.05 * span) fraction = std::min(fraction, 0.0);
+        if (debug)
+          std::fprintf(stderr, "ert run: measurement %zu trials %lld warmup %d span %.6f skew %.6f on_cpu %.3f\n",
+                       run.measurement, static_cast<long long>(run.trials), int(run.warmup), span, last_start - first,
+                       *std::min_element(on_cpu.begin(), on_cpu.end()));
+        (void)t0;
+        const std::vector<double> all = ranks.allgather(span);
+        const std::vector<double> fractions = ranks.allgather(fraction);
         controller.record(*std::max_element(all.begin(), all.end()), all,
                           *std::min_element(fractions.begin(), fractions.end()));
       }

@@ -237,7 +237,9 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
 
   const std::vector<int> cpus = allowed_cpus();
   const int threads = o.threads > 0 ? o.threads : int(cpus.size());
-  if (root && threads > int(cpus.size()))
+  const char* bind_env = std::getenv("OMP_PROC_BIND");
+  const bool openmp_binds = bind_env && std::string(bind_env) != "false" && std::string(bind_env) != "FALSE";
+  if (root && !openmp_binds && threads > int(cpus.size()))
     std::fprintf(stderr, "rtrace ert: warning: %d threads on %zu allowed CPUs: threads share cores, ceilings will be low\n",
                  threads, cpus.size());
 
@@ -277,6 +279,10 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   popt.min_points = o.quick ? 2 : 3;
   report.analysis = derive_ceilings(report.samples, levels, popt);
   report.wall_seconds = run.seconds;
+  if (run.runs_redone * 4 > run.runs)
+    report.analysis.notes.push_back("warning: " + std::to_string(run.runs_redone) + " of " + std::to_string(run.runs) +
+                                    " runs were disturbed by other processes (threads preempted); the ceilings are"
+                                    " unreliable on a machine this busy");
   std::string pinning;
   for (std::size_t i = 0; i < run.thread_cpus.size(); ++i) pinning += (i ? "," : "") + std::to_string(run.thread_cpus[i]);
   report.text_attributes = {{"isa", cpu_kernel_isa()},

@@ -53,13 +53,14 @@ bool SweepController::next(PlannedRun& run) {
     calibrations_ = 0;
     kept_ = 0;
     redo_in_measurement_ = 0;
+    warming_ = true;
   }
   run.measurement = current_;
   run.trials = trials_;
   run.first_of_measurement = !started_;
   // Warm-up until one run has lasted min_seconds; every measurement gets at
   // least one (it also brings the working set into the level being measured).
-  run.warmup = !started_ || kept_ < 0;
+  run.warmup = warming_;
   started_ = true;
   last_ = run;
   return true;
@@ -85,8 +86,7 @@ void SweepController::record(double seconds, const std::vector<double>& rank_sec
       // Too short: scale up (at most x1000 per step) and warm up again.
       const double scale = seconds > 0 ? policy_.min_seconds * 1.25 / seconds : 1000.0;
       trials_ = std::max<std::int64_t>(trials_ + 1, static_cast<std::int64_t>(std::ceil(trials_ * std::min(scale, 1000.0))));
-      kept_ = -1;  // next run is another warm-up
-      return;
+      return;  // still warming up
     }
     if (seconds > 4 * policy_.min_seconds && trials_ > 1) {
       // Far too long (the prediction came from a faster level): shorten the
@@ -95,6 +95,7 @@ void SweepController::record(double seconds, const std::vector<double>& rank_sec
       const double scale = policy_.min_seconds * 1.5 / seconds;
       trials_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(trials_ * scale)));
     }
+    warming_ = false;
     kept_ = 0;
     if (seconds > 0 && last_.trials > 0) {
       const double spet = seconds / (double(last_.trials) * double(m.elements_per_worker));

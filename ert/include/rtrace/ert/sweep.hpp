@@ -87,6 +87,7 @@ class SweepController {
   int workers_, ranks_;
   std::size_t current_ = 0;     // measurement index
   bool started_ = false;        // the current measurement has had its first run
+  bool warming_ = true;         // its runs are still warm-ups (calibration)
   int calibrations_ = 0;
   int kept_ = 0;
   std::int64_t trials_ = 1;
