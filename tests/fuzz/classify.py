@@ -15,7 +15,7 @@ import sys
 
 RUNTIME = re.compile(r"__interceptor_|__asan|__sanitizer|__ubsan|__lsan|fuzzer::|LLVMFuzzer|libc\.so|__libc_|"
                      r"libstdc\+\+|\bmalloc\b|\bfree\b|operator new|operator delete|\bmemcpy\b|\bmemmove\b|"
-                     r"\bstrlen\b|\babort\b|\braise\b|__GI_|libpthread")
+                     r"\bstrlen\b|\babort\b|\braise\b|__GI_|libpthread|__mem\w+|sysdeps/")
 FRAME = re.compile(r"^\s+#\d+ 0x[0-9a-f]+\s+(?:in (\S+)\s+)?\(?([^)\s]*)")
 
 
