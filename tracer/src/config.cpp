@@ -83,6 +83,7 @@ TracerConfig read_config(const GetEnv& env, const std::string& process_name, con
     std::string how = v;
     if (how == "0") c.collective = false;
     else if (how == "gather") c.gather_to_root = true;
+    else if (how == "1" || how == "parallel") c.gather_to_root = false;
   }
   return c;
 }
