@@ -2,7 +2,8 @@
 """Checks the contents of an rtrace run file written under Slurm (h5py).
 
     check_run.py FILE [--points N] [--complete N | --complete-between A B]
-                      [--ok N] [--ranks POINT=N ...] [--slurm-job ID]
+                      [--ok N] [--ok-min N] [--statuses ok,signalled]
+                      [--ranks POINT=N ...] [--slurm-job ID]
                       [--launcher NAME] [--print-complete]
 
 Exits 0 when every given expectation holds, 1 with one line per violation.
@@ -26,6 +27,8 @@ def main():
     ap.add_argument("--complete", type=int)
     ap.add_argument("--complete-between", type=int, nargs=2)
     ap.add_argument("--ok", type=int)
+    ap.add_argument("--ok-min", type=int)
+    ap.add_argument("--statuses", help="comma-separated statuses allowed for complete points")
     ap.add_argument("--ranks", action="append", default=[])
     ap.add_argument("--slurm-job")
     ap.add_argument("--launcher")
@@ -51,6 +54,14 @@ def main():
         if a.ok is not None and len(ok) != a.ok:
             statuses = ", ".join(f"{r['point_id']}:{s(r['status'])}" for r in rows)
             errors.append(f"{len(ok)} ok points, expected {a.ok} ({statuses})")
+        if a.ok_min is not None and len(ok) < a.ok_min:
+            statuses = ", ".join(f"{r['point_id']}:{s(r['status'])}" for r in rows)
+            errors.append(f"{len(ok)} ok points, expected at least {a.ok_min} ({statuses})")
+        if a.statuses is not None:
+            allowed = set(a.statuses.split(","))
+            for r in complete:
+                if s(r["status"]) not in allowed:
+                    errors.append(f"point {r['point_id']} has status `{s(r['status'])}`, allowed: {a.statuses}")
         for r in complete:
             name = "p%06d" % r["point_id"]
             if name not in f["points"]:
