@@ -22,5 +22,26 @@ for f in "$dir"/*.sbatch "$dir"/*.sh; do
   fi
   if command -v shellcheck >/dev/null 2>&1; then shellcheck -S warning "$f" || status=1; fi
 done
+
+# Usage errors of the scripts themselves, outside any allocation: exit 2 and
+# one line saying what is missing, before rtrace is even looked for.
+expect_usage_error() {  # expected text, then the command
+  local want="$1" out rc=0
+  shift
+  out="$(env -u SLURM_JOB_ID -u SLURM_ARRAY_TASK_ID -u SLURM_ARRAY_JOB_ID -u RTRACE_SMS -u RTRACE_POINT \
+    RTRACE=/nonexistent/rtrace "$@" 2>&1)" || rc=$?
+  if [[ "$rc" -ne 2 || "$out" != *"$want"* ]]; then
+    echo "FAIL: $* -> exit $rc, output: $out (expected exit 2 and \`$want\`)"
+    status=1
+  fi
+}
+expect_usage_error "usage: sbatch rtrace-gpu-sweep.sbatch" bash "$dir/rtrace-gpu-sweep.sbatch"
+expect_usage_error "RTRACE_SMS is not set" bash "$dir/rtrace-gpu-sweep.sbatch" -- /bin/true
+expect_usage_error "usage: sbatch -N NODES" bash "$dir/rtrace-rank-sweep.sbatch"
+expect_usage_error "not an array task" bash "$dir/rtrace-array.sbatch" --sweep threads=1,2 -- /bin/true
+expect_usage_error "--merge takes no other arguments" bash "$dir/rtrace-array.sbatch" --merge extra
+expect_usage_error "is not a non-negative integer" env RTRACE_POINT=x bash "$dir/rtrace-array.sbatch" -- /bin/true
+expect_usage_error "do not pass -o" env RTRACE_POINT=1 bash "$dir/rtrace-array.sbatch" -o x.h5 -- /bin/true
+
 [[ "$status" -eq 0 ]] && echo "slurm scripts: ok"
 exit "$status"
