@@ -64,8 +64,51 @@ std::vector<store::CeilingRow> read_ceilings_from(const std::string& path, const
   return fallback;
 }
 
-CeilingProvider::CeilingProvider(const RunOptions& o, const Environment& env, bool verbose)
-    : opts_(o), env_(env), verbose_(verbose) {}
+CeilingProvider::CeilingProvider(const RunOptions& o, const Environment& env, bool verbose, const LaunchSetup* launch)
+    : opts_(o), env_(env), launch_(launch), verbose_(verbose) {}
+
+std::vector<std::string> ert_command(const std::string& self, const Partition& p, bool quick, const std::string& out,
+                                     const RunOptions& o, const LaunchSetup* launch, std::string& path, Environment& env) {
+  std::vector<std::string> ert{"rtrace", "ert"};
+  if (p.sms > 0) {
+    ert.insert(ert.end(), {"--sms", std::to_string(p.sms)});  // a GPU partition: no --threads/--ranks
+  } else {
+    ert.insert(ert.end(), {"--threads", std::to_string(p.threads)});
+    if (p.ranks > 1) ert.insert(ert.end(), {"--ranks", std::to_string(p.ranks)});
+  }
+  if (quick) ert.push_back("--quick");
+  ert.insert(ert.end(), {"-o", out, "--quiet"});
+  path = self;
+  if (p.sms > 0 || p.ranks <= 1 || !launch) return ert;
+  // Several ranks: started the way the app's ranks are.
+  ert[0] = self;
+  std::vector<std::string> argv;
+  const bool srun = (o.launcher == LauncherChoice::Srun || (o.launcher == LauncherChoice::Auto && launch->in_slurm)) &&
+                    !launch->srun_path.empty();
+  if (srun) {
+    path = launch->srun_path;
+    argv = {"srun", "-n", std::to_string(p.ranks)};
+    if (p.nodes > 0) argv.insert(argv.end(), {"-N", std::to_string(p.nodes)});
+    if (o.srun_mpi != "none") argv.push_back("--mpi=" + o.srun_mpi);
+    argv.push_back("--cpus-per-task=" + std::to_string(p.threads));
+    argv.push_back("--kill-on-bad-exit=1");
+  } else if (!launch->mpirun_path.empty()) {
+    path = launch->mpirun_path;
+    argv = {"mpirun", "-np", std::to_string(p.ranks)};
+    if (p.ranks > launch->cores) argv.push_back("--oversubscribe");
+    argv.insert(argv.end(), {"--bind-to", "none"});
+    if (launch->root) {
+      env.set("OMPI_ALLOW_RUN_AS_ROOT", "1");
+      env.set("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    }
+  } else {
+    ert[0] = "rtrace";
+    return ert;  // ERT itself will explain that it needs an MPI launch
+  }
+  argv.insert(argv.end(), o.mpi_args.begin(), o.mpi_args.end());
+  argv.insert(argv.end(), ert.begin(), ert.end());
+  return argv;
+}
 
 bool CeilingProvider::needs_measurement(const Partition& p) const {
   if (opts_.ert != ErtMode::Auto && opts_.ert != ErtMode::Quick) return false;
@@ -127,13 +170,10 @@ PartitionCeilings CeilingProvider::measure(const Partition& p) {
   ProcessSpec spec;
   char self[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  spec.path = n > 0 ? std::string(self, static_cast<std::size_t>(n)) : "/proc/self/exe";
-  spec.argv = {"rtrace", "ert", "--threads", std::to_string(p.threads)};
-  if (p.ranks > 1) spec.argv.insert(spec.argv.end(), {"--ranks", std::to_string(p.ranks)});
-  if (p.sms > 0) spec.argv.insert(spec.argv.end(), {"--sms", std::to_string(p.sms)});
-  if (quick) spec.argv.push_back("--quick");
-  spec.argv.insert(spec.argv.end(), {"-o", tmp, "--quiet"});
-  spec.env = env_.to_envp();
+  const std::string self_path = n > 0 ? std::string(self, static_cast<std::size_t>(n)) : "/proc/self/exe";
+  Environment ert_env = env_;
+  spec.argv = ert_command(self_path, p, quick, tmp, opts_, launch_, spec.path, ert_env);
+  spec.env = ert_env.to_envp();
   spec.echo = verbose_;
   spec.grace_s = opts_.grace_s;
   const auto r = run_process(spec);

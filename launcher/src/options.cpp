@@ -176,6 +176,8 @@ RunOptions parse_run_options(int argc, char** argv) {
   o.help_text = help.str();
   if (o.help) return o;
 
+  for (const auto& kv : vm)
+    if (!kv.second.defaulted()) o.given.push_back(kv.first);
   o.given_sweep = vm.count("sweep") > 0;
   o.given_zip = o.zip;
   o.given_repeat = vm.count("repeat") > 0;
@@ -239,6 +241,15 @@ void RunOptions::fill_from_json(const std::string& text) {
     }
     if (app_argv.empty()) app_argv = j.value("app_argv", std::vector<std::string>{});
     if (!given_points) points = j.value("points", std::string());
+    auto absent = [&](const char* name) { return std::find(given.begin(), given.end(), name) == given.end(); };
+    if (absent("ert") && j.contains("ert")) set_ert(*this, j["ert"].get<std::string>());
+    if (absent("tracer") && j.contains("tracer")) tracer = tracer_from(j["tracer"].get<std::string>());
+    if (absent("launcher") && j.contains("launcher")) launcher = launcher_from(j["launcher"].get<std::string>());
+    if (absent("timeout")) timeout_s = j.value("timeout_s", timeout_s);
+    if (absent("grace")) grace_s = j.value("grace_s", grace_s);
+    if (absent("mpi-args")) mpi_args = j.value("mpi_args", mpi_args);
+    if (absent("srun-mpi")) srun_mpi = j.value("srun_mpi", srun_mpi);
+    if (absent("fail-fast")) fail_fast = j.value("fail_fast", fail_fast);
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(std::string("--resume: the run file's options are malformed: ") + e.what());
   }

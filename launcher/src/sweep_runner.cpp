@@ -373,7 +373,7 @@ int run_sweep(RunOptions o, const std::vector<std::string>& rtrace_argv) {
   if (o.resume && !o.quiet)
     progress.note("resuming " + o.output + ": " + std::to_string(todo.size()) + " of " + std::to_string(total) +
                   " points left");
-  CeilingProvider ceilings(o, env, o.verbose);
+  CeilingProvider ceilings(o, env, o.verbose, &ls);
   int interrupted = 0;
   bool write_failed = false;
   int ordinal = total - static_cast<int>(todo.size());

@@ -33,7 +33,7 @@ struct Outcome {
   std::string out, err;
 };
 
-class RtraceCli : public ::testing::Test {
+class LauncherCli : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -167,7 +167,7 @@ void write_fake_ert(const std::string& file, double dram) {
 
 }  // namespace
 
-TEST_F(RtraceCli, TwoAxisSweepRecordsEveryPoint) {
+TEST_F(LauncherCli, TwoAxisSweepRecordsEveryPoint) {
   const auto out = path("t.h5");
   auto r = rtrace({"--sweep", "threads=1..2", "--sweep", "env:N=10,20", "--ert", "none", "--tracer", "none", "-o", out,
                    "--", kApp, "env", "N", "OMP_NUM_THREADS", "OMP_PROC_BIND"});
@@ -200,7 +200,7 @@ TEST_F(RtraceCli, TwoAxisSweepRecordsEveryPoint) {
   EXPECT_EQ(meta.launcher, "none");
 }
 
-TEST_F(RtraceCli, CrashAndNonZeroExitAreRecordedAndTheSweepGoesOn) {
+TEST_F(LauncherCli, CrashAndNonZeroExitAreRecordedAndTheSweepGoesOn) {
   const auto crash = path("crash.h5");
   auto r = rtrace({"--sweep", "threads=1,2", "--ert", "none", "-o", crash, "--", kApp, "segv"});
   EXPECT_EQ(r.status, 1) << r.err;
@@ -220,7 +220,7 @@ TEST_F(RtraceCli, CrashAndNonZeroExitAreRecordedAndTheSweepGoesOn) {
   expect_valid(failed);
 }
 
-TEST_F(RtraceCli, MissingAppAndExistingOutputAreRefusedBeforeAnythingRuns) {
+TEST_F(LauncherCli, MissingAppAndExistingOutputAreRefusedBeforeAnythingRuns) {
   auto r = rtrace({"--ert", "none", "-o", path("x.h5"), "--", "no-such-app-rtrace"});
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "rtrace run: cannot run the app: `no-such-app-rtrace` was not found in PATH\n");
@@ -240,7 +240,7 @@ TEST_F(RtraceCli, MissingAppAndExistingOutputAreRefusedBeforeAnythingRuns) {
   EXPECT_EQ(r.err, "rtrace run: sweep axis `sms=10..x`: expected a number after '..'\n");
 }
 
-TEST_F(RtraceCli, SmsAxisWithoutGpuFailsBeforeAnythingRuns) {
+TEST_F(LauncherCli, SmsAxisWithoutGpuFailsBeforeAnythingRuns) {
   auto r = rtrace({"--sweep", "sms=16..32:16", "-o", path("g.h5"), "--", kApp, "exit", "0"});
   if (r.status == 0) GTEST_SKIP() << "a GPU is present";
   EXPECT_EQ(r.status, 2);
@@ -248,7 +248,7 @@ TEST_F(RtraceCli, SmsAxisWithoutGpuFailsBeforeAnythingRuns) {
   EXPECT_FALSE(fs::exists(path("g.h5")));
 }
 
-TEST_F(RtraceCli, TimeoutKillsTheTreeAndLeavesNoOrphans) {
+TEST_F(LauncherCli, TimeoutKillsTheTreeAndLeavesNoOrphans) {
   const auto out = path("hang.h5");
   const auto pidfile = path("pids");
   auto r = rtrace({"--timeout", "1", "--grace", "1", "--ert", "none", "-o", out, "--", kApp, "hang", pidfile});
@@ -266,7 +266,7 @@ TEST_F(RtraceCli, TimeoutKillsTheTreeAndLeavesNoOrphans) {
   expect_valid(out);
 }
 
-TEST_F(RtraceCli, HugeOutputIsBounded) {
+TEST_F(LauncherCli, HugeOutputIsBounded) {
   const auto out = path("flood.h5");
   auto r = rtrace({"--ert", "none", "-o", out, "--", kApp, "flood", "256"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -276,7 +276,7 @@ TEST_F(RtraceCli, HugeOutputIsBounded) {
   EXPECT_EQ(o.stdout_tail.size(), 64u * 1024u);
 }
 
-TEST_F(RtraceCli, SigintThenResumeCompletesTheSamePoints) {
+TEST_F(LauncherCli, SigintThenResumeCompletesTheSamePoints) {
   const auto out = path("int.h5");
   const auto err = path("int.err");
   const std::vector<std::string> cmd{"--sweep", "env:I=1..4", "--ert", "none", "-o", out, "--", kApp, "sleep", "300"};
@@ -308,7 +308,7 @@ TEST_F(RtraceCli, SigintThenResumeCompletesTheSamePoints) {
   EXPECT_EQ(labels, (std::set<std::string>{"env:I=1", "env:I=2", "env:I=3", "env:I=4"}));
 }
 
-TEST_F(RtraceCli, SigkillThenResumeWithTheSameCommand) {
+TEST_F(LauncherCli, SigkillThenResumeWithTheSameCommand) {
   const auto out = path("kill.h5");
   const auto err = path("kill.err");
   const std::vector<std::string> cmd{"--sweep", "env:I=1..4", "--ert", "none", "-o", out, "--", kApp, "sleep", "300"};
@@ -332,7 +332,7 @@ TEST_F(RtraceCli, SigkillThenResumeWithTheSameCommand) {
   EXPECT_EQ(complete_count(out), 4);
 }
 
-TEST_F(RtraceCli, CeilingsFromAFileAndFromTheCache) {
+TEST_F(LauncherCli, CeilingsFromAFileAndFromTheCache) {
   const auto ert = path("machine-ert.h5");
   write_fake_ert(ert, 42);
   const auto out = path("c.h5");
@@ -370,7 +370,7 @@ TEST_F(RtraceCli, CeilingsFromAFileAndFromTheCache) {
   EXPECT_EQ(g.attr_string("ceilings_source"), cached);
 }
 
-TEST_F(RtraceCli, PointsSelectionRunsASubsetForArrayTasks) {
+TEST_F(LauncherCli, PointsSelectionRunsASubsetForArrayTasks) {
   const auto out = path("part.h5");
   auto r = rtrace({"--sweep", "env:I=1..4", "--points", "1,3", "--ert", "none", "-o", out, "--", kApp, "exit", "0"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -387,7 +387,7 @@ TEST_F(RtraceCli, PointsSelectionRunsASubsetForArrayTasks) {
   EXPECT_EQ(r.err, "rtrace run: --points `9`: point 9 is not in the plan (ids 0..3)\n");
 }
 
-TEST_F(RtraceCli, DryRunPrintsThePlanAndRunsNothing) {
+TEST_F(LauncherCli, DryRunPrintsThePlanAndRunsNothing) {
   auto r = rtrace({"--sweep", "threads=1,2", "--sweep", "ranks=1,2", "--dry-run", "-o", path("d.h5"), "--", kApp,
                    "exit", "0"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -398,7 +398,7 @@ TEST_F(RtraceCli, DryRunPrintsThePlanAndRunsNothing) {
   EXPECT_FALSE(fs::exists(path("d.h5")));
 }
 
-TEST_F(RtraceCli, SecretsAreNotRecorded) {
+TEST_F(LauncherCli, SecretsAreNotRecorded) {
   const auto out = path("s.h5");
   auto r = rtrace({"--ert", "none", "--env", "DB_PASSWORD=hunter2", "--env-deny", "OMP_SCHED*", "-o", out, "--", kApp,
                    "env", "DB_PASSWORD"},
@@ -419,8 +419,57 @@ TEST_F(RtraceCli, SecretsAreNotRecorded) {
   EXPECT_EQ(store::read_output(point_group(f, 0)).stdout_tail, "DB_PASSWORD=hunter2\n");
 }
 
+#ifdef RTRACE_LAUNCHER_DEMO
+// The acceptance run: `rtrace --sweep threads=1..2 -o t.h5 -- <demo app>` with
+// ceilings from `rtrace ert --quick` and the tracer's data when it is built.
+TEST_F(LauncherCli, DemoThreadsSweepWithCeilingsAndTracer) {
+  const std::string demo = RTRACE_LAUNCHER_DEMO;
+  if (!fs::exists(demo)) GTEST_SKIP() << demo << " not built";
+  if (rtrace({"ert", "--help"}).status != 0) GTEST_SKIP() << "this rtrace has no `ert`";
+  const auto out = path("t.h5");
+  auto r = rtrace({"--sweep", "threads=1..2", "--ert", "quick", "--timeout", "120", "-o", out, "--", demo, "triad",
+                   "--size", "200000", "--iters", "3"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_valid(out);
+  auto pts = points_of(out);
+  ASSERT_EQ(pts.size(), 2u);
+  auto f = store::File::open(out);
+  for (int id : {0, 1}) {
+    EXPECT_EQ(pts[id].complete, 1);
+    EXPECT_EQ(store::get_str(pts[id].status), "ok");
+    auto g = point_group(f, id);
+    auto c = store::read_ceilings(g);
+    EXPECT_FALSE(c.empty()) << "point " << id << " has no ceilings";
+    if (fs::exists(kTracerLib)) {
+      auto rank = store::read_rank(g.open_group("ranks").open_group("r000000"));
+      EXPECT_EQ(store::get_str(rank.info.tracer_mode), "cpu");
+      EXPECT_FALSE(rank.regions.empty()) << "no regions traced";
+      EXPECT_EQ(rank.info.omp_threads, id + 1);
+    }
+  }
+  // The cache serves the next sweep: no new ERT run, same ceilings source.
+  auto again = rtrace({"--sweep", "threads=1", "--ert", "quick", "-o", path("t2.h5"), "--", demo, "triad", "--size",
+                       "1000", "--iters", "1"});
+  ASSERT_EQ(again.status, 0) << again.err;
+  auto f2 = store::File::open(path("t2.h5"));
+  EXPECT_EQ(point_group(f2, 0).attr_string("ceilings_source"), point_group(f, 0).attr_string("ceilings_source"));
+  if (!fs::exists(kTracerLib)) GTEST_SKIP() << "tracer data checks need " << kTracerLib;
+}
+
+TEST_F(LauncherCli, DemoTwoAxisSweepThreadsByEnv) {
+  const std::string demo = RTRACE_LAUNCHER_DEMO;
+  if (!fs::exists(demo)) GTEST_SKIP() << demo << " not built";
+  const auto out = path("two.h5");
+  auto r = rtrace({"--sweep", "threads=1,2", "--sweep", "env:N=1000,2000", "--ert", "none", "--timeout", "60", "-o",
+                   out, "--", demo, "triad", "--size", "100000", "--iters", "2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_valid(out);
+  EXPECT_EQ(complete_count(out), 4);
+}
+#endif
+
 #ifdef RTRACE_LAUNCHER_TEST_MPI
-TEST_F(RtraceCli, MpiRanksRunUnderMpirun) {
+TEST_F(LauncherCli, MpiRanksRunUnderMpirun) {
   const auto out = path("mpi.h5");
   auto r = rtrace({"--sweep", "ranks=1,2", "--ert", "none", "--timeout", "120", "-o", out, "--",
                    RTRACE_LAUNCHER_TEST_MPI});

@@ -24,7 +24,7 @@ std::string error_of(std::vector<std::string> args) {
 
 }  // namespace
 
-TEST(RunOptions, EverythingAfterDashesIsTheAppVerbatim) {
+TEST(LauncherRunOptions, EverythingAfterDashesIsTheAppVerbatim) {
   auto o = parse({"--sweep", "threads=1..2", "--sweep=env:N=1,2", "--zip", "--repeat", "2", "--timeout", "1.5",
                   "-o", "x.h5", "--ert", "quick", "--env", "A=1=2", "--", "./app", "--sweep", "-o", ""});
   EXPECT_EQ(o.sweep, (std::vector<std::string>{"threads=1..2", "env:N=1,2"}));
@@ -37,7 +37,7 @@ TEST(RunOptions, EverythingAfterDashesIsTheAppVerbatim) {
   EXPECT_EQ(o.app_argv, (std::vector<std::string>{"./app", "--sweep", "-o", ""}));
 }
 
-TEST(RunOptions, ModesAndDefaults) {
+TEST(LauncherRunOptions, ModesAndDefaults) {
   auto o = parse({"--", "app"});
   EXPECT_EQ(o.output, "run.h5");
   EXPECT_EQ(o.ert, ErtMode::Auto);
@@ -56,7 +56,7 @@ TEST(RunOptions, ModesAndDefaults) {
   EXPECT_TRUE(parse({"--resume", "-o", "x.h5"}).resume);  // the app may come from the file
 }
 
-TEST(RunOptions, BadInputIsOneClearLine) {
+TEST(LauncherRunOptions, BadInputIsOneClearLine) {
   EXPECT_EQ(error_of({"--sweep", "threads=1"}), "missing `-- APP [ARGS...]`: the app to run goes after `--`");
   EXPECT_EQ(error_of({"--launcher", "ssh", "--", "a"}), "--launcher `ssh`: expected auto, mpirun, srun or none");
   EXPECT_EQ(error_of({"--tracer", "gpu", "--", "a"}), "--tracer `gpu`: expected auto, cpu, cuda, cuda-metrics or none");
@@ -67,10 +67,14 @@ TEST(RunOptions, BadInputIsOneClearLine) {
   EXPECT_NE(error_of({"--timeout", "soon", "--", "a"}).find("timeout"), std::string::npos);
 }
 
-TEST(RunOptions, JsonRoundTripRestoresThePlan) {
-  auto o = parse({"--sweep", "threads=1,2", "--zip", "--repeat", "3", "--env", "X=1", "--", "app", "a b"});
-  RunOptions back = parse({"--resume"});
+TEST(LauncherRunOptions, JsonRoundTripRestoresThePlan) {
+  auto o = parse({"--sweep", "threads=1,2", "--zip", "--repeat", "3", "--env", "X=1", "--ert", "none", "--timeout",
+                  "9", "--tracer", "none", "--", "app", "a b"});
+  RunOptions back = parse({"--resume", "--timeout", "5"});
   back.fill_from_json(o.to_json());
+  EXPECT_EQ(back.ert, ErtMode::None);
+  EXPECT_EQ(back.tracer, TracerChoice::None);
+  EXPECT_DOUBLE_EQ(back.timeout_s, 5);  // given now: wins
   EXPECT_EQ(back.sweep, o.sweep);
   EXPECT_EQ(back.zip, true);
   EXPECT_EQ(back.repeat, 3);

@@ -34,7 +34,7 @@ bool contains(const std::vector<std::string>& v, const std::string& x) { return 
 
 }  // namespace
 
-TEST(PointCommand, DirectRunWithThreadsBindingAndTracer) {
+TEST(LauncherPointCommand, DirectRunWithThreadsBindingAndTracer) {
   auto o = options({"threads=1..2", "env:N=100"});
   o.env = {{"X", "1"}};
   auto plan = make_sweep_plan(o.sweep, false, 1);
@@ -56,7 +56,7 @@ TEST(PointCommand, DirectRunWithThreadsBindingAndTracer) {
   EXPECT_EQ(c.partition.name(), "t2");
 }
 
-TEST(PointCommand, UserBindingWinsAndOversubscribedThreadsAreNotPinned) {
+TEST(LauncherPointCommand, UserBindingWinsAndOversubscribedThreadsAreNotPinned) {
   auto o = options({"threads=4"});
   o.env = {{"OMP_PROC_BIND", "spread"}};
   auto plan = make_sweep_plan(o.sweep, false, 1);
@@ -65,7 +65,7 @@ TEST(PointCommand, UserBindingWinsAndOversubscribedThreadsAreNotPinned) {
   EXPECT_FALSE(c.env.has("OMP_PLACES"));
 }
 
-TEST(PointCommand, MpirunCarriesThePreloadToRanksOnly) {
+TEST(LauncherPointCommand, MpirunCarriesThePreloadToRanksOnly) {
   auto o = options({"ranks=1,3"});
   auto plan = make_sweep_plan(o.sweep, false, 1);
   auto s = setup();
@@ -87,7 +87,7 @@ TEST(PointCommand, MpirunCarriesThePreloadToRanksOnly) {
   EXPECT_EQ(c.partition.name(), "r3t1");
 }
 
-TEST(PointCommand, SrunInsideAnAllocation) {
+TEST(LauncherPointCommand, SrunInsideAnAllocation) {
   auto o = options({"ranks=2", "threads=2"});
   o.srun_mpi = "pmix";
   o.mpi_args = {"--overcommit"};
@@ -106,7 +106,7 @@ TEST(PointCommand, SrunInsideAnAllocation) {
   EXPECT_FALSE(contains(n.argv, "--mpi=pmix"));
 }
 
-TEST(PointCommand, LauncherChoicesThatCannotWork) {
+TEST(LauncherPointCommand, LauncherChoicesThatCannotWork) {
   auto o = options({"ranks=2"});
   o.launcher = LauncherChoice::None;
   auto plan = make_sweep_plan(o.sweep, false, 1);
@@ -129,7 +129,7 @@ TEST(PointCommand, LauncherChoicesThatCannotWork) {
   }
 }
 
-TEST(PointCommand, CudaTracerUsesTheInjectionPath) {
+TEST(LauncherPointCommand, CudaTracerUsesTheInjectionPath) {
   auto o = options({});
   auto plan = make_sweep_plan(o.sweep, false, 1);
   auto c = build_point_command(plan.points[0], plan, o, setup("cuda-trace"), "/s");
@@ -140,7 +140,7 @@ TEST(PointCommand, CudaTracerUsesTheInjectionPath) {
   EXPECT_FALSE(none.env.has("RTRACE_TRACE_DIR"));
 }
 
-TEST(PointCommand, PartitionNames) {
+TEST(LauncherPointCommand, PartitionNames) {
   Partition p;
   p.threads = 4;
   EXPECT_EQ(p.name(), "t4");
@@ -154,7 +154,7 @@ TEST(PointCommand, PartitionNames) {
   EXPECT_EQ(g.name(), "sm32");
 }
 
-TEST(Mps, SnapsToTpcGranularity) {
+TEST(LauncherMps, SnapsToTpcGranularity) {
   auto a = snap_sms_for_mps(15, 132);
   EXPECT_EQ(a.achieved, 16);
   EXPECT_EQ(a.thread_percentage, 13);  // ceil(16*100/132)
@@ -164,8 +164,39 @@ TEST(Mps, SnapsToTpcGranularity) {
   EXPECT_EQ(snap_sms_for_mps(133, 132).achieved, 132);
 }
 
-TEST(Gpu, DetectionReportsWhyNot) {
+TEST(LauncherGpu, DetectionReportsWhyNot) {
   auto g = detect_gpu();
   if (g.found) GTEST_SKIP() << "a GPU is present: " << g.name;
   EXPECT_NE(g.why_not.find("no GPU found"), std::string::npos) << g.why_not;
+}
+
+#include "rtrace/launcher/ceilings.hpp"
+
+TEST(LauncherErtCommand, SingleRankRunsItselfMultiRankUnderTheLauncher) {
+  auto o = options({});
+  auto s = setup();
+  std::string path;
+  Environment env;
+  Partition t4;
+  t4.threads = 4;
+  auto a = ert_command("/b/rtrace", t4, true, "/c/x.h5", o, &s, path, env);
+  EXPECT_EQ(path, "/b/rtrace");
+  EXPECT_EQ(a, (std::vector<std::string>{"rtrace", "ert", "--threads", "4", "--quick", "-o", "/c/x.h5", "--quiet"}));
+  Partition r2;
+  r2.ranks = 2;
+  r2.threads = 1;
+  auto m = ert_command("/b/rtrace", r2, false, "/c/y.h5", o, &s, path, env);
+  EXPECT_EQ(path, "/usr/bin/mpirun");
+  EXPECT_EQ(m, (std::vector<std::string>{"mpirun", "-np", "2", "--bind-to", "none", "/b/rtrace", "ert", "--threads",
+                                         "1", "--ranks", "2", "-o", "/c/y.h5", "--quiet"}));
+  EXPECT_EQ(env.get("OMPI_ALLOW_RUN_AS_ROOT"), "1");
+  s.in_slurm = true;
+  auto sr = ert_command("/b/rtrace", r2, false, "/c/y.h5", o, &s, path, env);
+  EXPECT_EQ(path, "/usr/bin/srun");
+  EXPECT_EQ(sr[0], "srun");
+  EXPECT_EQ(sr[3], "--mpi=pmix");
+  Partition sm;
+  sm.sms = 32;
+  auto g = ert_command("/b/rtrace", sm, true, "/c/z.h5", o, &s, path, env);
+  EXPECT_EQ(g, (std::vector<std::string>{"rtrace", "ert", "--sms", "32", "--quick", "-o", "/c/z.h5", "--quiet"}));
 }

@@ -51,7 +51,7 @@ std::string temp_file(const std::string& name) {
 
 }  // namespace
 
-TEST(Process, ExitCodeAndOutput) {
+TEST(LauncherProcess, ExitCodeAndOutput) {
   auto r = run_app({"exit", "3"});
   EXPECT_EQ(r.kind, ExitKind::Exited);
   EXPECT_EQ(r.exit_code, 3);
@@ -65,14 +65,14 @@ TEST(Process, ExitCodeAndOutput) {
   EXPECT_EQ(ok.leftover, 0);
 }
 
-TEST(Process, CrashIsSignalled) {
+TEST(LauncherProcess, CrashIsSignalled) {
   auto r = run_app({"segv"});
   EXPECT_EQ(r.kind, ExitKind::Signalled);
   EXPECT_EQ(r.signal, SIGSEGV);
   EXPECT_EQ(r.stdout_tail, "about to crash\n");
 }
 
-TEST(Process, ArgvIsVerbatimNoShell) {
+TEST(LauncherProcess, ArgvIsVerbatimNoShell) {
   ProcessSpec s;
   s.path = kApp;
   s.argv = {"test_app", "env", "A"};
@@ -81,7 +81,7 @@ TEST(Process, ArgvIsVerbatimNoShell) {
   EXPECT_EQ(r.stdout_tail, "A=$(echo pwned) ; `x` * '\"'\n");
 }
 
-TEST(Process, TimeoutKillsTheWholeTreeIncludingEscapees) {
+TEST(LauncherProcess, TimeoutKillsTheWholeTreeIncludingEscapees) {
   const std::string pidfile = temp_file("rtrace-hang");
   std::filesystem::remove(pidfile);
   auto r = run_app({"hang", pidfile}, 0.5, 2);
@@ -96,7 +96,7 @@ TEST(Process, TimeoutKillsTheWholeTreeIncludingEscapees) {
   std::filesystem::remove(pidfile);
 }
 
-TEST(Process, SigtermIgnoredEscalatesToSigkill) {
+TEST(LauncherProcess, SigtermIgnoredEscalatesToSigkill) {
   const std::string pidfile = temp_file("rtrace-ignore");
   std::filesystem::remove(pidfile);
   auto r = run_app({"ignore-term", pidfile}, 0.3, 0.5);
@@ -106,7 +106,7 @@ TEST(Process, SigtermIgnoredEscalatesToSigkill) {
   std::filesystem::remove(pidfile);
 }
 
-TEST(Process, HugeOutputIsBoundedAndCounted) {
+TEST(LauncherProcess, HugeOutputIsBoundedAndCounted) {
   auto r = run_app({"flood", "64"});
   EXPECT_EQ(r.kind, ExitKind::Exited);
   EXPECT_EQ(r.stdout_bytes, 64LL << 20);
@@ -114,7 +114,7 @@ TEST(Process, HugeOutputIsBoundedAndCounted) {
   EXPECT_EQ(r.stderr_tail, "flood done\n");
 }
 
-TEST(Process, AppClosingStdoutEarlyIsFine) {
+TEST(LauncherProcess, AppClosingStdoutEarlyIsFine) {
   auto r = run_app({"close-stdout"});
   EXPECT_EQ(r.kind, ExitKind::Exited);
   EXPECT_EQ(r.stdout_tail, "early\n");
@@ -130,7 +130,7 @@ std::string make_file(const std::string& name, const char* content, std::filesys
 }
 }  // namespace
 
-TEST(Process, ExecFailureIsALaunchError) {
+TEST(LauncherProcess, ExecFailureIsALaunchError) {
   const auto garbage = make_file("rtrace-garbage", "\x01\x02 not a program", std::filesystem::perms::owner_all);
   ProcessSpec s;
   s.path = garbage;  // executable bit, but no known format
@@ -141,7 +141,7 @@ TEST(Process, ExecFailureIsALaunchError) {
   std::filesystem::remove(garbage);
 }
 
-TEST(Process, ResolveExecutable) {
+TEST(LauncherProcess, ResolveExecutable) {
   std::string why;
   EXPECT_EQ(resolve_executable("sh", "/nonexistent:/bin", why).value_or(""), "/bin/sh");
   EXPECT_FALSE(resolve_executable("no-such-app-xyz", "/bin:/usr/bin", why));
@@ -156,7 +156,7 @@ TEST(Process, ResolveExecutable) {
   EXPECT_EQ(why, "`/tmp` is a directory");
 }
 
-TEST(OutputTail, KeepsTheLastBytes) {
+TEST(LauncherOutputTail, KeepsTheLastBytes) {
   OutputTail t(4);
   t.append("abc", 3);
   t.append("defgh", 5);
@@ -166,7 +166,7 @@ TEST(OutputTail, KeepsTheLastBytes) {
   EXPECT_EQ(t.total(), 9);
 }
 
-TEST(Environment, DenyListAndRecording) {
+TEST(LauncherEnvironment, DenyListAndRecording) {
   EXPECT_TRUE(is_denied("GITHUB_TOKEN", {}));
   EXPECT_TRUE(is_denied("aws_secret_access_key", {}));
   EXPECT_TRUE(is_denied("DB_PASSWORD", {}));

@@ -21,7 +21,7 @@ using V = std::vector<std::string>;
 
 }  // namespace
 
-TEST(SweepAxis, RangesStepsGeometricListsAndMixtures) {
+TEST(LauncherSweepAxis, RangesStepsGeometricListsAndMixtures) {
   EXPECT_EQ(values("threads=1..4"), (V{"1", "2", "3", "4"}));
   EXPECT_EQ(values("threads=2..10:4"), (V{"2", "6", "10"}));
   EXPECT_EQ(values("threads=1..64:x2"), (V{"1", "2", "4", "8", "16", "32", "64"}));
@@ -34,7 +34,7 @@ TEST(SweepAxis, RangesStepsGeometricListsAndMixtures) {
   EXPECT_EQ(values("threads=4,1..4"), (V{"4", "1", "2", "3"}));
 }
 
-TEST(SweepAxis, KindsAndEnvAxes) {
+TEST(LauncherSweepAxis, KindsAndEnvAxes) {
   auto a = parse_sweep_axis("env:N=1000,2000");
   EXPECT_EQ(a.kind, AxisKind::Env);
   EXPECT_EQ(a.env_name, "N");
@@ -50,7 +50,7 @@ TEST(SweepAxis, KindsAndEnvAxes) {
   EXPECT_EQ(parse_sweep_axis("ranks=2").text(), "ranks=2");
 }
 
-TEST(SweepAxis, ErrorsNameTheAxisAndTheBadPart) {
+TEST(LauncherSweepAxis, ErrorsNameTheAxisAndTheBadPart) {
   EXPECT_EQ(error_of("sms=10..x"), "sweep axis `sms=10..x`: expected a number after '..'");
   EXPECT_EQ(error_of("threads=..4"), "sweep axis `threads=..4`: expected a number before '..'");
   EXPECT_EQ(error_of("threads=1..4:"), "sweep axis `threads=1..4:`: expected a step after ':' in `1..4:`");
@@ -79,7 +79,7 @@ TEST(SweepAxis, ErrorsNameTheAxisAndTheBadPart) {
   EXPECT_EQ(error_of("env:N=a..b"), "sweep axis `env:N=a..b`: expected a number before '..'");
 }
 
-TEST(SweepPlan, CartesianFirstAxisOutermost) {
+TEST(LauncherSweepPlan, CartesianFirstAxisOutermost) {
   auto plan = make_sweep_plan({"threads=1..2", "env:N=10,20,30"}, false, 1);
   ASSERT_EQ(plan.points.size(), 6u);
   EXPECT_EQ(plan.points[0].label(), "threads=1 env:N=10");
@@ -92,7 +92,7 @@ TEST(SweepPlan, CartesianFirstAxisOutermost) {
   EXPECT_EQ(plan.describe(), "threads=1..2 x env:N=10,20,30 (repeat 1)");
 }
 
-TEST(SweepPlan, ZipPairsAxesAndRequiresEqualLengths) {
+TEST(LauncherSweepPlan, ZipPairsAxesAndRequiresEqualLengths) {
   auto plan = make_sweep_plan({"ranks=1,2,4", "threads=4,2,1"}, true, 1);
   ASSERT_EQ(plan.points.size(), 3u);
   EXPECT_EQ(plan.points[2].ranks, 4);
@@ -107,7 +107,7 @@ TEST(SweepPlan, ZipPairsAxesAndRequiresEqualLengths) {
   }
 }
 
-TEST(SweepPlan, RepeatsAreSeparateConsecutivePoints) {
+TEST(LauncherSweepPlan, RepeatsAreSeparateConsecutivePoints) {
   auto plan = make_sweep_plan({"threads=1,2"}, false, 3);
   ASSERT_EQ(plan.points.size(), 6u);
   EXPECT_EQ(plan.points[2].repeat, 2);
@@ -116,7 +116,7 @@ TEST(SweepPlan, RepeatsAreSeparateConsecutivePoints) {
   EXPECT_EQ(plan.points[3].threads, 2);
 }
 
-TEST(SweepPlan, NoAxesIsOneRunAndDuplicateAxesAreRefused) {
+TEST(LauncherSweepPlan, NoAxesIsOneRunAndDuplicateAxesAreRefused) {
   auto plan = make_sweep_plan({}, false, 1);
   ASSERT_EQ(plan.points.size(), 1u);
   EXPECT_EQ(plan.points[0].label(), "(single run)");

@@ -27,7 +27,8 @@ std::string ert_cache_file(const Environment& env, const Partition& p, bool quic
 
 class CeilingProvider {
  public:
-  CeilingProvider(const RunOptions& o, const Environment& env, bool verbose);
+  // `launch` (may be null: no MPI launch) says how to start a multi-rank ERT.
+  CeilingProvider(const RunOptions& o, const Environment& env, bool verbose, const LaunchSetup* launch = nullptr);
   // Ceilings for a partition; runs ERT (and caches it) on first use. Never throws
   // for ERT failures: they come back in `error` and the point runs without ceilings.
   const PartitionCeilings& get(const Partition& p);
@@ -40,12 +41,18 @@ class CeilingProvider {
 
   const RunOptions& opts_;
   Environment env_;
+  const LaunchSetup* launch_;
   bool verbose_;
   std::map<Partition, PartitionCeilings> memo_;
 };
 
 // Reads ceilings from an ert file (/ert) or a run file (a point of the same
 // partition, else the first point with ceilings). Throws store errors.
+// The command that measures partition `p`: `rtrace ert ...`, under mpirun or srun
+// when it has several ranks (ERT's ranks must be started by an MPI launcher).
+std::vector<std::string> ert_command(const std::string& self, const Partition& p, bool quick, const std::string& out,
+                                     const RunOptions& o, const LaunchSetup* launch, std::string& path, Environment& env);
+
 std::vector<store::CeilingRow> read_ceilings_from(const std::string& path, const Partition& p, std::string& detail);
 
 }  // namespace rtrace::launcher

@@ -52,10 +52,12 @@ struct RunOptions {
   // Which of the plan-defining options were given explicitly (for --resume
   // without an app: the rest comes from the run file).
   bool given_sweep = false, given_zip = false, given_repeat = false, given_env = false, given_points = false;
+  std::vector<std::string> given;  // long names of every option given explicitly
 
   std::string to_json() const;  // every option, for /run options_json
-  // Restores the plan-defining options (sweep, zip, repeat, env, app_argv, tracer,
-  // launcher, ert, timeout) from a previous run's options JSON, for options not given now.
+  // Restores the options of a previous run (its options JSON) that are not given
+  // now: the plan (sweep, zip, repeat, env, points, app_argv) and how it ran
+  // (ert, tracer, launcher, timeout, grace, mpi_args, srun_mpi, fail_fast).
   void fill_from_json(const std::string& json);
 };
 
