@@ -130,78 +130,6 @@ File open_part(const std::string& path) {
   return f;
 }
 
-// ---------------------------------------------------------------- object copy
-
-// HDF5 1.10's H5Ocopy crashes (a null conversion function in H5T__conv_vlen,
-// via H5A__dense_post_copy_file_all) when it copies variable-length string
-// attributes kept in dense attribute storage, i.e. on objects with more than
-// 8 attributes such as the launcher's point groups. So objects are copied
-// without attributes and every attribute is then copied through memory.
-struct AttrNames {
-  std::vector<std::string> names;
-};
-herr_t collect_attr_name(hid_t, const char* name, const H5A_info_t*, void* data) {
-  static_cast<AttrNames*>(data)->names.emplace_back(name);
-  return 0;
-}
-
-void copy_attributes(hid_t src, hid_t dst, const std::string& file, const std::string& path) {
-  AttrNames attrs;
-  hsize_t idx = 0;
-  check_status(H5Aiterate2(src, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr_name, &attrs), "list attributes", file,
-               path);
-  for (const auto& name : attrs.names) {
-    const std::string where = path + "@" + name;
-    Id attr(check(H5Aopen(src, name.c_str(), H5P_DEFAULT), "open attribute", file, where));
-    Id file_type(check(H5Aget_type(attr.get()), "attribute type", file, where));
-    Id space(check(H5Aget_space(attr.get()), "attribute space", file, where));
-    Id mem_type(check(H5Tget_native_type(file_type.get(), H5T_DIR_ASCEND), "attribute memory type", file, where));
-    const hssize_t n = H5Sget_simple_extent_npoints(space.get());
-    std::vector<unsigned char> buf(H5Tget_size(mem_type.get()) * static_cast<std::size_t>(std::max<hssize_t>(n, 1)));
-    check_status(H5Aread(attr.get(), mem_type.get(), buf.data()), "read attribute", file, where);
-    // Variable-length data read into buf is owned by HDF5 until reclaimed.
-    const bool has_vlen = H5Tdetect_class(mem_type.get(), H5T_VLEN) > 0 || H5Tis_variable_str(mem_type.get()) > 0;
-    herr_t written = -1;
-    {
-      Id copy(H5Acreate2(dst, name.c_str(), file_type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT));
-      if (copy.valid()) written = H5Awrite(copy.get(), mem_type.get(), buf.data());
-    }
-    if (has_vlen) {
-#if H5_VERSION_GE(1, 12, 0)
-      H5Treclaim(mem_type.get(), space.get(), H5P_DEFAULT, buf.data());
-#else
-      H5Dvlen_reclaim(mem_type.get(), space.get(), H5P_DEFAULT, buf.data());
-#endif
-    }
-    check_status(written, "write attribute", file, where);
-  }
-}
-
-// Copies the attributes of `name` under src_parent and, for a group, of
-// everything below it, onto the same paths under dst_parent.
-void copy_attribute_tree(const Group& src_parent, Group& dst_parent, const std::string& name) {
-  const std::string src_path = src_parent.child_path(name);
-  const std::string dst_path = dst_parent.child_path(name);
-  Id src(check(H5Oopen(src_parent.id(), name.c_str(), H5P_DEFAULT), "open object", src_parent.file(), src_path));
-  Id dst(check(H5Oopen(dst_parent.id(), name.c_str(), H5P_DEFAULT), "open object", dst_parent.file(), dst_path));
-  copy_attributes(src.get(), dst.get(), dst_parent.file(), dst_path);
-  if (H5Iget_type(src.get()) != H5I_GROUP) return;
-  Group src_group(std::move(src), src_parent.file(), src_path);
-  Group dst_group(std::move(dst), dst_parent.file(), dst_path);
-  for (const auto& child : src_group.children()) copy_attribute_tree(src_group, dst_group, child);
-}
-
-// Group::copy_from, minus the HDF5 1.10 crash above.
-void copy_object(const Group& src_parent, Group& dst_parent, const std::string& name) {
-  Id ocpypl(check(H5Pcreate(H5P_OBJECT_COPY), "create property list", dst_parent.file(), dst_parent.path()));
-  check_status(H5Pset_copy_object(ocpypl.get(), H5O_COPY_WITHOUT_ATTR_FLAG), "set copy flags", dst_parent.file(),
-               dst_parent.path());
-  check_status(H5Ocopy(src_parent.id(), name.c_str(), dst_parent.id(), name.c_str(), ocpypl.get(), H5P_DEFAULT),
-               "copy object", dst_parent.file(),
-               dst_parent.child_path(name) + " (from " + src_parent.file() + ":" + src_parent.child_path(name) + ")");
-  copy_attribute_tree(src_parent, dst_parent, name);
-}
-
 // ---------------------------------------------------------------- point files
 
 // What makes two run files parts of the same sweep.
@@ -397,7 +325,7 @@ int merge_points(const std::vector<std::string>& parts, const std::string& outpu
           }
           const std::string name = point_group_name(c.new_row.point_id);
           if (points_out.exists(name)) points_out.remove(name);
-          copy_object(part_points, points_out, name);
+          points_out.copy_from(part_points, name, name);
           table.write_at(c.row, c.new_row);
         }
       });
@@ -587,7 +515,7 @@ int merge_ranks(const std::vector<std::string>& parts, const std::string& output
             part_ranks = part.root().open_group("ranks");
             open_part_index = c.part;
           }
-          copy_object(part_ranks, dest, c.name);
+          dest.copy_from(part_ranks, c.name, c.name);
         }
       });
     }
