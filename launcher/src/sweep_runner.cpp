@@ -272,8 +272,16 @@ int run_sweep(RunOptions o, const std::vector<std::string>& rtrace_argv) {
       ls.tracer_mode = to_string(o.tracer);
       break;
   }
-  if (o.ert == ErtMode::File && !fs::exists(o.ert_file))
-    throw UsageError("--ert " + o.ert_file + ": no such file");
+  if (o.ert == ErtMode::File) {
+    // A bad ceilings file is a usage error, found before anything runs.
+    if (!fs::exists(o.ert_file)) throw UsageError("--ert " + o.ert_file + ": no such file");
+    try {
+      std::string detail;
+      (void)read_ceilings_from(o.ert_file, Partition{}, detail);
+    } catch (const std::exception& e) {
+      throw UsageError("--ert " + o.ert_file + ": no ceilings to import (" + e.what() + ")");
+    }
+  }
 
   // Scratch: next to the output (a shared filesystem when the output is), one directory per point.
   const fs::path out_path = fs::absolute(o.output);

@@ -235,6 +235,12 @@ TEST_F(LauncherCli, MissingAppAndExistingOutputAreRefusedBeforeAnythingRuns) {
   std::string content((std::istreambuf_iterator<char>(in)), {});
   EXPECT_EQ(content, "keep me");
 
+  std::ofstream(path("not-ert.txt")) << "hello";
+  r = rtrace({"--ert", path("not-ert.txt"), "-o", path("z.h5"), "--", kApp, "exit", "0"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("no ceilings to import"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(path("z.h5")));
+
   r = rtrace({"--sweep", "sms=10..x", "-o", path("y.h5"), "--", kApp});
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "rtrace run: sweep axis `sms=10..x`: expected a number after '..'\n");
