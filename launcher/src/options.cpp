@@ -252,6 +252,9 @@ void RunOptions::fill_from_json(const std::string& text) {
     if (absent("fail-fast")) fail_fast = j.value("fail_fast", fail_fast);
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(std::string("--resume: the run file's options are malformed: ") + e.what());
+  } catch (const UsageError&) {
+    // The values come from a file: never echo them (they may hold control characters).
+    throw UsageError("--resume: the run file's options hold an invalid value (env, ert, tracer or launcher)");
   }
 }
 
