@@ -634,7 +634,8 @@ def main():
         ctx.kill_leftovers()
     os.makedirs(args.results_dir, exist_ok=True)
     with open(os.path.join(args.results_dir, args.case + ".json"), "w") as f:
-        json.dump({"case": args.case, "status": {0: "passed", 1: "failed", SKIP: "skipped"}[status] if
+        json.dump({"case": args.case, "rtrace": os.path.abspath(args.rtrace), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                   "status": {0: "passed", 1: "failed", SKIP: "skipped"}[status] if
                    not reason.startswith("KNOWN BUG") else "known bug",
                    "reason": reason, "seconds": round(time.monotonic() - t0, 1), "rows": ctx.rows}, f, indent=1)
     if status == SKIP:
