@@ -86,7 +86,6 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
   std::string failure;  // written once under the atomic's protection
   bool done = false;
   PlannedRun run;
-  double t0 = 0;
   // Per thread: when its kernel started and ended, and the fraction of that
   // time it was on its CPU.
   std::vector<double> on_cpu(std::size_t(threads), 1.0);
@@ -146,10 +145,7 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
         init_cpu_block(m.kernel.precision, block.data, std::size_t(m.elements_per_worker));
 #pragma omp barrier
 #pragma omp master
-      {
-        ranks.barrier();
-        t0 = now_seconds();
-      }
+      { ranks.barrier(); }  // all ranks start together
 #pragma omp barrier
       const double wall0 = now_seconds();
       const double cpu0 = thread_cpu_seconds();
@@ -177,7 +173,6 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
           std::fprintf(stderr, "ert run: measurement %zu trials %lld warmup %d span %.6f skew %.6f on_cpu %.3f\n",
                        run.measurement, static_cast<long long>(run.trials), int(run.warmup), span, last_start - first,
                        *std::min_element(on_cpu.begin(), on_cpu.end()));
-        (void)t0;
         const std::vector<double> all = ranks.allgather(span);
         const std::vector<double> fractions = ranks.allgather(fraction);
         controller.record(*std::max_element(all.begin(), all.end()), all,
