@@ -443,6 +443,14 @@ int run_sweep(RunOptions o, const std::vector<std::string>& rtrace_argv) {
       std::fprintf(stderr, "rtrace run: point %s: %s\n", label.c_str(), e.what());
       return kExitCannotStart;
     }
+    // scancel (and a terminal's ^C) signal the whole process group at once: the
+    // app can die of SIGTERM/SIGINT before rtrace's own handler has run. Such a
+    // point was interrupted, not failed: leave it for --resume.
+    if (r.kind == ExitKind::Signalled &&
+        (r.signal == SIGTERM || r.signal == SIGINT || r.signal == SIGHUP)) {
+      for (int i = 0; i < 50 && SignalWatch::interrupt_signal() == 0; ++i) usleep(10000);
+      if (SignalWatch::interrupt_signal() != 0) r.kind = ExitKind::Interrupted;
+    }
     if (r.kind == ExitKind::Interrupted) {
       interrupted = SignalWatch::interrupt_signal();
       break;
