@@ -563,12 +563,18 @@ def case_bad_input(ctx):
            + app, file_untouched=existing)
     refuse("`--ert FILE` that does not exist", [ctx.rtrace, "run", "--ert", ctx.path("none.h5"), "--tracer", "none",
                                                 "-o", ctx.path("e.h5"), "--"] + app, no_file=ctx.path("e.h5"))
-    # An unreadable --ert file is not fatal: the point runs without ceilings and says why.
+    # An unreadable --ert FILE: refused before anything runs (one line), or the
+    # points run without ceilings and their log says why. Either is a clear answer.
     out = ctx.path("ert-garbage.h5")
     rc, _, err, _ = ctx.run([ctx.rtrace, "run", "--ert", garbage, "--tracer", "none", "-o", out, "--"] + app)
-    p = point(ctx, out)
-    expect(rc == 0 and any("no ceilings" in l for l in p["log"]), f"--ert garbage: exit {rc}, log {p['log']}; {err}")
-    ctx.row(g, "`--ert FILE` with random bytes", 1, "points run without ceilings; the point log and stderr say why")
+    if rc == 2:
+        single, line = one_line(err)
+        expect(single and garbage in line and not os.path.exists(out), f"--ert garbage: exit 2 but {err!r}")
+        ctx.row(g, "`--ert FILE` with random bytes", 1, f"exit 2 before anything runs: \"{line[:150]}\"")
+    else:
+        p = point(ctx, out)
+        expect(rc == 0 and any("no ceilings" in l for l in p["log"]), f"--ert garbage: exit {rc}, log {p['log']}; {err}")
+        ctx.row(g, "`--ert FILE` with random bytes", 1, "points run without ceilings; the point log and stderr say why")
 
     # Files that crash or hang libhdf5 itself (found by the run_file fuzzer):
     # rtrace cannot catch those; the row records what happens today.
