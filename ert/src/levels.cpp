@@ -143,6 +143,19 @@ LevelNaming name_levels(const std::vector<CurvePoint>& curve, const std::vector<
       out.notes.push_back(levels[li].name + ": not observed: the sweep has no working set in its range (" + range + ")");
       continue;
     }
+    const bool dram = std::isinf(levels[li].capacity_bytes);
+    if ((best == plateaus.size() || best_count < std::max<std::size_t>(min_points_in_level, 1)) && dram) {
+      // DRAM always exists and bounds every streaming kernel: without a clean
+      // plateau (noise, preemption) its ceiling is the best of the working sets
+      // beyond the last cache, which are DRAM-resident by construction.
+      NamedLevel nl{levels[li].name, levels[li].level_bytes, plateaus.size(), {}};
+      for (std::size_t k = 0; k < curve.size(); ++k)
+        if (in_range(k)) nl.points.push_back(k);
+      out.notes.push_back(levels[li].name + ": no clean plateau in " + range + "; ceiling from its " +
+                          std::to_string(nl.points.size()) + " working sets (noisy curve?)");
+      out.levels.push_back(std::move(nl));
+      continue;
+    }
     if (best == plateaus.size() || best_count < std::max<std::size_t>(min_points_in_level, 1)) {
       out.notes.push_back(levels[li].name + ": not observed: no bandwidth plateau in its working-set range (" + range +
                           ", " + std::to_string(swept) + " points)");

@@ -217,3 +217,22 @@ TEST(LevelNaming, RangesSkipTheTransitionAboveEachCapacity) {
   EXPECT_DOUBLE_EQ(d.low, 2 * 105 * MiB);
   EXPECT_TRUE(std::isinf(d.high));
 }
+
+TEST(LevelNaming, DramWithoutAPlateauStillGetsACeiling) {
+  // A busy machine: the DRAM-sized points alternate between 50 and 30 GB/s
+  // (preempted runs), so no plateau forms there. DRAM must not be dropped:
+  // streaming kernels would otherwise be judged against a compute ceiling.
+  auto levels = memory_levels(two_core_vm(), 1);
+  auto c = curve(8 * KiB, 420 * MiB, {{96 * KiB, 400}, {4 * MiB, 250}, {105 * MiB, 120}, {1e18, 50}});
+  bool low = false;
+  for (auto& p : c)
+    if (p.working_set_bytes > 2 * 105 * MiB) p.value = (low = !low) ? 30 : 50;
+  auto n = name_levels(c, detect_plateaus(c), levels);
+  ASSERT_FALSE(n.levels.empty());
+  EXPECT_EQ(n.levels.back().name, "DRAM");
+  EXPECT_FALSE(n.levels.back().points.empty());
+  EXPECT_NEAR(level_value(c, n.levels.back()), 50, 1e-9);  // best of the DRAM-resident points
+  bool noted = false;
+  for (const auto& note : n.notes) noted |= note.rfind("DRAM: no clean plateau", 0) == 0;
+  EXPECT_TRUE(noted);
+}

@@ -78,7 +78,8 @@ LevelRange level_range(const std::vector<MemoryLevel>& levels, std::size_t i);
 
 // Names plateaus: each level takes the plateau with the most points in its
 // range (ties: the higher bandwidth); at least `min_points_in_level` points
-// are needed. One plateau may serve two levels when the curve is flat across
+// are needed. DRAM is never dropped: without a plateau it takes every point
+// in its range (plateau index = plateaus.size()). One plateau may serve two levels when the curve is flat across
 // both (their ceilings are then equal, which is what was measured).
 LevelNaming name_levels(const std::vector<CurvePoint>& curve, const std::vector<Plateau>& plateaus,
                         const std::vector<MemoryLevel>& levels, std::size_t min_points_in_level = 2);
