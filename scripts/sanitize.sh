@@ -7,6 +7,8 @@
 #   RTRACE_SANITIZE_BUILD_DIR  build directory (default build-asan; build-tsan for --tsan)
 #   RTRACE_BUILD_JOBS          parallel compile jobs (default: nproc)
 #   RTRACE_TEST_JOBS           parallel tests (default 2)
+#   RTRACE_SANITIZE_TARGETS    build only these targets (a quick partial run; pass
+#                              a matching `-R REGEX` to ctest as extra arguments)
 #
 # -DRTRACE_SANITIZE=ON adds -fsanitize=address,undefined to every target that
 # calls rtrace_warnings(); the linker flags below also put the runtime on the
@@ -44,6 +46,7 @@ start=$(date +%s)
 targets=()
 # TSan: only the tracer's unit tests (its buffers, name table and rank state under threads).
 [[ $mode == tsan ]] && targets=(--target tracer_regions_test tracer_rank_state_test tracer_config_test)
+[[ -n "${RTRACE_SANITIZE_TARGETS:-}" ]] && targets=(--target ${RTRACE_SANITIZE_TARGETS})
 cmake --build "$build" -j "$jobs" "${targets[@]}" >"$build/sanitize-build.log" 2>&1 ||
   { tail -40 "$build/sanitize-build.log" >&2; exit 1; }
 log "built in $(( $(date +%s) - start )) s"
@@ -85,7 +88,7 @@ secs=$(( $(date +%s) - start ))
 log "tests finished in $secs s (rc $rc)"
 # The summary scripts/gen-reliability.py puts into docs/reliability.md.
 {
-  echo "$(date -u +%F) $mode build ($(basename "$build")), ctest -L '$labels' -LE 'slurm|gpu' -E '$exclude': $secs s"
+  echo "$(date -u +%F) $mode build ($(basename "$build")), ctest -L '$labels' -LE 'slurm|gpu' -E '$exclude' $*: $secs s"
   grep -E 'tests passed|tests failed|Total Test time' "$build/sanitize-ctest.log" || true
   grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)' "$build/sanitize-ctest.log" || true
   grep -c -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer' "$build/sanitize-ctest.log" |
