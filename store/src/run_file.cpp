@@ -234,17 +234,11 @@ void copy_file(const std::string& from, const std::string& to) {
 
 }  // namespace
 
-void transaction(const std::string& path, const std::function<void(File&)>& fn) {
+void write_file_atomically(const std::string& path, const std::function<void(const std::string& tmp)>& make) {
   const std::string tmp = path + ".rtrace-tmp";
   ::unlink(tmp.c_str());  // a stale temp file from a killed writer
-  copy_file(path, tmp);
   try {
-    {
-      File f = File::open(tmp, Access::ReadWrite);
-      fn(f);
-      f.root().set_attr("modified", iso8601_utc_now());
-      f.close();
-    }
+    make(tmp);
     fsync_path(tmp, false);
     if (std::rename(tmp.c_str(), path.c_str()) != 0) throw FileError("rename", tmp, "", std::strerror(errno));
     fsync_path(dir_of(path), true);
@@ -254,36 +248,36 @@ void transaction(const std::string& path, const std::function<void(File&)>& fn) 
   }
 }
 
+void transaction(const std::string& path, const std::function<void(File&)>& fn) {
+  write_file_atomically(path, [&](const std::string& tmp) {
+    copy_file(path, tmp);
+    File f = File::open(tmp, Access::ReadWrite);
+    fn(f);
+    f.root().set_attr("modified", iso8601_utc_now());
+    f.close();
+  });
+}
+
 // ------------------------------------------------------------ RunFile
 
 RunFile RunFile::create(const std::string& path, const RunMetadata& meta, const MachineInfo& machine,
                         const std::vector<SweepAxisRow>& axes, const std::vector<SweepPointRow>& plan, bool overwrite) {
   if (!overwrite && ::access(path.c_str(), F_OK) == 0)
     throw FileError("create", path, "", "file exists (use --resume to continue it, or choose another -o)");
-  const std::string tmp = path + ".rtrace-tmp";
-  ::unlink(tmp.c_str());
-  try {
-    {
-      File f = File::create(tmp, true);
-      Group& root = f.root();
-      write_root_attributes(root, "run", meta.command_line);
-      write_run_metadata(root, meta);
-      write_machine(root, machine);
-      Group sweep = root.create_group("sweep");
-      sweep.write_table("axes", axes, "sweep axes as given on the command line");
-      std::vector<SweepPointRow> rows = plan;
-      for (auto& r : rows) r.complete = 0;
-      sweep.create_table<SweepPointRow>("points", "one row per planned point; complete=1 once committed", 256).append(rows);
-      root.create_group("points");
-      f.close();
-    }
-    fsync_path(tmp, false);
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw FileError("rename", tmp, "", std::strerror(errno));
-    fsync_path(dir_of(path), true);
-  } catch (...) {
-    ::unlink(tmp.c_str());
-    throw;
-  }
+  write_file_atomically(path, [&](const std::string& tmp) {
+    File f = File::create(tmp, true);
+    Group& root = f.root();
+    write_root_attributes(root, "run", meta.command_line);
+    write_run_metadata(root, meta);
+    write_machine(root, machine);
+    Group sweep = root.create_group("sweep");
+    sweep.write_table("axes", axes, "sweep axes as given on the command line");
+    std::vector<SweepPointRow> rows = plan;
+    for (auto& r : rows) r.complete = 0;
+    sweep.create_table<SweepPointRow>("points", "one row per planned point; complete=1 once committed", 256).append(rows);
+    root.create_group("points");
+    f.close();
+  });
   return open(path);
 }
 

@@ -97,6 +97,11 @@ struct CapturedOutput {
 void write_output(Group& point, const CapturedOutput& out);
 CapturedOutput read_output(const Group& point);
 
+// Creates or replaces `path` whole: `make` writes a sibling temp file (its
+// path is the argument), which is then fsynced and renamed over `path`. If
+// make throws, `path` is untouched and the temp file removed.
+void write_file_atomically(const std::string& path, const std::function<void(const std::string& tmp)>& make);
+
 // Atomic update of a file: copy -> modify -> fsync -> rename. See above.
 // `fn` gets the temp copy opened read-write. If fn throws, the original is
 // untouched and the exception propagates.
