@@ -103,7 +103,11 @@ def sanitizer_section(asan_build):
     path = os.path.join(asan_build, "sanitize-results.txt")
     if not os.path.exists(path):
         return out + [f"not run (no `{os.path.relpath(path, ROOT)}`)", ""]
-    return out + ["```"] + [l.rstrip() for l in open(path)] + ["```", ""]
+    lines = [l.rstrip() for l in open(path)]
+    partial = any(" -R " in l for l in lines[:1])
+    return out + ["```"] + lines + ["```", ""] + (
+        ["This run was limited with `-R` to the tests whose executables were built at the time (a partial run); "
+         "the full job is `scripts/sanitize.sh` without arguments.", ""] if partial else [])
 
 
 # What the numbers above mean and what is still open. Kept here, next to the
