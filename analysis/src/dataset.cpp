@@ -273,7 +273,8 @@ Configuration combine_repeats(const std::vector<store::SweepPointRow>& rows, con
   std::map<std::pair<std::string, std::string>, std::vector<const KernelAtPoint*>> by_key;
   for (const auto& p : points)
     for (const auto& k : p.kernels) by_key[{k.kind, k.name}].push_back(&k);
-  for (const auto& [key, reps] : by_key) {
+  for (const auto& entry : by_key) {
+    const auto& reps = entry.second;  // a named reference: lambdas below capture it (clang 14)
     KernelAtPoint k = *reps.front();
     k.repeats = static_cast<int>(reps.size());
     if (reps.size() > 1) {

@@ -347,6 +347,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
   r.start_time = unix_now();
   const double t0 = mono_now();
+  const pid_t rtrace_pid = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     if (devnull >= 0) close(devnull);
@@ -354,6 +355,10 @@ ProcessResult run_process(const ProcessSpec& spec) {
   }
   if (pid == 0) {
     setpgid(0, 0);
+    // If rtrace itself is SIGKILLed, take the app (or mpirun, whose daemons
+    // then stop the ranks) down with it instead of leaving it orphaned.
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (getppid() != rtrace_pid) _exit(127);  // rtrace died before the prctl
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);

@@ -352,6 +352,10 @@ Id make_fapl(const FileOptions& opts, const std::string& path) {
   Id fapl(check(H5Pcreate(H5P_FILE_ACCESS), "create property list", path, ""));
   // Newest format that HDF5 1.10 readers understand; compact and fast for many small groups.
   H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V110);
+  // Closing a file closes every object still open in it. Without this, a
+  // group half-opened in a damaged file stays registered and crashes HDF5's
+  // exit handler (seen with a file truncated by a full filesystem).
+  H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG);
 #if H5_VERSION_GE(1, 10, 7)
   check_status(H5Pset_file_locking(fapl.get(), opts.file_locking, true), "set file locking", path, "");
 #endif
@@ -370,13 +374,14 @@ File File::create(const std::string& path, bool overwrite, const FileOptions& op
   Id fapl = make_fapl(opts, path);
   File f;
   f.path_ = path;
-  f.file_ = Id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
+  f.file_ = Id(H5Fcreate(path.c_str(), overwrite ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()));
   if (!f.file_.valid()) {
     std::string detail = hdf5_error_message();
     H5Eclear2(H5E_DEFAULT);
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT, 0644);
-    if (fd < 0) detail = std::strerror(errno);
-    else ::close(fd);
+    // Say why in the operating system's words, without leaving a file behind.
+    std::string dir = path.substr(0, path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/'));
+    if (dir.empty()) dir = path.find('/') == 0 ? "/" : ".";
+    if (::access(dir.c_str(), W_OK) != 0) detail = std::strerror(errno);
     throw FileError("create", path, "", detail);
   }
   f.root_ = Group(Id(check(H5Gopen2(f.file_.get(), "/", H5P_DEFAULT), "open root", path, "/")), path, "/");

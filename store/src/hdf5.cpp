@@ -12,6 +12,9 @@ std::string compose(const std::string& op, const std::string& file, const std::s
   std::string msg = op;
   if (!where.empty()) msg += " " + where;
   if (!detail.empty()) msg += ": " + detail;
+  // Errors are reported as one line.
+  for (char& c : msg)
+    if (c == '\n' || c == '\r') c = ' ';
   return msg;
 }
 
@@ -33,6 +36,10 @@ Error::Error(std::string operation, std::string file, std::string object, std::s
 void silence_hdf5_errors() noexcept {
   static std::once_flag once;
   std::call_once(once, [] {
+    // HDF5 1.10 crashes in its atexit cleanup on a file whose close failed
+    // (e.g. ENOSPC). rtrace closes every file through RAII, so that cleanup
+    // has nothing to do: skip it.
+    H5dont_atexit();
     H5open();
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   });
@@ -73,6 +80,14 @@ hid_t Id::release() noexcept {
 std::string hdf5_error_message() {
   std::string msg;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &msg);
+  // I/O failures carry a long dump ("time = ..., errno = 28, error message =
+  // 'No space left on device', buf = ..."): keep the operating system's words.
+  const std::string key = "error message = '";
+  auto at = msg.find(key);
+  if (at != std::string::npos) {
+    auto end = msg.find('\'', at + key.size());
+    if (end != std::string::npos) msg = msg.substr(at + key.size(), end - at - key.size());
+  }
   return msg;
 }
 

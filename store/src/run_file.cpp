@@ -189,10 +189,20 @@ std::string dir_of(const std::string& path) {
   return path.substr(0, slash);
 }
 
+// A file's fsync must succeed: on a full filesystem delayed writes fail here,
+// and renaming such a file over the run file would lose data. A directory's
+// fsync is best effort (some filesystems refuse it).
 void fsync_path(const std::string& path, bool directory) {
   int fd = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
-  if (fd < 0) return;
-  ::fsync(fd);
+  if (fd < 0) {
+    if (directory) return;
+    throw FileError("sync", path, "", std::strerror(errno));
+  }
+  if (::fsync(fd) != 0 && !directory) {
+    int e = errno;
+    ::close(fd);
+    throw FileError("sync", path, "", std::strerror(e));
+  }
   ::close(fd);
 }
 
@@ -201,7 +211,8 @@ void copy_file(const std::string& from, const std::string& to) {
   if (in < 0) throw FileError("copy", from, "", std::strerror(errno));
   struct stat st {};
   fstat(in, &st);
-  int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC, st.st_mode & 0777);
+  // O_EXCL | O_NOFOLLOW: never write through a file or symlink planted at the temp path.
+  int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0777);
   if (out < 0) {
     int e = errno;
     ::close(in);
@@ -240,6 +251,13 @@ void write_file_atomically(const std::string& path, const std::function<void(con
   try {
     make(tmp);
     fsync_path(tmp, false);
+    // Read the new file back before it replaces the old one: HDF5 can report
+    // success for writes that a full filesystem dropped.
+    {
+      File check = File::open(tmp);
+      check.root().children();
+      if (check.root().is_group("sweep") && check.root().open_group("sweep").exists("points")) read_points(check);
+    }
     if (std::rename(tmp.c_str(), path.c_str()) != 0) throw FileError("rename", tmp, "", std::strerror(errno));
     fsync_path(dir_of(path), true);
   } catch (...) {
@@ -265,7 +283,7 @@ RunFile RunFile::create(const std::string& path, const RunMetadata& meta, const 
   if (!overwrite && ::access(path.c_str(), F_OK) == 0)
     throw FileError("create", path, "", "file exists (use --resume to continue it, or choose another -o)");
   write_file_atomically(path, [&](const std::string& tmp) {
-    File f = File::create(tmp, true);
+    File f = File::create(tmp);
     Group& root = f.root();
     write_root_attributes(root, "run", meta.command_line);
     write_run_metadata(root, meta);
