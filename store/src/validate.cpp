@@ -10,6 +10,13 @@
 #include <fnmatch.h>
 #include <map>
 #include <set>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace rtrace::store {
 
@@ -356,6 +363,88 @@ ValidationReport validate_file(const std::string& path) {
   return r;
 }
 
+namespace {
+
+// libhdf5 1.10.8 itself can crash or loop forever on some damaged files (its
+// global heap; found by fuzzing). `rtrace validate` is the tool users point at
+// suspicious files, so it checks each file in a child process: a crash or a
+// hang becomes one line and exit 2 instead of taking the validator down.
+ValidationReport validate_isolated(const std::string& path, int timeout_s) {
+  int fds[2];
+  if (pipe(fds) != 0) return validate_file(path);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return validate_file(path);
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    ValidationReport r = validate_file(path);
+    std::string out = std::to_string(static_cast<int>(r.verdict)) + "\n" + r.file_kind + "\n" + r.schema_version +
+                      "\n" + std::to_string(r.points_total) + "\n" + std::to_string(r.points_complete) + "\n" +
+                      r.fatal + "\n";
+    for (const auto& d : r.deviations) out += d + "\n";
+    for (std::size_t done = 0; done < out.size();) {
+      ssize_t n = write(fds[1], out.data() + done, out.size() - done);
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string data;
+  char buf[4096];
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  bool timed_out = false;
+  for (;;) {
+    pollfd p{fds[0], POLLIN, 0};
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    int pr = poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr <= 0) continue;
+    ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    data.append(buf, static_cast<std::size_t>(n));
+  }
+  close(fds[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ValidationReport r;
+  if (timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    r.verdict = ValidationReport::Verdict::Unreadable;
+    r.fatal = timed_out ? "damaged file: reading it did not finish within " + std::to_string(timeout_s) + " s"
+                        : std::string("damaged file: the HDF5 library crashed reading it (") +
+                              (WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "abnormal exit") + ")";
+    return r;
+  }
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < data.size(); ++i)
+    if (data[i] == '\n') {
+      lines.push_back(data.substr(start, i - start));
+      start = i + 1;
+    }
+  if (lines.size() < 6) return validate_file(path);  // should not happen; fall back
+  r.verdict = static_cast<ValidationReport::Verdict>(std::atoi(lines[0].c_str()));
+  r.file_kind = lines[1];
+  r.schema_version = lines[2];
+  r.points_total = std::strtoull(lines[3].c_str(), nullptr, 10);
+  r.points_complete = std::strtoull(lines[4].c_str(), nullptr, 10);
+  r.fatal = lines[5];
+  r.deviations.assign(lines.begin() + 6, lines.end());
+  return r;
+}
+
+}  // namespace
+
 }  // namespace rtrace::store
 
 namespace rtrace::cli {
@@ -363,6 +452,8 @@ namespace rtrace::cli {
 int validate_main(int argc, char** argv) {
   std::vector<std::string> files;
   bool quiet = false;
+  int timeout_s = 600;
+  if (const char* t = std::getenv("RTRACE_VALIDATE_TIMEOUT")) timeout_s = std::max(1, std::atoi(t));
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") {
@@ -370,7 +461,9 @@ int validate_main(int argc, char** argv) {
           "usage: rtrace validate [--quiet] FILE...\n\n"
           "Checks each file against the rtrace schema v%s and lists every deviation.\n"
           "Exit status: 0 all valid, 1 some invalid, 2 some unreadable (missing, not HDF5,\n"
-          "not an rtrace file, unsupported schema major version).\n",
+          "not an rtrace file, unsupported schema major version, or a file so damaged\n"
+          "that the HDF5 library crashes or hangs on it; each file is read in a child\n"
+          "process, limited to RTRACE_VALIDATE_TIMEOUT seconds, default 600).\n",
           store::schema_version());
       return 0;
     }
@@ -386,7 +479,7 @@ int validate_main(int argc, char** argv) {
   }
   int worst = 0;
   for (const auto& f : files) {
-    auto r = store::validate_file(f);
+    auto r = store::validate_isolated(f, timeout_s);
     switch (r.verdict) {
       case store::ValidationReport::Verdict::Unreadable:
         std::fprintf(stderr, "rtrace validate: %s: %s\n", f.c_str(), r.fatal.c_str());
