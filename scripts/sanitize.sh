@@ -68,9 +68,17 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # so LD_PRELOAD of the sanitized librtrace_tracer.so into the project's own
 # test apps works. A test that preloads it into a *system* binary (/bin/true,
 # /bin/sh) cannot: add such a test to RTRACE_SANITIZE_EXCLUDE with its reason.
-# (Checked here so far: store, launcher unit tests, fuzz replays and the
-# faults cases; the full suite is the CI job's first run.)
-exclude="${RTRACE_SANITIZE_EXCLUDE:-^(install_|store_interop_h5py)}"
+#  - TracerRun.SegfaultMarksTheRankIncomplete: ASan's own SIGSEGV handler turns
+#    the app's crash into "exit 1" before the tracer's handler and the test's
+#    "died of SIGSEGV" check can see the signal.
+# Tests that launch MPI or preload the sanitized tracer into other programs
+# (mpirun/orted are not instrumented) run in a second pass with
+# verify_asan_link_order=0 and without leak checking: OpenMPI's MCA plugins
+# leave one-time allocations that LeakSanitizer reports once the plugins are
+# unloaded (unattributable "<unknown module>" frames). Everything else runs
+# with leak checking on.
+exclude="${RTRACE_SANITIZE_EXCLUDE:-^(install_|store_interop_h5py|TracerRun\.SegfaultMarksTheRankIncomplete)}"
+mpi_tests="${RTRACE_SANITIZE_MPI_TESTS:-^(examples_mpi|LauncherCli|TracerRun|TracerMpiRun|faults_|merge_)}"
 if [[ $mode == tsan ]]; then
   labels="unit"
   tests_regex="^tracer_"
@@ -82,9 +90,21 @@ log "running ctest -L '$labels' -LE 'slurm|gpu' -E '$exclude'"
 start=$(date +%s)
 cd "$build"
 set +e
-ctest --output-on-failure --timeout 600 -j "${RTRACE_TEST_JOBS:-2}" -L "$labels" -LE 'slurm|gpu' -E "$exclude" \
-  ${tests_regex:+-R "$tests_regex"} "$@" 2>&1 | tee "$build/sanitize-ctest.log"
-rc=${PIPESTATUS[0]}
+if [[ $mode == asan && -z "$tests_regex" ]]; then
+  ctest --output-on-failure --timeout 600 -j "${RTRACE_TEST_JOBS:-2}" -L "$labels" -LE 'slurm|gpu' \
+    -E "$exclude|$mpi_tests" "$@" 2>&1 | tee "$build/sanitize-ctest.log"
+  rc=${PIPESTATUS[0]}
+  log "second pass: MPI and preload tests (no leak checking, relaxed link order)"
+  ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0:verify_asan_link_order=0" \
+    ctest --output-on-failure --timeout 600 -j "${RTRACE_TEST_JOBS:-2}" -L "$labels" -LE 'slurm|gpu' \
+    -E "$exclude" -R "$mpi_tests" "$@" 2>&1 | tee -a "$build/sanitize-ctest.log"
+  rc2=${PIPESTATUS[0]}
+  [[ $rc -eq 0 ]] && rc=$rc2
+else
+  ctest --output-on-failure --timeout 600 -j "${RTRACE_TEST_JOBS:-2}" -L "$labels" -LE 'slurm|gpu' -E "$exclude" \
+    ${tests_regex:+-R "$tests_regex"} "$@" 2>&1 | tee "$build/sanitize-ctest.log"
+  rc=${PIPESTATUS[0]}
+fi
 set -e
 secs=$(( $(date +%s) - start ))
 log "tests finished in $secs s (rc $rc)"
@@ -93,7 +113,7 @@ log "tests finished in $secs s (rc $rc)"
   echo "$(date -u +%F) $mode build ($(basename "$build")), ctest -L '$labels' -LE 'slurm|gpu' -E '$exclude' $*: $secs s"
   grep -E 'tests passed|tests failed|Total Test time' "$build/sanitize-ctest.log" || true
   grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)' "$build/sanitize-ctest.log" || true
-  grep -c -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer' "$build/sanitize-ctest.log" |
+  { grep -c -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer' "$build/sanitize-ctest.log" || true; } |
     sed 's/^/sanitizer reports in the test output: /'
 } >"$build/sanitize-results.txt"
 exit $rc
