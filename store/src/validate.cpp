@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -380,6 +381,10 @@ ValidationReport validate_isolated(const std::string& path, int timeout_s) {
   }
   if (pid == 0) {
     close(fds[0]);
+    // The child reports through the pipe only: whatever a crashing HDF5 (or a
+    // sanitizer) prints must not reach the user's terminal.
+    int devnull = open("/dev/null", O_WRONLY);
+    if (devnull >= 0) dup2(devnull, 2);
     ValidationReport r = validate_file(path);
     std::string out = std::to_string(static_cast<int>(r.verdict)) + "\n" + r.file_kind + "\n" + r.schema_version +
                       "\n" + std::to_string(r.points_total) + "\n" + std::to_string(r.points_complete) + "\n" +
