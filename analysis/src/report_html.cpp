@@ -9,20 +9,6 @@
 namespace rtrace::analysis {
 namespace {
 
-std::string esc(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 std::string num(double v, int p = 3) {
   if (!available(v)) return "&ndash;";
   char buf[64];
@@ -58,25 +44,25 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
   auto chart = [&](const std::string& prefix) {
     for (const auto& c : charts)
       if (c.file.compare(0, prefix.size(), prefix) == 0)
-        h << "<div class=\"chart\" title=\"" << esc(c.title) << "\">" << c.svg << "</div>\n";
+        h << "<div class=\"chart\" title=\"" << xml_escape(c.title) << "\">" << c.svg << "</div>\n";
   };
-  h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>rtrace analysis: " << esc(res.run.path)
+  h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>rtrace analysis: " << xml_escape(res.run.path)
     << "</title><style>" << kStyle << "</style></head><body>\n";
-  h << "<h1>rtrace scaling analysis</h1>\n<div class=\"meta\">" << esc(res.run.path) << " &middot; "
+  h << "<h1>rtrace scaling analysis</h1>\n<div class=\"meta\">" << xml_escape(res.run.path) << " &middot; "
     << configs.size() << " configurations from " << res.run.points_used << " of " << res.run.points_planned
-    << " planned points &middot; axis: " << (res.axis.empty() ? "none" : esc(res.axis)) << " &middot; "
+    << " planned points &middot; axis: " << (res.axis.empty() ? "none" : xml_escape(res.axis)) << " &middot; "
     << res.kernels.size() << " kernels/regions &middot; rtrace " << store::rtrace_version() << "</div>\n";
-  for (const auto& w : res.warnings) h << "<p class=\"warning\">warning: " << esc(w) << "</p>\n";
+  for (const auto& w : res.warnings) h << "<p class=\"warning\">warning: " << xml_escape(w) << "</p>\n";
 
   h << "<h2>Diagnosis</h2>\n";
   if (res.summaries.empty()) h << "<div class=\"summary\">No concurrency axis varies: single-point roofline only.</div>\n";
   for (std::size_t i = 0; i < res.summaries.size(); ++i) {
     const auto& sum = res.summaries[i];
     h << "<div class=\"summary\">";
-    if (!sum.fixed.empty()) h << "<b>" << esc(sum.fixed) << "</b><br>";
-    for (const auto& s : sum.sentences) h << esc(s) << "<br>\n";
+    if (!sum.fixed.empty()) h << "<b>" << xml_escape(sum.fixed) << "</b><br>";
+    for (const auto& s : sum.sentences) h << xml_escape(s) << "<br>\n";
     h << "</div>\n";
-    h << "<table><tr><th>" << esc(res.axis) << "</th><th>time (s)</th><th>speedup</th><th>efficiency</th>"
+    h << "<table><tr><th>" << xml_escape(res.axis) << "</th><th>time (s)</th><th>speedup</th><th>efficiency</th>"
       << "<th>Karp-Flatt</th><th>MPI share</th></tr>\n";
     for (const auto& p : sum.points)
       h << "<tr><td>" << num(p.concurrency, 6) << "</td><td>" << num(p.time_s) << "</td><td>" << num(p.speedup)
@@ -94,15 +80,15 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
     int last = -1, npts = 0;
     for (int ci = 0; ci < static_cast<int>(configs.size()); ++ci)
       if (s.at[ci] >= 0) { last = ci; ++npts; }
-    h << "<tr><td class=\"l\"><a href=\"#k" << ki << "\">" << esc(s.name) << "</a></td><td class=\"l\">" << esc(s.kind)
+    h << "<tr><td class=\"l\"><a href=\"#k" << ki << "\">" << xml_escape(s.name) << "</a></td><td class=\"l\">" << xml_escape(s.kind)
       << "</td><td>" << num(100 * s.time_share) << "%</td><td>" << npts << "</td><td>"
       << (last >= 0 ? num(s.eval[last].gflops) : "&ndash;") << "</td><td>"
       << (last >= 0 ? num(s.eval[last].efficiency, 2) : "&ndash;") << "</td><td class=\"l\">"
-      << (last >= 0 ? esc(s.eval[last].binding_ceiling) : "") << "</td><td class=\"l\">";
+      << (last >= 0 ? xml_escape(s.eval[last].binding_ceiling) : "") << "</td><td class=\"l\">";
     for (const auto& t : res.trajectories)
       if (t.kernel == ki)
         for (const auto& st : t.steps)
-          h << "<span class=\"badge " << badge_class(st.d.diagnosis) << "\">" << esc(describe_step(st.d))
+          h << "<span class=\"badge " << badge_class(st.d.diagnosis) << "\">" << xml_escape(describe_step(st.d))
             << "</span> ";
     h << "</td></tr>\n";
   }
@@ -111,9 +97,9 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
   h << "<h2>Per-kernel trajectories</h2>\n";
   for (int ki = 0; ki < static_cast<int>(res.kernels.size()); ++ki) {
     const auto& s = res.kernels[ki];
-    h << "<h3 id=\"k" << ki << "\">" << esc(s.name) << " <span class=\"meta\">(" << esc(s.kind) << ", "
+    h << "<h3 id=\"k" << ki << "\">" << xml_escape(s.name) << " <span class=\"meta\">(" << xml_escape(s.kind) << ", "
       << num(100 * s.time_share) << "% of time" << (s.counts_available ? "" : ", no operation counts") << ")</span></h3>\n";
-    h << "<table><tr><th>" << (res.axis.empty() ? "config" : esc(res.axis)) << "</th><th>time (s)</th><th>spread</th>"
+    h << "<table><tr><th>" << (res.axis.empty() ? "config" : xml_escape(res.axis)) << "</th><th>time (s)</th><th>spread</th>"
       << "<th>imbalance</th><th>GFLOP/s</th><th>AI L1</th><th>AI L2</th><th>AI L3</th><th>AI DRAM</th>"
       << "<th>roof (GFLOP/s)</th><th>&eta;</th><th class=\"l\">bound by</th></tr>\n";
     for (int ci = 0; ci < static_cast<int>(configs.size()); ++ci) {
@@ -125,7 +111,7 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
         << "</td><td>" << num(k.imbalance, 2) << "</td><td>" << num(e.gflops) << "</td>";
       for (double a : e.ai) h << "<td>" << num(a) << "</td>";
       h << "<td>" << num(e.bound_gflops) << "</td><td>" << num(e.efficiency, 2) << "</td><td class=\"l\">"
-        << esc(e.binding_ceiling) << "</td></tr>\n";
+        << xml_escape(e.binding_ceiling) << "</td></tr>\n";
     }
     h << "</table>\n";
     int ti = 0;
@@ -138,9 +124,9 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
         const auto& f = st.d.factors;
         h << "<tr><td>" << num(st.c1, 6) << "&rarr;" << num(st.c2, 6) << "</td><td>" << num(st.d.speedup) << "</td><td>"
           << num(f.ceiling_ratio) << "</td><td>" << num(f.ai_ratio) << "</td><td>" << num(f.efficiency_ratio)
-          << "</td><td class=\"l\">" << esc(f.basis_ceiling) << "</td><td class=\"l\"><span class=\"badge "
-          << badge_class(st.d.diagnosis) << "\">" << esc(describe_step(st.d)) << "</span></td><td class=\"l\">"
-          << esc(st.d.explanation) << "</td></tr>\n";
+          << "</td><td class=\"l\">" << xml_escape(f.basis_ceiling) << "</td><td class=\"l\"><span class=\"badge "
+          << badge_class(st.d.diagnosis) << "\">" << xml_escape(describe_step(st.d)) << "</span></td><td class=\"l\">"
+          << xml_escape(st.d.explanation) << "</td></tr>\n";
       }
       h << "</table>\n";
       char idx[16];

@@ -19,20 +19,6 @@ const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
 constexpr int kPaletteSize = 8;
 const char* kFont = "font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\"";
 
-std::string esc(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 std::string num(double v, int p = 3) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*g", p, v);
@@ -67,7 +53,7 @@ class Canvas {
         << " text-anchor=\"" << anchor << "\" fill=\"" << color << "\"";
     if (bold) os_ << " font-weight=\"bold\"";
     if (rotate != 0) os_ << " transform=\"rotate(" << num(rotate, 4) << " " << num(x, 6) << " " << num(y, 6) << ")\"";
-    os_ << ">" << esc(s) << "</text>\n";
+    os_ << ">" << xml_escape(s) << "</text>\n";
   }
   void line(double x0, double y0, double x1, double y1, const std::string& color, double width = 1,
             const char* dash = nullptr, const char* marker_end = nullptr) {
@@ -566,6 +552,20 @@ std::string safe_file_part(const std::string& s) {
 }
 
 }  // namespace
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
 
 std::vector<SvgChart> render_svgs(const AnalysisResult& res) {
   std::vector<SvgChart> out;

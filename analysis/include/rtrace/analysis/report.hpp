@@ -16,6 +16,9 @@ inline constexpr const char* kAnalysisSchemaVersion = "1.0.0";
 extern const char* const kAnalysisSchemaJson;  // schemas/analysis-v1.json, compiled in
 
 // Terminal report: per kernel (sorted by time share) one block of rows, each <= width columns.
+// Escapes &, <, > and " for SVG and HTML text and attributes.
+std::string xml_escape(const std::string& s);
+
 std::string render_text(const AnalysisResult& res, int width = 100);
 std::string render_portability_text(const PortabilityResult& pp);
 
