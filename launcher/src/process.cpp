@@ -206,6 +206,164 @@ std::optional<std::string> resolve_executable(const std::string& name, const std
   return std::nullopt;
 }
 
+// ------------------------------------------------------------------ keeper
+// PR_SET_PDEATHSIG takes the app's main process down when rtrace is SIGKILLed,
+// but not what the app started (its children, mpirun's ranks): they would run
+// on, orphaned, holding the allocation. A keeper process outlives rtrace just
+// long enough to stop them. It blocks reading a pipe whose only write end
+// rtrace holds: EOF without the "done" byte means rtrace died, so it kills the
+// app's process group and every process whose environment carries the tree's
+// token (ranks that mpirun put in groups of their own), then exits.
+// The keeper is forked from a possibly multithreaded process, so it only
+// makes raw system calls: no allocation, no stdio, no locks.
+namespace {
+
+constexpr char kDoneByte = 'q';
+constexpr char kTreeTokenVar[] = "RTRACE_TREE_TOKEN";
+
+struct LinuxDirent64 {
+  std::uint64_t d_ino;
+  std::int64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[1];
+};
+
+// True when /proc/<pid>/environ contains `needle` (which ends with its NUL).
+bool environ_contains(const char* pid, const char* needle, std::size_t needle_len) {
+  char path[64] = "/proc/";
+  std::size_t n = 6;
+  for (const char* c = pid; *c && n < sizeof path - 9; ++c) path[n++] = *c;
+  std::memcpy(path + n, "/environ", 9);
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  // Scans in chunks; the last needle_len - 1 bytes carry over so a match
+  // straddling two reads is still found.
+  char buf[8192];
+  std::size_t have = 0;
+  bool found = false;
+  while (!found) {
+    ssize_t got = read(fd, buf + have, sizeof buf - have);
+    if (got <= 0) break;
+    have += static_cast<std::size_t>(got);
+    found = memmem(buf, have, needle, needle_len) != nullptr;
+    if (have >= needle_len) {
+      const std::size_t keep = needle_len - 1;
+      std::memmove(buf, buf + have - keep, keep);
+      have = keep;
+    }
+  }
+  close(fd);
+  return found;
+}
+
+// Kills the group and every process carrying the token; repeats while it
+// finds some, since a dying tree may still fork.
+void keeper_kill_tree(pid_t pgid, const char* needle, std::size_t needle_len) {
+  const pid_t self = getpid();
+  for (int pass = 0; pass < 5; ++pass) {
+    int hits = kill(-pgid, SIGKILL) == 0 ? 1 : 0;
+    const int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) return;
+    alignas(8) char buf[16384];
+    for (;;) {
+      const long n = syscall(SYS_getdents64, dir, buf, sizeof buf);
+      if (n <= 0) break;
+      for (long off = 0; off < n;) {
+        const auto* d = reinterpret_cast<const LinuxDirent64*>(buf + off);
+        off += d->d_reclen;
+        if (d->d_name[0] < '1' || d->d_name[0] > '9') continue;
+        long pid = 0;
+        for (const char* c = d->d_name; *c >= '0' && *c <= '9'; ++c) pid = pid * 10 + (*c - '0');
+        if (pid == self) continue;
+        if (environ_contains(d->d_name, needle, needle_len) && kill(static_cast<pid_t>(pid), SIGKILL) == 0) ++hits;
+      }
+    }
+    close(dir);
+    if (hits == 0) return;
+    struct timespec pause {0, 20 * 1000 * 1000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
+[[noreturn]] void keeper_main(int watch_fd, pid_t pgid, const char* needle, std::size_t needle_len) {
+  (void)prctl(PR_SET_NAME, "rtrace-keeper", 0, 0, 0);
+  // Holds nothing of rtrace's: no pipe of the app, no output file, no terminal.
+  for (int fd = 0; fd < watch_fd; ++fd) close(fd);
+#ifdef SYS_close_range
+  if (syscall(SYS_close_range, static_cast<unsigned>(watch_fd) + 1, ~0U, 0) != 0)
+#endif
+    for (int fd = watch_fd + 1; fd < 65536; ++fd) close(fd);
+  struct sigaction ign {};
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  // A Ctrl-C on the terminal reaches rtrace's whole group: rtrace handles it
+  // and then says "done"; the keeper must not die first.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) sigaction(sig, &ign, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  char byte = 0;
+  ssize_t got;
+  do got = read(watch_fd, &byte, 1);
+  while (got < 0 && errno == EINTR);
+  if (got == 1 && byte == kDoneByte) _exit(0);
+  keeper_kill_tree(pgid, needle, needle_len);
+  _exit(0);
+}
+
+// Owns the keeper from rtrace's side.
+class Keeper {
+ public:
+  // `needle` is "RTRACE_TREE_TOKEN=<token>" plus its NUL, already in the app's environment.
+  Keeper(pid_t pgid, const std::string& needle) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) return;  // no keeper: PDEATHSIG still covers the main process
+    const pid_t pid = fork();
+    if (pid == 0) keeper_main(fds[0], pgid, needle.c_str(), needle.size() + 1);
+    close(fds[0]);
+    if (pid < 0) {
+      close(fds[1]);
+      return;
+    }
+    pid_ = pid;
+    write_fd_ = fds[1];
+  }
+  ~Keeper() { release(); }
+  Keeper(const Keeper&) = delete;
+  Keeper& operator=(const Keeper&) = delete;
+
+  pid_t pid() const noexcept { return pid_; }
+  // Reaped by someone else (the tree reaper's wait4(-1)).
+  void mark_reaped() noexcept { reaped_ = true; }
+  // rtrace finished the point itself: the keeper leaves without killing.
+  void release() noexcept {
+    if (write_fd_ >= 0) {
+      (void)!write(write_fd_, &kDoneByte, 1);
+      close(write_fd_);
+      write_fd_ = -1;
+    }
+    if (pid_ > 0 && !reaped_) {
+      while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      reaped_ = true;
+    }
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int write_fd_ = -1;
+  bool reaped_ = false;
+};
+
+std::string new_tree_token() {
+  static unsigned counter = 0;
+  const auto ns = std::chrono::steady_clock::now().time_since_epoch().count();
+  return std::to_string(getpid()) + "." + std::to_string(++counter) + "." + std::to_string(ns);
+}
+
+}  // namespace
+
 // ------------------------------------------------------------------ running
 namespace {
 
@@ -265,7 +423,8 @@ struct Stream {
 
 class TreeReaper {
  public:
-  explicit TreeReaper(pid_t pgid) : pgid_(pgid) {}
+  // `keeper`: our keeper process, a child but not part of the app's tree.
+  TreeReaper(pid_t pgid, Keeper* keeper) : pgid_(pgid), keeper_(keeper) {}
 
   std::vector<pid_t> live() const {
     // Fast path: every member of the tree is our descendant (we are a subreaper),
@@ -277,6 +436,7 @@ class TreeReaper {
     std::set<pid_t> all;
     for (pid_t p : members_of_group(pgid_)) all.insert(p);
     for (pid_t p : descendants_of(getpid())) all.insert(p);
+    if (keeper_) all.erase(keeper_->pid());
     return {all.begin(), all.end()};
   }
   void signal_all(int sig) const {
@@ -290,6 +450,10 @@ class TreeReaper {
       struct rusage ru {};
       pid_t p = wait4(-1, &status, WNOHANG, &ru);
       if (p <= 0) break;
+      if (keeper_ && p == keeper_->pid()) {
+        keeper_->mark_reaped();
+        continue;
+      }
       add_usage(r, ru);
       if (p == main_pid) {
         main_reaped = true;
@@ -309,6 +473,7 @@ class TreeReaper {
 
  private:
   pid_t pgid_;
+  Keeper* keeper_;
 };
 
 void poll_streams(Stream& out, Stream& err, int timeout_ms) {
@@ -340,7 +505,13 @@ ProcessResult run_process(const ProcessSpec& spec) {
   std::vector<char*> argv, envp;
   for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  for (const auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
+  // Marks every process of this app tree (see Keeper), replacing the mark of
+  // an enclosing rtrace.
+  const std::string token_prefix = std::string(kTreeTokenVar) + "=";
+  const std::string token = token_prefix + new_tree_token();
+  for (const auto& e : spec.env)
+    if (e.compare(0, token_prefix.size(), token_prefix) != 0) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(const_cast<char*>(token.c_str()));
   envp.push_back(nullptr);
 
   Pipe out, err, exec_status;
@@ -395,7 +566,8 @@ ProcessResult run_process(const ProcessSpec& spec) {
   fcntl(sout.fd, F_SETFL, O_NONBLOCK);
   fcntl(serr.fd, F_SETFL, O_NONBLOCK);
 
-  TreeReaper tree(pid);
+  Keeper keeper(pid, token);
+  TreeReaper tree(pid, &keeper);
   bool main_reaped = false;
   int main_status = 0;
   enum class Stop { None, Timeout, Interrupt } stop = Stop::None;
@@ -460,6 +632,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
   while ((sout.open() || serr.open()) && mono_now() < drain_until) poll_streams(sout, serr, 50);
   if (sout.open()) close(sout.fd);
   if (serr.open()) close(serr.fd);
+  keeper.release();
 
   r.stdout_tail = sout.tail.str();
   r.stderr_tail = serr.tail.str();

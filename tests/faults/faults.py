@@ -332,22 +332,30 @@ def case_kill(ctx):
         ctx.row(g, f"{sig.name} to rtrace while the app hangs", 1,
                 f"app tree stopped, no process left, file valid, exit {128 + int(sig)}, resume hint printed")
 
-    # SIGKILL of rtrace while the app hangs: who stops the orphaned app?
-    out = ctx.path("kill-hang.h5")
-    argv = [ctx.rtrace, "run", "--ert", "none", "--tracer", "none", "-o", out, "--", ctx.app, "hang"]
-    proc = subprocess.Popen(argv, env=ctx.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1.0)
-    proc.kill()
-    proc.wait()
-    left = ctx.wait_no_leftovers(3)
-    ctx.kill_leftovers()
-    if left:
-        ctx.row(g, "SIGKILL of rtrace while the app hangs", 1,
-                f"{len(left)} app process(es) kept running after rtrace died (orphaned; the test killed them). "
-                "The file stays valid and `--resume` reruns the point; outside Slurm nothing stops the orphan",
-                result="gap (reported: launcher)")
-    else:
-        ctx.row(g, "SIGKILL of rtrace while the app hangs", 1, "the app's process tree went with it")
+    # SIGKILL of rtrace while the app hangs: PDEATHSIG stops the app's main
+    # process, rtrace's keeper process the rest of its tree.
+    variants = [("the app and its child hang", ["hang"], []),
+                ("a child that left the process group (setsid) hangs", ["hang-escape"], [])]
+    if shutil.which("mpirun", path=ctx.env.get("PATH")):
+        variants.append(("2 MPI ranks (mpirun) hang", ["hang"], ["--sweep", "ranks=2", "--launcher", "mpirun"]))
+    for what, app_args, extra in variants:
+        out = ctx.path("kill-hang.h5")
+        argv = [ctx.rtrace, "run", "--ert", "none", "--tracer", "none", "-o", out] + extra + ["--", ctx.app] + app_args
+        proc = subprocess.Popen(argv, env=ctx.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1.5)
+        proc.kill()
+        proc.wait()
+        t0 = time.monotonic()
+        left = ctx.wait_no_leftovers(5)
+        secs = time.monotonic() - t0
+        ctx.kill_leftovers()
+        expect(not left, f"SIGKILL of rtrace while {what}: processes kept running: {left}")
+        expect(os.path.exists(out), f"SIGKILL while {what}: the run file was not created within 1.5 s")
+        info = ctx.inspect(out)
+        expect(info["verdict"] == "valid", f"SIGKILL while {what}: file not valid")
+        ctx.row(g, f"SIGKILL of rtrace while {what}", 1,
+                f"the whole app tree was gone {secs:.2f} s after rtrace died (keeper process); file valid")
+        os.remove(out)
 
 
 # ------------------------------------------------------------------ disk full
