@@ -1,4 +1,5 @@
 // rtrace: one binary, subcommands dispatched to the component libraries.
+#include "crash_guard.hpp"
 #include "subcommands.hpp"
 
 #include <cstdio>
@@ -8,7 +9,7 @@
 
 namespace {
 
-int not_built(const char* name, const char* component) {
+[[maybe_unused]] int not_built(const char* name, const char* component) {
   std::fprintf(stderr, "rtrace %s: not available in this build (component `%s` was not built)\n", name, component);
   return 2;
 }
@@ -27,6 +28,9 @@ struct Subcommand {
   const char* name;
   int (*main)(int, char**);
   const char* help;
+  // Reads files the user hands it: runs in a child so a libhdf5 crash on a
+  // damaged file becomes one line (crash_guard.hpp).
+  bool guarded = false;
 };
 
 const Subcommand kSubcommands[] = {
@@ -41,12 +45,12 @@ const Subcommand kSubcommands[] = {
     {"ert", ert_missing, "measure the empirical roofline of a partition"},
 #endif
 #ifdef RTRACE_HAVE_ANALYZE
-    {"analyze", rtrace::cli::analyze_main, "roofline scaling trajectories and diagnosis"},
+    {"analyze", rtrace::cli::analyze_main, "roofline scaling trajectories and diagnosis", true},
 #else
     {"analyze", analyze_missing, "roofline scaling trajectories and diagnosis"},
 #endif
     {"validate", rtrace::cli::validate_main, "check a file against the rtrace schema"},
-    {"merge", rtrace::cli::merge_main, "merge point/rank part files into one run file"},
+    {"merge", rtrace::cli::merge_main, "merge point/rank part files into one run file", true},
 };
 
 void usage(std::FILE* out) {
@@ -77,6 +81,7 @@ int main(int argc, char** argv) {
         args.push_back(name.data());
         for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
         args.push_back(nullptr);
+        if (s.guarded) return rtrace::cli::run_crash_guarded(name.c_str(), s.main, static_cast<int>(args.size() - 1), args.data());
         return s.main(static_cast<int>(args.size() - 1), args.data());
       }
     }

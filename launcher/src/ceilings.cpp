@@ -2,6 +2,7 @@
 
 #include "rtrace/launcher/process.hpp"
 #include "rtrace/store/run_file.hpp"
+#include "rtrace/store/validate.hpp"
 
 #include <unistd.h>
 
@@ -149,7 +150,7 @@ PartitionCeilings CeilingProvider::measure(const Partition& p) {
   const bool quick = opts_.ert == ErtMode::Quick;
   const std::string cached = ert_cache_file(env_, p, quick);
   // A cached file is used when it reads back; a damaged one is measured again.
-  if (fs::exists(cached)) {
+  if (fs::exists(cached) && !store::hdf5_failure(cached)) {
     try {
       c.rows = read_ceilings_from(cached, p, c.source);
       c.source = cached;

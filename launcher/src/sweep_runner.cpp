@@ -11,6 +11,7 @@
 #include "rtrace/launcher/rank_collector.hpp"
 #include "rtrace/launcher/sweep.hpp"
 #include "rtrace/store/run_file.hpp"
+#include "rtrace/store/validate.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -181,6 +182,10 @@ int run_sweep(RunOptions o, const std::vector<std::string>& rtrace_argv) {
   if (o.resume) {
     if (!fs::exists(o.output))
       throw UsageError("--resume: `" + o.output + "` does not exist (nothing to resume)");
+    // Read whole in a child first: a file that crashes libhdf5 must not take
+    // rtrace down (and the user's data is only read, never rewritten, then).
+    if (auto failure = store::hdf5_failure(o.output))
+      throw UsageError("--resume: `" + o.output + "`: " + *failure + "; the file was left as it is");
     try {
       auto f = store::File::open(o.output);
       store::check_schema(f);
@@ -275,6 +280,7 @@ int run_sweep(RunOptions o, const std::vector<std::string>& rtrace_argv) {
   if (o.ert == ErtMode::File) {
     // A bad ceilings file is a usage error, found before anything runs.
     if (!fs::exists(o.ert_file)) throw UsageError("--ert " + o.ert_file + ": no such file");
+    if (auto failure = store::hdf5_failure(o.ert_file)) throw UsageError("--ert " + o.ert_file + ": " + *failure);
     try {
       std::string detail;
       (void)read_ceilings_from(o.ert_file, Partition{}, detail);

@@ -1,6 +1,7 @@
 #include "rtrace/store/file.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -395,8 +396,33 @@ bool File::is_hdf5(const std::string& path) noexcept {
   return r > 0;
 }
 
+namespace {
+int g_event_fd = -1;
+
+void report_event(char kind, const std::string& path) noexcept {
+  if (g_event_fd < 0) return;
+  try {
+    const std::string line = std::string(1, kind) + " " + path + "\n";
+    const char* p = line.data();
+    std::size_t left = line.size();
+    while (left > 0) {
+      ssize_t n = ::write(g_event_fd, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+  } catch (...) {  // out of memory for the line: the report is only a courtesy
+  }
+}
+}  // namespace
+
+void report_file_events_to(int fd) noexcept { g_event_fd = fd; }
+void report_temp_file(const std::string& path) noexcept { report_event('t', path); }
+
 File File::open(const std::string& path, Access access_mode, const FileOptions& opts) {
   silence_hdf5_errors();
+  report_event('o', path);
   if (::access(path.c_str(), F_OK) != 0) throw FileError("open", path, "", "no such file");
   if (::access(path.c_str(), R_OK) != 0) throw FileError("open", path, "", "permission denied");
   {

@@ -292,6 +292,8 @@ int merge_points(const std::vector<std::string>& parts, const std::string& outpu
   std::string skeleton;
   if (!output_exists) {
     skeleton = output + ".merge-" + std::to_string(::getpid()) + ".tmp";
+    report_temp_file(skeleton);
+    report_temp_file(skeleton + ".rtrace-tmp");
     // /run keeps the sweep's own command line (what reproduces it); the root's
     // command_line says the file was made by this merge.
     RunFile::create(skeleton, *skeleton_meta, *skeleton_machine, ref.axes, pending_plan(ref.plan), /*overwrite=*/true);
@@ -488,6 +490,8 @@ int merge_ranks(const std::vector<std::string>& parts, const std::string& output
   std::string skeleton;
   if (!into_point && !output_exists) {
     skeleton = output + ".merge-" + std::to_string(::getpid()) + ".tmp";
+    report_temp_file(skeleton);
+    report_temp_file(skeleton + ".rtrace-tmp");
     File f = File::create(skeleton, /*overwrite=*/true);
     write_root_attributes(f.root(), "trace", command_line);
     f.root().create_group("ranks");

@@ -248,6 +248,7 @@ void copy_file(const std::string& from, const std::string& to) {
 void write_file_atomically(const std::string& path, const std::function<void(const std::string& tmp)>& make) {
   const std::string tmp = path + ".rtrace-tmp";
   ::unlink(tmp.c_str());  // a stale temp file from a killed writer
+  report_temp_file(tmp);
   try {
     make(tmp);
     fsync_path(tmp, false);

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -297,6 +298,40 @@ class Validator {
         deviate(path, "field `" + f.name + "` has unit `" + units[static_cast<std::size_t>(m->second)] + "`, schema says `" +
                           f.unit + "`");
     }
+    read_every_row(d.get(), type.get(), space.get(), path);
+  }
+
+  // Reads the whole table in blocks, as the file stores it: damaged data (a
+  // corrupted variable-length string, a truncated chunk) shows up here, and
+  // every reader that the isolated check guards reads no more than this.
+  void read_every_row(hid_t dataset, hid_t file_type, hid_t file_space, const std::string& path) {
+    hsize_t rows = 0;
+    if (H5Sget_simple_extent_dims(file_space, &rows, nullptr) != 1 || rows == 0) return;
+    Id native(H5Tget_native_type(file_type, H5T_DIR_DEFAULT));
+    const std::size_t row_size = native.valid() ? H5Tget_size(native.get()) : 0;
+    if (row_size == 0) {
+      H5Eclear2(H5E_DEFAULT);
+      deviate(path, "row type has no native equivalent");
+      return;
+    }
+    const hsize_t block = std::max<hsize_t>(1, (4u << 20) / row_size);
+    std::vector<unsigned char> buf(static_cast<std::size_t>(std::min(block, rows)) * row_size);
+    for (hsize_t start = 0; start < rows; start += block) {
+      hsize_t count = std::min(block, rows - start);
+      Id fspace(H5Scopy(file_space));
+      Id mspace(H5Screate_simple(1, &count, nullptr));
+      bool ok = fspace.valid() && mspace.valid() &&
+                H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr) >= 0 &&
+                H5Dread(dataset, native.get(), mspace.get(), fspace.get(), H5P_DEFAULT, buf.data()) >= 0;
+      if (!ok) {
+        const std::string why = hdf5_error_message();
+        H5Eclear2(H5E_DEFAULT);
+        deviate(path, "rows " + std::to_string(start) + ".." + std::to_string(start + count - 1) + " unreadable" +
+                          (why.empty() ? "" : ": " + why));
+        return;
+      }
+      (void)H5Dvlen_reclaim(native.get(), mspace.get(), H5P_DEFAULT, buf.data());
+    }
   }
 
   void check_points() {
@@ -364,13 +399,17 @@ ValidationReport validate_file(const std::string& path) {
   return r;
 }
 
-namespace {
+int isolated_read_timeout() {
+  const char* t = std::getenv("RTRACE_VALIDATE_TIMEOUT");
+  return t && *t ? std::max(1, std::atoi(t)) : 600;
+}
 
 // libhdf5 1.10.8 itself can crash or loop forever on some damaged files (its
 // global heap; found by fuzzing). `rtrace validate` is the tool users point at
 // suspicious files, so it checks each file in a child process: a crash or a
 // hang becomes one line and exit 2 instead of taking the validator down.
 ValidationReport validate_isolated(const std::string& path, int timeout_s) {
+  if (timeout_s <= 0) timeout_s = isolated_read_timeout();
   int fds[2];
   if (pipe(fds) != 0) return validate_file(path);
   pid_t pid = fork();
@@ -425,6 +464,7 @@ ValidationReport validate_isolated(const std::string& path, int timeout_s) {
   ValidationReport r;
   if (timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     r.verdict = ValidationReport::Verdict::Unreadable;
+    r.library_failure = true;
     r.fatal = timed_out ? "damaged file: reading it did not finish within " + std::to_string(timeout_s) + " s"
                         : std::string("damaged file: the HDF5 library crashed reading it (") +
                               (WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "abnormal exit") + ")";
@@ -448,7 +488,14 @@ ValidationReport validate_isolated(const std::string& path, int timeout_s) {
   return r;
 }
 
-}  // namespace
+std::optional<std::string> hdf5_failure(const std::string& path, int timeout_s) {
+  // Only an existing regular file can hurt; the caller reports the others.
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  ValidationReport r = validate_isolated(path, timeout_s);
+  if (r.verdict == ValidationReport::Verdict::Unreadable && r.library_failure) return r.fatal;
+  return std::nullopt;
+}
 
 }  // namespace rtrace::store
 
@@ -457,22 +504,39 @@ namespace rtrace::cli {
 int validate_main(int argc, char** argv) {
   std::vector<std::string> files;
   bool quiet = false;
-  int timeout_s = 600;
-  if (const char* t = std::getenv("RTRACE_VALIDATE_TIMEOUT")) timeout_s = std::max(1, std::atoi(t));
+  int timeout_s = store::isolated_read_timeout();
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") {
       std::printf(
-          "usage: rtrace validate [--quiet] FILE...\n\n"
+          "usage: rtrace validate [--quiet] [--timeout SECONDS] FILE...\n\n"
           "Checks each file against the rtrace schema v%s and lists every deviation.\n"
           "Exit status: 0 all valid, 1 some invalid, 2 some unreadable (missing, not HDF5,\n"
           "not an rtrace file, unsupported schema major version, or a file so damaged\n"
-          "that the HDF5 library crashes or hangs on it; each file is read in a child\n"
-          "process, limited to RTRACE_VALIDATE_TIMEOUT seconds, default 600).\n",
+          "that the HDF5 library crashes or hangs on it; each file is read whole, every\n"
+          "table row included, in a child process limited to --timeout seconds, default\n"
+          "$RTRACE_VALIDATE_TIMEOUT or 600).\n",
           store::schema_version());
       return 0;
     }
     if (a == "-q" || a == "--quiet") quiet = true;
+    else if (a == "--timeout" || a.rfind("--timeout=", 0) == 0) {
+      std::string v;
+      if (a == "--timeout") {
+        if (i + 1 >= argc) {
+          std::fprintf(stderr, "rtrace validate: --timeout needs a number of seconds\n");
+          return 2;
+        }
+        v = argv[++i];
+      } else v = a.substr(10);
+      char* end = nullptr;
+      const long t = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || t < 1 || t > 86400) {
+        std::fprintf(stderr, "rtrace validate: --timeout `%s`: expected whole seconds between 1 and 86400\n", v.c_str());
+        return 2;
+      }
+      timeout_s = static_cast<int>(t);
+    }
     else if (!a.empty() && a[0] == '-' && a != "-") {
       std::fprintf(stderr, "rtrace validate: unknown option `%s`\n", a.c_str());
       return 2;

@@ -51,6 +51,8 @@ TEST(Schema, EveryNumericFieldHasAUnitOrIsAnId) {
   for (const RowLayout* l : {&SweepPointRow::layout(), &CeilingRow::layout(), &RankInfoRow::layout(), &RegionRow::layout(),
                              &KernelRow::layout(), &MpiRow::layout()})
     for (const auto& f : l->fields()) {
-      if (f.type == FieldType::F64) EXPECT_FALSE(f.unit.empty()) << l->kind() << "." << f.name;
+      if (f.type == FieldType::F64) {
+        EXPECT_FALSE(f.unit.empty()) << l->kind() << "." << f.name;
+      }
     }
 }

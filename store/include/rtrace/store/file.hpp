@@ -91,6 +91,14 @@ struct FileOptions {
 #endif
 };
 
+// Crash guards (cli/crash_guard.cpp) name the file a crashed child was
+// reading and remove the temp files it left. With a descriptor set, File::open
+// writes "o <path>\n" to it before handing the file to libhdf5, and
+// report_temp_file "t <path>\n". -1 (the default): off.
+void report_file_events_to(int fd) noexcept;
+// A temp file about to be created that a crash would leave behind.
+void report_temp_file(const std::string& path) noexcept;
+
 class File {
  public:
   File() = default;
