@@ -59,8 +59,9 @@ def faults_section(build):
 
 def fuzz_section(fuzz_build):
     out = ["## Fuzzing (libFuzzer + ASan + UBSan, `bench/fuzz.sh TARGET SECONDS`)", ""]
-    out += ["| target | what | runs | wall | CPU | inputs | coverage (edges) | findings in rtrace | crashes inside libhdf5 |",
-            "|---|---|---|---|---|---|---|---|---|"]
+    out += ["| target | what | runs | wall | CPU | longest run (wall / CPU) | inputs | coverage (edges) "
+            "| findings in rtrace | crashes inside libhdf5 |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     hdf5_summaries = collections.Counter()
     for target, what in FUZZ_TARGETS.items():
         work = os.path.join(fuzz_build, "fuzz-work", target)
@@ -68,12 +69,13 @@ def fuzz_section(fuzz_build):
         if os.path.exists(os.path.join(work, "runs.jsonl")):
             runs = [json.loads(l) for l in open(os.path.join(work, "runs.jsonl")) if l.strip()]
         if not runs:
-            out.append(f"| `{target}` | {what} | 0 | not run (see the notes) | | | | | |")
+            out.append(f"| `{target}` | {what} | 0 | not run (see the notes) | | | | | | |")
             continue
         wall = sum(r["wall_s"] for r in runs)
         cpu = sum(r["cpu_s"] for r in runs)
         inputs = sum(r["inputs"] for r in runs)
         cov = max(r["coverage"] for r in runs)
+        longest = max(runs, key=lambda r: (r["wall_s"], r["cpu_s"]))
         ours = hdf5 = 0
         findings = os.path.join(work, "findings.txt")
         if os.path.exists(findings):
@@ -85,10 +87,11 @@ def fuzz_section(fuzz_build):
                     hdf5 += 1
                     frame = parts[3] if not parts[3].startswith("/") else "(unnamed frame)"
                     hdf5_summaries[(parts[2].replace(" after", "").replace(" on", ""), frame)] += 1
-        out.append(f"| `{target}` | {what} | {len(runs)} | {wall / 60:.1f} min | {cpu / 60:.1f} min | {inputs} | {cov} "
-                   f"| {ours} | {hdf5} |")
-    out += ["", "Wall time is what each fuzzer was given (`nice -n 19` on a 2-core machine shared with other builds); "
-            "CPU time is what it got. Findings are the distinct artifacts of the last run of each target, replayed and "
+        out.append(f"| `{target}` | {what} | {len(runs)} | {wall / 60:.1f} min | {cpu / 60:.1f} min "
+                   f"| {longest['wall_s'] / 60:.1f} / {longest['cpu_s'] / 60:.1f} min ({longest['date'][:10]}) "
+                   f"| {inputs} | {cov} | {ours} | {hdf5} |")
+    out += ["", "Wall time is what each fuzzer was given (`nice` on a 2-core machine shared with other builds); "
+            "CPU time is what it got; the longest-run column is the single run that counts for the 10-minute goal. Findings are the distinct artifacts of the last run of each target, replayed and "
             "classified by the first stack frame outside the sanitizer and fuzzer runtime (`tests/fuzz/classify.py`).", ""]
     if hdf5_summaries:
         out += ["Crashes inside libhdf5 (Debian 12's HDF5 1.10.8) on corrupted files, by kind and function:", ""]
@@ -127,25 +130,35 @@ NOTES = """## Notes
   through a corrupted global-heap reference (`H5HG_read`: SEGV, overlapping
   `memcpy` with a garbage length, and an endless loop in the global-heap cache
   protect path). rtrace's store calls `H5Aread`/`H5Dread` correctly; the
-  library trusts the file. `rtrace validate` reads each file in a child
-  process with a time limit (RTRACE_VALIDATE_TIMEOUT, default 600 s), so such
-  a file gets one line ("damaged file: the HDF5 library crashed reading it")
-  and exit 2 (test `store_validate_survives_libhdf5_crashes` on the inputs in
-  `tests/fuzz/known-libhdf5/`). `analyze`, `merge`, `--resume` and
-  `--ert FILE` are not isolated yet and can still crash or hang on such a
-  file: validate untrusted files first. Files damaged the way rtrace's own
-  failures damage them (killed writers, full disks, truncation) are handled:
-  see the fault table.
-* **`analysis_load`** compiles with clang 14 since the structured-binding fix
-  in `analysis/src/dataset.cpp`; it has run once for about 12 minutes of wall
-  time (little CPU: it ran at nice 19 beside a CI run) and once for 76 s.
+  library trusts the file. So no command reads a user's file in a process
+  that such a crash would take down without a word:
+  `rtrace validate` reads each file whole (every table row) in a child
+  process with a time limit (`--timeout`, else RTRACE_VALIDATE_TIMEOUT,
+  default 600 s); `--resume`, `--ert FILE` and cached ERT results go through
+  the same time-limited child check before the file is opened in-process;
+  `rtrace analyze` and `rtrace merge` run in a crash-guarded child
+  (`cli/crash_guard.cpp`) that turns a crash into one line naming the last
+  file opened, removes the child's temp files and exits 2. Rows "on a file
+  that breaks libhdf5" above run every such command on each input in
+  `tests/fuzz/known-libhdf5/`. What is left: `analyze` and `merge` have no
+  time limit, so a file that makes libhdf5 loop forever *while they read it*
+  would keep them running until interrupted (SIGINT/SIGTERM stop them
+  cleanly); none of the known inputs does (they fail earlier with a clear
+  error), and `rtrace validate` finds such a file within its limit.
+  Files damaged the way rtrace's own failures damage them (killed writers,
+  full disks, truncation) are handled: see the fault table.
 * **ERT JSON import**: rtrace imports ceilings only from HDF5 ERT/run files
   (`--ert FILE`), which `ert_import` fuzzes; the only JSON rtrace reads back
   is the options JSON of `--resume` (`options_json`).
-* **SIGKILL of rtrace while a point runs.** The app process itself dies with
-  rtrace (PR_SET_PDEATHSIG), but its own children can outlive it (inside
-  Slurm the step's cgroup ends them; outside nothing does). The run file is
-  unaffected and `--resume` reruns that point.
+* **SIGKILL of rtrace while a point runs.** The app's main process dies with
+  rtrace (PR_SET_PDEATHSIG); the rest of its tree (children, children that
+  called `setsid`, MPI ranks) is stopped by the keeper process rtrace forks
+  beside each app, which SIGKILLs the app's process group and every process
+  carrying the point's `RTRACE_TREE_TOKEN` when rtrace's end of its pipe
+  closes without "done" (docs/launcher.md). The run file is unaffected and
+  `--resume` reruns that point. A process that scrubs its environment *and*
+  leaves the process group escapes both marks; inside Slurm the step's cgroup
+  still ends it.
 """
 
 

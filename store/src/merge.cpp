@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -177,6 +178,60 @@ void check_same_sweep(const SweepIdentity& ref, const std::string& ref_name, con
 
 bool is_ok(const SweepPointRow& r) { return get_str(r.status) == "ok"; }
 
+// A new output is built in a sibling temp file ("skeleton") and renamed into
+// place only after the merge succeeded.
+std::string skeleton_name(const std::string& output) {
+  std::string skeleton = output + ".merge-" + std::to_string(::getpid()) + ".tmp";
+  report_temp_file(skeleton);
+  report_temp_file(skeleton + ".rtrace-tmp");
+  return skeleton;
+}
+
+// Runs `copy` (which writes into the skeleton, or into the existing output
+// when there is none), then renames the skeleton into place; a failure
+// removes the skeleton and leaves the output as it was.
+void copy_then_place(const std::string& skeleton, const std::string& output, const std::function<void()>& copy) {
+  try {
+    copy();
+    if (!skeleton.empty() && ::rename(skeleton.c_str(), output.c_str()) != 0)
+      throw MergeError(output + ": cannot rename " + skeleton + " into place: " + std::strerror(errno));
+  } catch (...) {
+    if (!skeleton.empty()) ::unlink(skeleton.c_str());
+    throw;
+  }
+}
+
+// Copy indices sorted by the part they come from (stable), so each part is
+// opened once.
+template <class Copy>
+std::vector<std::size_t> order_by_part(const std::vector<Copy>& copies) {
+  std::vector<std::size_t> order(copies.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return copies[a].part < copies[b].part; });
+  return order;
+}
+
+// The part file being copied from, reopened only when the part changes.
+class PartCursor {
+ public:
+  PartCursor(const std::vector<std::string>& parts, const char* group) : parts_(parts), group_name_(group) {}
+  const Group& group_of(std::size_t part_index) {
+    if (part_index != index_) {
+      file_ = File::open(parts_[part_index], Access::ReadOnly);
+      group_ = file_.root().open_group(group_name_);
+      index_ = part_index;
+    }
+    return group_;
+  }
+
+ private:
+  const std::vector<std::string>& parts_;
+  const char* group_name_;
+  std::size_t index_ = static_cast<std::size_t>(-1);
+  File file_;
+  Group group_;
+};
+
 std::string describe_point(const SweepPointRow& r) {
   std::string label = get_str(r.label);
   return std::to_string(r.point_id) + (label.empty() ? "" : " (" + label + ")");
@@ -286,14 +341,11 @@ int merge_points(const std::vector<std::string>& parts, const std::string& outpu
 
   for (const auto& c : copies) (c.replaces ? report.replaced : report.added) += 1;
 
-  // A new output starts as the plan with every point pending; it is built in a
-  // sibling temp file and renamed into place only after the merge succeeded.
+  // A new output starts as the plan with every point pending.
   std::string target = output;
   std::string skeleton;
   if (!output_exists) {
-    skeleton = output + ".merge-" + std::to_string(::getpid()) + ".tmp";
-    report_temp_file(skeleton);
-    report_temp_file(skeleton + ".rtrace-tmp");
+    skeleton = skeleton_name(output);
     // /run keeps the sweep's own command line (what reproduces it); the root's
     // command_line says the file was made by this merge.
     RunFile::create(skeleton, *skeleton_meta, *skeleton_machine, ref.axes, pending_plan(ref.plan), /*overwrite=*/true);
@@ -305,41 +357,23 @@ int merge_points(const std::vector<std::string>& parts, const std::string& outpu
     target = skeleton;
   }
 
-  try {
-    if (!copies.empty()) {
-      // Pass 2: one transaction for all copies, grouped by part (one open per part).
-      std::vector<std::size_t> order(copies.size());
-      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::stable_sort(order.begin(), order.end(),
-                       [&](std::size_t a, std::size_t b) { return copies[a].part < copies[b].part; });
-      transaction(target, [&](File& out) {
-        Group points_out = out.root().require_group("points");
-        Table<SweepPointRow> table = out.root().open_group("sweep").open_table<SweepPointRow>("points");
-        std::size_t open_part_index = parts.size();
-        File part;
-        Group part_points;
-        for (std::size_t i : order) {
-          const PointCopy& c = copies[i];
-          if (c.part != open_part_index) {
-            part = File::open(parts[c.part], Access::ReadOnly);
-            part_points = part.root().open_group("points");
-            open_part_index = c.part;
-          }
-          const std::string name = point_group_name(c.new_row.point_id);
-          if (points_out.exists(name)) points_out.remove(name);
-          points_out.copy_from(part_points, name, name);
-          table.write_at(c.row, c.new_row);
-        }
-      });
-    }
-    if (!skeleton.empty()) {
-      if (::rename(skeleton.c_str(), output.c_str()) != 0)
-        throw MergeError(output + ": cannot rename " + skeleton + " into place: " + std::strerror(errno));
-    }
-  } catch (...) {
-    if (!skeleton.empty()) ::unlink(skeleton.c_str());
-    throw;
-  }
+  copy_then_place(skeleton, output, [&] {
+    if (copies.empty()) return;
+    // Pass 2: one transaction for all copies, grouped by part (one open per part).
+    const auto order = order_by_part(copies);
+    transaction(target, [&](File& out) {
+      Group points_out = out.root().require_group("points");
+      Table<SweepPointRow> table = out.root().open_group("sweep").open_table<SweepPointRow>("points");
+      PartCursor part(parts, "points");
+      for (std::size_t i : order) {
+        const PointCopy& c = copies[i];
+        const std::string name = point_group_name(c.new_row.point_id);
+        if (points_out.exists(name)) points_out.remove(name);
+        points_out.copy_from(part.group_of(c.part), name, name);
+        table.write_at(c.row, c.new_row);
+      }
+    });
+  });
 
   // Report.
   std::vector<std::string> missing, not_ok;
@@ -489,9 +523,7 @@ int merge_ranks(const std::vector<std::string>& parts, const std::string& output
   std::string target = output;
   std::string skeleton;
   if (!into_point && !output_exists) {
-    skeleton = output + ".merge-" + std::to_string(::getpid()) + ".tmp";
-    report_temp_file(skeleton);
-    report_temp_file(skeleton + ".rtrace-tmp");
+    skeleton = skeleton_name(output);
     File f = File::create(skeleton, /*overwrite=*/true);
     write_root_attributes(f.root(), "trace", command_line);
     f.root().create_group("ranks");
@@ -499,38 +531,16 @@ int merge_ranks(const std::vector<std::string>& parts, const std::string& output
     target = skeleton;
   }
 
-  try {
-    if (!copies.empty()) {
-      std::vector<std::size_t> order(copies.size());
-      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::stable_sort(order.begin(), order.end(),
-                       [&](std::size_t a, std::size_t b) { return copies[a].part < copies[b].part; });
-      transaction(target, [&](File& out) {
-        Group dest = into_point
-                         ? out.root().open_group("points").open_group(point_name).require_group("ranks")
-                         : out.root().require_group("ranks");
-        std::size_t open_part_index = parts.size();
-        File part;
-        Group part_ranks;
-        for (std::size_t i : order) {
-          const RankCopy& c = copies[i];
-          if (c.part != open_part_index) {
-            part = File::open(parts[c.part], Access::ReadOnly);
-            part_ranks = part.root().open_group("ranks");
-            open_part_index = c.part;
-          }
-          dest.copy_from(part_ranks, c.name, c.name);
-        }
-      });
-    }
-    if (!skeleton.empty()) {
-      if (::rename(skeleton.c_str(), output.c_str()) != 0)
-        throw MergeError(output + ": cannot rename " + skeleton + " into place: " + std::strerror(errno));
-    }
-  } catch (...) {
-    if (!skeleton.empty()) ::unlink(skeleton.c_str());
-    throw;
-  }
+  copy_then_place(skeleton, output, [&] {
+    if (copies.empty()) return;
+    const auto order = order_by_part(copies);
+    transaction(target, [&](File& out) {
+      Group dest = into_point ? out.root().open_group("points").open_group(point_name).require_group("ranks")
+                              : out.root().require_group("ranks");
+      PartCursor part(parts, "ranks");
+      for (std::size_t i : order) dest.copy_from(part.group_of(copies[i].part), copies[i].name, copies[i].name);
+    });
+  });
 
   // Missing ranks: 0..N-1 for the point's rank count, else 0..highest seen.
   std::set<std::int64_t> have;
