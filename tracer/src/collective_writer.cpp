@@ -79,32 +79,49 @@ class CommGuard {
   MPI_Comm comm_;
 };
 
+// Every rank's bytes, gathered on rank 0 (MPI_Gather of the sizes, then
+// MPI_Gatherv). `what` names them in the error.
+struct GatheredBytes {
+  std::string all;
+  std::vector<int> lens, displs;
+  std::string of_rank(int r) const {
+    return all.substr(static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]),
+                      static_cast<std::size_t>(lens[static_cast<std::size_t>(r)]));
+  }
+};
+
+bool gather_bytes(const Pmpi& mpi, MPI_Comm comm, int rank, int size, const std::string& mine, const char* what,
+                  GatheredBytes& out, std::string* error) {
+  int my_len = static_cast<int>(mine.size());
+  out.lens.assign(static_cast<std::size_t>(size), 0);
+  out.displs.assign(static_cast<std::size_t>(size), 0);
+  if (mpi.gather(&my_len, 1, MPI_INT, out.lens.data(), 1, MPI_INT, 0, comm) != MPI_SUCCESS) {
+    *error = std::string("MPI_Gather of the sizes of ") + what + " failed";
+    return false;
+  }
+  if (rank == 0) {
+    std::size_t total = 0;
+    for (int r = 0; r < size; ++r) {
+      out.displs[static_cast<std::size_t>(r)] = static_cast<int>(total);
+      total += static_cast<std::size_t>(out.lens[static_cast<std::size_t>(r)]);
+    }
+    out.all.resize(total);
+  }
+  if (mpi.gatherv(mine.data(), my_len, MPI_CHAR, out.all.data(), out.lens.data(), out.displs.data(), MPI_CHAR, 0,
+                  comm) != MPI_SUCCESS) {
+    *error = std::string("MPI_Gatherv of ") + what + " failed";
+    return false;
+  }
+  return true;
+}
+
 // The alternative: one gather of every rank's packed records, then rank 0
 // writes ranks.h5 serially (temp + rename). One collective operation instead
 // of several per rank and table.
 bool gather_and_write(const Pmpi& mpi, MPI_Comm comm, int rank, int size, const store::RankRecords& rec,
                       const std::string& dir, std::string* error) {
-  std::string packed = pack_records(rec);
-  int my_len = static_cast<int>(packed.size());
-  std::vector<int> lens(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
-  if (mpi.gather(&my_len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm) != MPI_SUCCESS) {
-    *error = "MPI_Gather of record sizes failed";
-    return false;
-  }
-  std::string all;
-  if (rank == 0) {
-    std::size_t total = 0;
-    for (int r = 0; r < size; ++r) {
-      displs[static_cast<std::size_t>(r)] = static_cast<int>(total);
-      total += static_cast<std::size_t>(lens[static_cast<std::size_t>(r)]);
-    }
-    all.resize(total);
-  }
-  if (mpi.gatherv(packed.data(), my_len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0, comm) !=
-      MPI_SUCCESS) {
-    *error = "MPI_Gatherv of the records failed";
-    return false;
-  }
+  GatheredBytes gathered;
+  if (!gather_bytes(mpi, comm, rank, size, pack_records(rec), "the records", gathered, error)) return false;
   int published = 0;
   std::string what;
   if (rank == 0) {
@@ -116,8 +133,7 @@ bool gather_and_write(const Pmpi& mpi, MPI_Comm comm, int rank, int size, const 
         {
           store::Group ranks = f.root().create_group("ranks");
           for (int r = 0; r < size; ++r) {
-            store::RankRecords one = unpack_records(all.substr(static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]),
-                                                               static_cast<std::size_t>(lens[static_cast<std::size_t>(r)])));
+            store::RankRecords one = unpack_records(gathered.of_rank(r));
             one.info.rank = r;
             store::write_rank(ranks, one);
           }
@@ -223,26 +239,8 @@ bool write_collective(RankState& state, std::string* error) noexcept {
   std::string packed;
   pack_strings(rec.names, packed);
   pack_strings(rec.log, packed);
-  int my_len = static_cast<int>(packed.size());
-  std::vector<int> lens(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
-  if (mpi.gather(&my_len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm) != MPI_SUCCESS) {
-    *error = "MPI_Gather of string sizes failed";
-    return false;
-  }
-  std::string all;
-  if (rank == 0) {
-    std::size_t total = 0;
-    for (int r = 0; r < size; ++r) {
-      displs[static_cast<std::size_t>(r)] = static_cast<int>(total);
-      total += static_cast<std::size_t>(lens[static_cast<std::size_t>(r)]);
-    }
-    all.resize(total);
-  }
-  if (mpi.gatherv(packed.data(), my_len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0, comm) !=
-      MPI_SUCCESS) {
-    *error = "MPI_Gatherv of names and logs failed";
-    return false;
-  }
+  GatheredBytes gathered;
+  if (!gather_bytes(mpi, comm, rank, size, packed, "names and logs", gathered, error)) return false;
   int published = 0;
   if (rank == 0) {
     try {
@@ -252,8 +250,7 @@ bool write_collective(RankState& state, std::string* error) noexcept {
         {
         store::Group ranks = f.root().open_group("ranks");
         for (int r = 0; r < size; ++r) {
-          std::size_t pos = static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]);
-          std::string chunk = all.substr(pos, static_cast<std::size_t>(lens[static_cast<std::size_t>(r)]));
+          const std::string chunk = gathered.of_rank(r);
           std::size_t at = 0;
           auto names = unpack_strings(chunk, at);
           auto log = unpack_strings(chunk, at);
