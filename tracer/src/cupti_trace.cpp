@@ -35,6 +35,20 @@ std::string demangle(const char* name) {
   return name;
 }
 
+// A memcpy or memset activity record as a row (both have the same fields).
+template <class Activity>
+store::MemcpyRow transfer_row(const char* kind, const Activity& a) {
+  store::MemcpyRow r{};
+  store::set_str(r.kind, kind);
+  r.bytes = static_cast<std::int64_t>(a.bytes);
+  r.start_ns = static_cast<std::int64_t>(a.start);
+  r.end_ns = static_cast<std::int64_t>(a.end);
+  r.device = static_cast<std::int32_t>(a.deviceId);
+  r.stream = static_cast<std::int32_t>(a.streamId);
+  r.correlation_id = a.correlationId;
+  return r;
+}
+
 const char* copy_kind(std::uint8_t k) {
   switch (k) {
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "HtoD";
@@ -94,28 +108,11 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
           }
           case CUPTI_ACTIVITY_KIND_MEMCPY: {
             auto* m = reinterpret_cast<CUpti_ActivityMemcpy6*>(record);
-            store::MemcpyRow r{};
-            store::set_str(r.kind, copy_kind(m->copyKind));
-            r.bytes = static_cast<std::int64_t>(m->bytes);
-            r.start_ns = static_cast<std::int64_t>(m->start);
-            r.end_ns = static_cast<std::int64_t>(m->end);
-            r.device = static_cast<std::int32_t>(m->deviceId);
-            r.stream = static_cast<std::int32_t>(m->streamId);
-            r.correlation_id = m->correlationId;
-            copies.push_back(r);
+            copies.push_back(transfer_row(copy_kind(m->copyKind), *m));
             break;
           }
           case CUPTI_ACTIVITY_KIND_MEMSET: {
-            auto* m = reinterpret_cast<CUpti_ActivityMemset4*>(record);
-            store::MemcpyRow r{};
-            store::set_str(r.kind, "memset");
-            r.bytes = static_cast<std::int64_t>(m->bytes);
-            r.start_ns = static_cast<std::int64_t>(m->start);
-            r.end_ns = static_cast<std::int64_t>(m->end);
-            r.device = static_cast<std::int32_t>(m->deviceId);
-            r.stream = static_cast<std::int32_t>(m->streamId);
-            r.correlation_id = m->correlationId;
-            copies.push_back(r);
+            copies.push_back(transfer_row("memset", *reinterpret_cast<CUpti_ActivityMemset4*>(record)));
             break;
           }
           case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
