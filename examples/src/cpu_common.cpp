@@ -1,10 +1,13 @@
 #include "cpu_kernels.hpp"
 
 #include "demo_options.hpp"
+#include "reference.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+#include <sstream>
 #include <stdexcept>
 
 namespace rtrace::demo {
@@ -64,6 +67,25 @@ KernelResult run_cpu_kernel(const KernelConfig& cfg, ProcessGroup& group) {
   if (cfg.kernel == "gpp") return run_gpp(cfg, group);
   if (cfg.kernel == "dgemm") return run_dgemm(cfg, group);
   throw UsageError("unknown kernel `" + cfg.kernel + "`");
+}
+
+std::string check_slab_samples(const char* name, double* slab, std::int64_t n, std::int64_t k0, std::int64_t nz,
+                               int iters, double reference_cost,
+                               double (*reference)(std::int64_t n, int iters, const GridPoint& p), bool inject_error) {
+  const std::int64_t nx = n + 2;
+  const auto samples = grid_sample_points(n, k0 + 1, k0 + nz, reference_cost);
+  auto at = [&](const GridPoint& p) -> double& { return slab[((p[2] - k0) * nx + p[1]) * nx + p[0]]; };
+  if (inject_error) at(samples.front()) += 1.0;
+  for (const auto& p : samples) {
+    const double want = reference(n, iters, p), got = at(p);
+    if (!(std::fabs(got - want) <= 1e-12 * (1.0 + std::fabs(want)))) {
+      std::ostringstream os;
+      os.precision(17);
+      os << name << "(" << p[0] << "," << p[1] << "," << p[2] << ") = " << got << ", reference " << want;
+      return os.str();
+    }
+  }
+  return "";
 }
 
 void combine_ranks(KernelResult& r, ProcessGroup& group, double local_seconds, double local_flops,

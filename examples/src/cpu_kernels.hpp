@@ -6,6 +6,7 @@
 
 #include "demo_common.hpp"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,6 +32,16 @@ const std::vector<std::string>& all_cpu_kernels();
 // Combines the ranks' local numbers into r (time = max, counts = sum, ok = all).
 void combine_ranks(KernelResult& r, ProcessGroup& group, double local_seconds, double local_flops,
                    double local_bytes, bool local_ok, const std::string& local_problem);
+
+// Compares a rank's z-slab of an n^3 grid (local plane l = global k0 + l,
+// planes of (n+2)^2 with ghosts) with the serial reference at the sample
+// points of grid_sample_points; "" when all match to 1e-12, else the first
+// mismatch as "name(i,j,k) = got, reference want". `inject_error` perturbs
+// the first sample first (the tests of the check itself use it).
+std::string check_slab_samples(const char* name, double* slab, std::int64_t n, std::int64_t k0, std::int64_t nz,
+                               int iters, double reference_cost,
+                               double (*reference)(std::int64_t n, int iters, const std::array<std::int64_t, 3>& p),
+                               bool inject_error);
 
 // 64-byte aligned, uninitialised array (first touch happens in parallel loops).
 class AlignedArray {

@@ -89,22 +89,9 @@ KernelResult run_gsrb(const KernelConfig& cfg, ProcessGroup& group) {
   const double bytes = 2.0 * per_sweep * cfg.iters;
   region.finish(flops, bytes);
 
-  const auto samples = grid_sample_points(n, k0 + 1, k0 + nz, gsrb_reference_cost(n, cfg.iters));
-  auto at = [&](const GridPoint& p) -> double& { return x[((p[2] - k0) * nx + p[1]) * nx + p[0]]; };
-  if (cfg.inject_error) at(samples.front()) += 1.0;
-  bool ok = true;
-  std::string problem;
-  for (const auto& p : samples) {
-    const double want = gsrb_reference_point(n, cfg.iters, p), got = at(p);
-    if (!(std::fabs(got - want) <= 1e-12 * (1.0 + std::fabs(want)))) {
-      std::ostringstream os;
-      os.precision(17);
-      os << "x(" << p[0] << "," << p[1] << "," << p[2] << ") = " << got << ", reference " << want;
-      problem = os.str();
-      ok = false;
-      break;
-    }
-  }
+  const std::string problem = check_slab_samples("x", x.data(), n, k0, nz, cfg.iters,
+                                                 gsrb_reference_cost(n, cfg.iters), gsrb_reference_point, cfg.inject_error);
+  const bool ok = problem.empty();
   combine_ranks(r, group, seconds, flops, bytes, ok, problem);
   return r;
 }

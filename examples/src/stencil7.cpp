@@ -50,22 +50,9 @@ KernelResult run_stencil7(const KernelConfig& cfg, ProcessGroup& group) {
   const double bytes = 8.0 * (double(plane) * double(nz + 2) + points) * cfg.iters;
   region.finish(flops, bytes);
 
-  const auto samples = grid_sample_points(n, k0 + 1, k0 + nz, stencil7_reference_cost(n, cfg.iters));
-  auto at = [&](const GridPoint& p) -> double& { return u[((p[2] - k0) * nx + p[1]) * nx + p[0]]; };
-  if (cfg.inject_error) at(samples.front()) += 1.0;
-  bool ok = true;
-  std::string problem;
-  for (const auto& p : samples) {
-    const double want = stencil7_reference_point(n, cfg.iters, p), got = at(p);
-    if (!(std::fabs(got - want) <= 1e-12 * (1.0 + std::fabs(want)))) {
-      std::ostringstream os;
-      os.precision(17);
-      os << "u(" << p[0] << "," << p[1] << "," << p[2] << ") = " << got << ", reference " << want;
-      problem = os.str();
-      ok = false;
-      break;
-    }
-  }
+  const std::string problem = check_slab_samples("u", u.data(), n, k0, nz, cfg.iters,
+                                                 stencil7_reference_cost(n, cfg.iters), stencil7_reference_point, cfg.inject_error);
+  const bool ok = problem.empty();
   combine_ranks(r, group, seconds, flops, bytes, ok, problem);
   return r;
 }
