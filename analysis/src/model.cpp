@@ -331,7 +331,14 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
     double kf = karp_flatt(sm, r);
     // Launches below the floor make that serial part the launch overhead.
     const bool short_launches = available(ev2.mean_launch_s) && ev2.mean_launch_s < th.launch_floor_s;
-    if (available(kf) && kf >= 0.5)
+    if (available(sm) && sm < 1 - th.cause_min)
+      // Slower with more resources: Karp-Flatt exceeds 1 and no serial part
+      // explains it; something the added workers share got worse.
+      candidates.push_back({"slowdown", r / sm,
+                            "mean-rank time rose " + fmt(1 / sm) + "x on " + fmt(r) +
+                                "x concurrency (contention for a shared cache, bandwidth or oversubscribed cores, "
+                                "or run-to-run noise)"});
+    else if (available(kf) && kf >= 0.5)
       candidates.push_back(short_launches
                                ? Candidate{"launch-overhead", r / sm,
                                            "launches average " + fmt(ev2.mean_launch_s * 1e6) + " us (below the " +
@@ -348,6 +355,10 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
     d.cause = "launch-overhead";
     why << "; launches average " << fmt(ev2.mean_launch_s * 1e6) << " us, below the "
         << fmt(th.launch_floor_s * 1e6) << " us launch floor";
+  } else if (d.speedup < 1 - th.cause_min) {
+    d.cause = "slowdown";
+    why << "; slower on " << fmt(r) << "x concurrency (speedup " << fmt(d.speedup)
+        << "x): contention for a shared resource or run-to-run noise";
   } else {
     d.cause = "serial-fraction";
     why << "; Karp-Flatt serial fraction " << fmt(d.karp_flatt, 2);

@@ -125,6 +125,18 @@ TEST(Model, FlatTimeWithoutCountsIsSerialFraction) {
   EXPECT_NEAR(d.karp_flatt, (1 / (1 / 0.98) - 0.5) / 0.5, 1e-12);
 }
 
+TEST(Model, SlowerWithMoreConcurrencyIsSlowdownNotSerialFraction) {
+  KernelAtPoint a, b;
+  a.time_s = a.mean_rank_time_s = 1.0;
+  b.time_s = b.mean_rank_time_s = 1.25;  // 2x the workers, 25% slower
+  a.imbalance = b.imbalance = 0;
+  auto d = step(a, b, CeilingSet{}, CeilingSet{});
+  EXPECT_EQ(d.diagnosis, "other");
+  EXPECT_EQ(d.cause, "slowdown");
+  EXPECT_NEAR(d.speedup, 0.8, 1e-12);
+  EXPECT_NE(d.explanation.find("rose 1.25x"), std::string::npos) << d.explanation;
+}
+
 TEST(Model, ShortLaunchesAndTailEffect) {
   KernelAtPoint a, b;
   a.kind = b.kind = "gpu-kernel";

@@ -167,7 +167,7 @@ struct StepEvidence {
 inline constexpr const char* kDiagnosisLabels[] = {"ideal", "cache-capacity", "bandwidth-contention",
                                                    "compute-bound", "superlinear", "other"};
 inline constexpr const char* kCauseLabels[] = {"imbalance", "mpi", "serial-fraction", "launch-overhead",
-                                               "tail-effect"};
+                                               "tail-effect", "slowdown"};
 
 struct StepDiagnosis {
   double concurrency_ratio = kNaN;  // r = c2 / c1

@@ -12,7 +12,7 @@
 
 namespace rtrace::analysis {
 
-inline constexpr const char* kAnalysisSchemaVersion = "1.0.0";
+inline constexpr const char* kAnalysisSchemaVersion = "1.1.0";  // 1.1: cause `slowdown`
 extern const char* const kAnalysisSchemaJson;  // schemas/analysis-v1.json, compiled in
 
 // Terminal report: per kernel (sorted by time share) one block of rows, each <= width columns.
