@@ -190,3 +190,35 @@ TEST(LauncherEnvironment, DenyListAndRecording) {
   EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
   EXPECT_EQ(shell_quote("plain-1.0"), "plain-1.0");
 }
+
+// Every app tree carries its own RTRACE_TREE_TOKEN (the keeper's mark), even
+// when rtrace itself runs inside another rtrace's tree.
+TEST(LauncherProcess, AppTreeCarriesItsOwnToken) {
+  auto run_env = [](const std::vector<std::string>& env) {
+    ProcessSpec s;
+    s.path = "/usr/bin/env";
+    s.argv = {"env"};
+    s.env = env;
+    return run_process(s);
+  };
+  auto tokens = [](const std::string& out) {
+    std::vector<std::string> found;
+    std::size_t pos = 0;
+    while ((pos = out.find("RTRACE_TREE_TOKEN=", pos)) != std::string::npos) {
+      auto end = out.find('\n', pos);
+      found.push_back(out.substr(pos, end - pos));
+      pos = end;
+    }
+    return found;
+  };
+  auto a = run_env({"PATH=/usr/bin:/bin", "RTRACE_TREE_TOKEN=outer"});
+  auto b = run_env({"PATH=/usr/bin:/bin"});
+  ASSERT_EQ(a.kind, ExitKind::Exited);
+  const auto ta = tokens(a.stdout_tail), tb = tokens(b.stdout_tail);
+  ASSERT_EQ(ta.size(), 1u) << a.stdout_tail;
+  ASSERT_EQ(tb.size(), 1u) << b.stdout_tail;
+  EXPECT_NE(ta[0], "RTRACE_TREE_TOKEN=outer");
+  EXPECT_NE(ta[0], tb[0]);
+  EXPECT_EQ(a.orphans_reaped, 0);  // the keeper is not part of the app's tree
+  EXPECT_EQ(a.leftover, 0);
+}
