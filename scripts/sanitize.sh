@@ -100,6 +100,21 @@ if [[ $mode == asan && -z "$tests_regex" ]]; then
     -E "$exclude" -R "$mpi_tests" "$@" 2>&1 | tee -a "$build/sanitize-ctest.log"
   rc2=${PIPESTATUS[0]}
   [[ $rc -eq 0 ]] && rc=$rc2
+elif [[ $mode == tsan ]]; then
+  # gtest_discover_tests names the cases (TracerRegions.*), not the
+  # executables: run the three binaries themselves, and fail if one is missing.
+  rc=0
+  : >"$build/sanitize-ctest.log"
+  for t in tracer_regions_test tracer_rank_state_test tracer_config_test; do
+    if [[ ! -x "$build/bin/$t" ]]; then
+      echo "$t: not built" | tee -a "$build/sanitize-ctest.log"
+      rc=1
+      continue
+    fi
+    "$build/bin/$t" "$@" 2>&1 | tee -a "$build/sanitize-ctest.log"
+    r=${PIPESTATUS[0]}
+    [[ $r -ne 0 ]] && rc=$r
+  done
 else
   ctest --output-on-failure --timeout 600 -j "${RTRACE_TEST_JOBS:-2}" -L "$labels" -LE 'slurm|gpu' -E "$exclude" \
     ${tests_regex:+-R "$tests_regex"} "$@" 2>&1 | tee "$build/sanitize-ctest.log"
@@ -110,8 +125,13 @@ secs=$(( $(date +%s) - start ))
 log "tests finished in $secs s (rc $rc)"
 # The summary scripts/gen-reliability.py puts into docs/reliability.md.
 {
-  echo "$(date -u +%F) $mode build ($(basename "$build")), ctest -L '$labels' -LE 'slurm|gpu' -E '$exclude' $*: $secs s"
-  grep -E 'tests passed|tests failed|Total Test time' "$build/sanitize-ctest.log" || true
+  if [[ $mode == tsan ]]; then
+    echo "$(date -u +%F) $mode build ($(basename "$build")), tracer_regions_test tracer_rank_state_test tracer_config_test $*: $secs s"
+  else
+    echo "$(date -u +%F) $mode build ($(basename "$build")), ctest -L '$labels' -LE 'slurm|gpu' -E '$exclude' $*: $secs s"
+  fi
+  grep -E 'tests passed|tests failed|Total Test time|^\[  (PASSED|FAILED)  \]|^\[==========\] [0-9]+ tests? from .* ran' \
+    "$build/sanitize-ctest.log" || true
   grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)' "$build/sanitize-ctest.log" || true
   { grep -c -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer' "$build/sanitize-ctest.log" || true; } |
     sed 's/^/sanitizer reports in the test output: /'
