@@ -134,11 +134,17 @@ NOTES = """## Notes
   reported to; their ctest case exits 77 (skipped, with the reason) unless
   `RTRACE_FAULTS_STRICT=1`.
 * **libhdf5 on corrupted files.** Every crash and hang the fuzzers found so
-  far is inside Debian 12's libhdf5 1.10.8, reading a variable-length string
-  through a corrupted global-heap reference (`H5HG_read`: SEGV, overlapping
-  `memcpy` with a garbage length, and an endless loop in the global-heap cache
-  protect path). rtrace's store calls `H5Aread`/`H5Dread` correctly; the
-  library trusts the file. So no command reads a user's file in a process
+  far is inside Debian 12's libhdf5 1.10.8: mostly reading a variable-length
+  string through a corrupted global-heap reference (`H5HG_read`: SEGV, a
+  negative or garbage `memcpy` length, overlapping `memcpy`, an endless loop
+  in the global-heap cache protect path), also endless loops on corrupted
+  superblock/metadata sizes (`H5F_sizeof_size`), an allocation of a garbage
+  size (out-of-memory) and one heap over-read in `H5VM_memcpyvv` (a compact
+  dataset whose stored size exceeds its buffer). rtrace's store calls
+  `H5Aread`/`H5Dread` correctly; the library trusts the file. The over-read
+  does not crash outside ASan: the values read are garbage and nothing
+  (libhdf5's checksums included) can tell; it is the one case rtrace cannot
+  turn into an error. So no command reads a user's file in a process
   that such a crash would take down without a word:
   `rtrace validate` reads each file whole (every table row) in a child
   process with a time limit (`--timeout`, else RTRACE_VALIDATE_TIMEOUT,
