@@ -161,6 +161,11 @@ NOTES = """## Notes
   error), and `rtrace validate` finds such a file within its limit.
   Files damaged the way rtrace's own failures damage them (killed writers,
   full disks, truncation) are handled: see the fault table.
+* **The 9 "rtrace" findings of the first `run_file` run** (2026-11-21) came
+  from a classifier that stopped at libc's string routines; replayed with
+  the fixed `tests/fuzz/classify.py` (2026-11-22), the 14 oldest artifacts of
+  that directory all crash or hang inside libhdf5. No fuzzer has found a
+  crash, hang, leak or sanitizer report in rtrace's own code.
 * **ERT JSON import**: rtrace imports ceilings only from HDF5 ERT/run files
   (`--ert FILE`), which `ert_import` fuzzes; the only JSON rtrace reads back
   is the options JSON of `--resume` (`options_json`).
