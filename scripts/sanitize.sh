@@ -32,8 +32,11 @@ log() { printf '[sanitize] %s\n' "$*" >&2; }
 
 if [[ $mode == asan ]]; then
   flags="-fsanitize=address,undefined"
+  # -O1 -g1: what ASan recommends (usable stacks, line numbers) and half the
+  # compile time of -O2 -g on the 2-core CI machine (354 s vs 640-780 s).
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRTRACE_SANITIZE=ON \
     -DRTRACE_ENABLE_CUDA=OFF -DRTRACE_NATIVE=OFF \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
     "-DCMAKE_EXE_LINKER_FLAGS=$flags" "-DCMAKE_SHARED_LINKER_FLAGS=$flags" >/dev/null
 else
   flags="-fsanitize=thread -fno-omit-frame-pointer"
