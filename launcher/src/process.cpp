@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <system_error>
@@ -286,6 +287,18 @@ void keeper_kill_tree(pid_t pgid, const char* needle, std::size_t needle_len) {
   }
 }
 
+// In a child after fork (async-signal-safe): `sigs` go to `handler` (SIG_DFL,
+// SIG_IGN) instead of rtrace's handlers, and no signal stays blocked.
+void set_signals_after_fork(void (*handler)(int), std::initializer_list<int> sigs) noexcept {
+  struct sigaction sa {};
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : sigs) sigaction(sig, &sa, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
 [[noreturn]] void keeper_main(int watch_fd, pid_t pgid, const char* needle, std::size_t needle_len) {
   (void)prctl(PR_SET_NAME, "rtrace-keeper", 0, 0, 0);
   // Holds nothing of rtrace's: no pipe of the app, no output file, no terminal.
@@ -294,15 +307,9 @@ void keeper_kill_tree(pid_t pgid, const char* needle, std::size_t needle_len) {
   if (syscall(SYS_close_range, static_cast<unsigned>(watch_fd) + 1, ~0U, 0) != 0)
 #endif
     for (int fd = watch_fd + 1; fd < 65536; ++fd) close(fd);
-  struct sigaction ign {};
-  ign.sa_handler = SIG_IGN;
-  sigemptyset(&ign.sa_mask);
   // A Ctrl-C on the terminal reaches rtrace's whole group: rtrace handles it
   // and then says "done"; the keeper must not die first.
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) sigaction(sig, &ign, nullptr);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
+  set_signals_after_fork(SIG_IGN, {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE});
   char byte = 0;
   ssize_t got;
   do got = read(watch_fd, &byte, 1);
@@ -530,13 +537,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
     // then stop the ranks) down with it instead of leaving it orphaned.
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     if (getppid() != rtrace_pid) _exit(127);  // rtrace died before the prctl
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE}) sigaction(sig, &dfl, nullptr);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
+    set_signals_after_fork(SIG_DFL, {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE});
     if (devnull >= 0) dup2(devnull, 0);
     dup2(out.w, 1);
     dup2(err.w, 2);
