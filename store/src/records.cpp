@@ -143,7 +143,9 @@ const RowLayout& RankInfoRow::layout() {
                                  .add("dropped_records", &R::dropped_records, "1")
                                  .add("counters_available", &R::counters_available)
                                  .add("gpu_available", &R::gpu_available)
-                                 .add("omp_threads", &R::omp_threads, "1");
+                                 .add("omp_threads", &R::omp_threads, "1")
+                                 .add_optional("mpi_init_end", &R::mpi_init_end, "s")
+                                 .add_optional("mpi_finalize_start", &R::mpi_finalize_start, "s");
   return l;
 }
 

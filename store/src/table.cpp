@@ -3,6 +3,7 @@
 #include "rtrace/store/file.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace rtrace::store {
 
@@ -46,10 +47,11 @@ Id atom_type(const Field& f, bool file) {
 }
 }  // namespace
 
-Id RowLayout::make_memory_type() const {
+Id RowLayout::make_memory_type(const std::vector<const Field*>& skip) const {
   silence_hdf5_errors();
   Id t(check(H5Tcreate(H5T_COMPOUND, row_size_), "create compound type", "", kind_));
   for (const auto& f : fields_) {
+    if (std::find(skip.begin(), skip.end(), &f) != skip.end()) continue;
     Id a = atom_type(f, false);
     check_status(H5Tinsert(t.get(), f.name.c_str(), f.offset, a.get()), "insert field", "", kind_ + "." + f.name);
   }
@@ -112,10 +114,16 @@ RawTable RawTable::open(const Group& parent, const std::string& name, const RowL
   if (H5Tget_class(ftype.get()) != H5T_COMPOUND) throw SchemaError("open table", t.file_, t.path_, "not a compound table");
   Id space(check(H5Dget_space(t.dataset_.get()), "get dataspace", t.file_, t.path_));
   if (H5Sget_simple_extent_ndims(space.get()) != 1) throw SchemaError("open table", t.file_, t.path_, "not one-dimensional");
+  std::vector<const Field*> absent;
   for (const auto& f : layout.fields()) {
     int idx = H5Tget_member_index(ftype.get(), f.name.c_str());
     if (idx < 0) {
       H5Eclear2(H5E_DEFAULT);
+      if (f.optional) {
+        absent.push_back(&f);
+        t.absent_.push_back(f);
+        continue;
+      }
       throw SchemaError("open table", t.file_, t.path_, "missing field `" + f.name + "`");
     }
     Id mtype(H5Tget_member_type(ftype.get(), static_cast<unsigned>(idx)));
@@ -127,7 +135,7 @@ RawTable RawTable::open(const Group& parent, const std::string& name, const RowL
       throw SchemaError("open table", t.file_, t.path_,
                         "field `" + f.name + "` has the wrong type (expected " + field_type_name(f.type) + ")");
   }
-  t.memtype_ = layout.make_memory_type();
+  t.memtype_ = layout.make_memory_type(absent);
   return t;
 }
 
@@ -163,6 +171,17 @@ void RawTable::read(void* rows, std::size_t start, std::size_t count) const {
   // Fields absent from the file would read as garbage; open() refuses those,
   // so zero-fill only protects padding.
   std::memset(rows, 0, count * row_size_);
+  for (std::size_t i = 0; i < count && !absent_.empty(); ++i) {
+    unsigned char* row = static_cast<unsigned char*>(rows) + i * row_size_;
+    for (const auto& f : absent_) {
+      if (f.type == FieldType::F64) {
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        std::memcpy(row + f.offset, &nan, sizeof nan);
+      } else if (f.type != FieldType::Str) {
+        std::memset(row + f.offset, 0xff, f.size);  // -1 in two's complement (max for unsigned)
+      }
+    }
+  }
   Id fspace(check(H5Dget_space(dataset_.get()), "get dataspace", file_, path_));
   hsize_t off[1] = {start}, cnt[1] = {count};
   check_status(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, off, nullptr, cnt, nullptr), "select rows", file_, path_);

@@ -38,7 +38,7 @@ struct ObjectSpec {
 };
 
 struct TableSpec {
-  struct F { std::string name, type, unit; };
+  struct F { std::string name, type, unit, since; };  // since: minor version that added it ("" = 1.0)
   std::vector<F> fields;
 };
 
@@ -67,7 +67,7 @@ const Schema& schema() {
     }
     for (auto& [name, t] : j.at("tables").items()) {
       TableSpec ts;
-      for (auto& f : t.at("fields")) ts.fields.push_back({f.at("name"), f.at("type"), f.at("unit")});
+      for (auto& f : t.at("fields")) ts.fields.push_back({f.at("name"), f.at("type"), f.at("unit"), f.value("since", "")});
       out.tables[name] = ts;
     }
     return out;
@@ -96,6 +96,28 @@ bool matches(const std::string& pattern, const std::string& path) {
   for (std::size_t i = 0; i < a.size(); ++i)
     if (fnmatch(a[i].c_str(), b[i].c_str(), 0) != 0) return false;
   return true;
+}
+
+// "1.0.0" < "1.1.0" (numeric per component; a malformed version counts as newest).
+bool version_before(const std::string& a, const std::string& b) {
+  auto parts = [](const std::string& v) {
+    std::vector<long> out;
+    std::size_t i = 0;
+    while (i < v.size()) {
+      std::size_t j = v.find('.', i);
+      if (j == std::string::npos) j = v.size();
+      try {
+        out.push_back(std::stol(v.substr(i, j - i)));
+      } catch (...) {
+        return std::vector<long>{};
+      }
+      i = j + 1;
+    }
+    return out;
+  };
+  auto pa = parts(a), pb = parts(b);
+  if (pa.empty() || pb.empty()) return false;
+  return pa < pb;
 }
 
 std::string parent_of(const std::string& p) {
@@ -286,7 +308,9 @@ class Validator {
     for (const auto& f : ts.fields) {
       auto m = member_index.find(f.name);
       if (m == member_index.end()) {
-        deviate(path, "missing field `" + f.name + "` (" + f.type + ")");
+        // A file of an older minor version lacks the fields added after it.
+        if (f.since.empty() || !version_before(report_.schema_version, f.since))
+          deviate(path, "missing field `" + f.name + "` (" + f.type + ")");
         continue;
       }
       Id mt(H5Tget_member_type(type.get(), static_cast<unsigned>(m->second)));

@@ -19,6 +19,8 @@ void expect_matches(const nlohmann::json& tables, const RowLayout& l) {
     EXPECT_EQ(fields[i]["name"], l.fields()[i].name) << l.kind();
     EXPECT_EQ(fields[i]["type"], field_type_name(l.fields()[i].type)) << l.kind() << "." << l.fields()[i].name;
     EXPECT_EQ(fields[i]["unit"], l.fields()[i].unit) << l.kind() << "." << l.fields()[i].name;
+    // Fields added in a later minor are optional on read (older files lack them).
+    EXPECT_EQ(fields[i].contains("since"), l.fields()[i].optional) << l.kind() << "." << l.fields()[i].name;
   }
 }
 }  // namespace

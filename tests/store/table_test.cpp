@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "test_util.hpp"
 
 using namespace rtrace::store;
@@ -37,6 +39,20 @@ struct FutureRow {
   static const RowLayout& layout() {
     static const RowLayout l =
         RowLayout("test_row", sizeof(FutureRow)).add("id", &FutureRow::id).add("added_later", &FutureRow::added_later);
+    return l;
+  }
+};
+// A newer reader with fields added in a later minor: optional ones read as
+// unavailable from an older file.
+struct NewerRow {
+  std::int64_t id;
+  double added_f64;
+  std::int32_t added_i32;
+  static const RowLayout& layout() {
+    static const RowLayout l = RowLayout("test_row", sizeof(NewerRow))
+                                   .add("id", &NewerRow::id)
+                                   .add_optional("added_f64", &NewerRow::added_f64, "s")
+                                   .add_optional("added_i32", &NewerRow::added_i32);
     return l;
   }
 };
@@ -110,6 +126,32 @@ TEST(StoreTable, ReadsByFieldNameAndReportsMissingFields) {
     EXPECT_NE(e.detail().find("added_later"), std::string::npos);
   }
   EXPECT_THROW(f.root().read_table<Row>("absent"), SchemaError);
+}
+
+TEST(StoreTable, OptionalFieldsAbsentFromOlderFilesReadAsUnavailable) {
+  TempDir d;
+  {
+    File f = File::create(d.file("t.h5"));
+    Row a{}, b{};
+    a.id = 7;
+    b.id = 8;
+    f.root().write_table<Row>("rows", {a, b});
+    NewerRow n{};
+    n.id = 9;
+    n.added_f64 = 1.5;
+    n.added_i32 = 3;
+    f.root().write_table<NewerRow>("newer", {n});
+  }
+  File f = File::open(d.file("t.h5"));
+  auto rows = f.root().read_table<NewerRow>("rows");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].id, 8);
+  EXPECT_TRUE(std::isnan(rows[0].added_f64));
+  EXPECT_TRUE(std::isnan(rows[1].added_f64));
+  EXPECT_EQ(rows[1].added_i32, -1);
+  auto newer = f.root().read_table<NewerRow>("newer");  // present fields are read, not defaulted
+  EXPECT_EQ(newer[0].added_f64, 1.5);
+  EXPECT_EQ(newer[0].added_i32, 3);
 }
 
 TEST(StoreTable, EmptyTable) {

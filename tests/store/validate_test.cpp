@@ -64,6 +64,39 @@ TEST(Validate, NewerMajorIsUnreadableNewerMinorIsFine) {
   EXPECT_EQ(validate_file(path).verdict, V::Valid);
 }
 
+// A 1.0.0 file has no rank_info.mpi_init_end/mpi_finalize_start (added in
+// 1.1.0): valid as what it is; a file claiming 1.1.0 without them is not.
+TEST(Validate, OlderMinorWithoutLaterFieldsIsValid) {
+  TempDir d;
+  auto path = make_run(d);
+  auto drop_window_fields = [](File& f) {
+    Group ranks = f.root().open_group("points").open_group(point_group_name(0)).open_group("ranks");
+    for (const auto& name : ranks.children()) {
+      Group r = ranks.open_group(name);
+      struct OldInfo {
+        std::int64_t rank;
+        double wall_s;
+        static const RowLayout& layout() {
+          static const RowLayout l = RowLayout("rank_info", sizeof(OldInfo))
+                                         .add("rank", &OldInfo::rank)
+                                         .add("wall_s", &OldInfo::wall_s, "s");
+          return l;
+        }
+      };
+      auto old = r.read_table<OldInfo>("info");
+      r.remove("info");
+      r.write_table<OldInfo>("info", old);
+    }
+  };
+  transaction(path, drop_window_fields);
+  transaction(path, [](File& f) { f.root().set_attr("schema_version", "1.0.0"); });
+  auto r = validate_file(path);
+  EXPECT_FALSE(mentions(r, "mpi_init_end")) << (r.deviations.empty() ? "" : r.deviations[0]);
+  EXPECT_TRUE(mentions(r, "missing field `pid`"));  // a 1.0 field is still required
+  transaction(path, [](File& f) { f.root().set_attr("schema_version", "1.1.0"); });
+  EXPECT_TRUE(mentions(validate_file(path), "missing field `mpi_init_end`"));
+}
+
 TEST(Validate, ListsEveryDeviation) {
   TempDir d;
   auto path = make_run(d);

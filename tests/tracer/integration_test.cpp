@@ -119,6 +119,8 @@ TEST_F(TracerRun, OpenMPAppRecordsRegionsRusageAndDeclaredWork) {
   EXPECT_GE(r.rec.info.voluntary_ctxsw, 0);
   EXPECT_GE(r.rec.info.involuntary_ctxsw, 0);
   EXPECT_EQ(std::string(r.rec.info.tracer_mode), "cpu");
+  EXPECT_TRUE(std::isnan(r.rec.info.mpi_init_end));  // no MPI: no window
+  EXPECT_TRUE(std::isnan(r.rec.info.mpi_finalize_start));
   auto* triad = r.region("triad");
   auto* main_region = r.region("main");
   ASSERT_TRUE(triad && main_region);
@@ -210,7 +212,7 @@ TEST_F(TracerRun, UnbalancedRegionsAreCountedAsTracerErrors) {
 #ifdef MPI_APP
 class TracerMpiRun : public TracerRun {
  protected:
-  int mpirun(const std::string& mode, const std::string& collective = "1") {
+  int mpirun(const std::string& mode, const std::string& collective = "1", const std::string& pause_ms = "0") {
     auto env = tracer_env();
     env["RTRACE_TRACER_COLLECTIVE"] = collective;
     env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
@@ -218,7 +220,7 @@ class TracerMpiRun : public TracerRun {
     env["OMPI_MCA_rmaps_base_oversubscribe"] = "1";
     // LD_PRELOAD reaches mpirun and orted too: they must stay inert.
     return run({MPIEXEC, "-np", "2", "--oversubscribe", "--bind-to", "none", "-x", "LD_PRELOAD", "-x",
-                "RTRACE_TRACE_DIR", "-x", "RTRACE_LOG", "-x", "RTRACE_TRACER_COLLECTIVE", "--quiet", MPI_APP, mode},
+                "RTRACE_TRACE_DIR", "-x", "RTRACE_LOG", "-x", "RTRACE_TRACER_COLLECTIVE", "--quiet", MPI_APP, mode, pause_ms},
                env);
   }
 };
@@ -252,6 +254,48 @@ TEST_F(TracerMpiRun, TwoRanksWriteOneCollectiveFile) {
     EXPECT_GT(r.rec.info.max_rss_kib, 0);
     EXPECT_TRUE(r.log_has("counters unavailable: "));
   }
+}
+
+// The MPI window: the app sleeps 300 ms before MPI_Init and 300 ms before
+// MPI_Finalize. Init/Init_thread/Finalize are rows of their own in `mpi`.
+void expect_window(const TraceRank& r, bool finalize_time_known) {
+  SCOPED_TRACE(r.file + " rank " + std::to_string(r.rec.info.rank));
+  const auto& info = r.rec.info;
+  EXPECT_GE(info.mpi_init_end, 0.3);
+  EXPECT_LT(info.mpi_init_end, info.mpi_finalize_start);
+  EXPECT_GE(info.mpi_finalize_start - info.mpi_init_end, 0.3);
+  EXPECT_LE(info.mpi_finalize_start, info.wall_s);
+  auto* init = r.mpi("MPI_Init");
+  auto* fin = r.mpi("MPI_Finalize");
+  ASSERT_TRUE(init && fin);
+  EXPECT_EQ(init->calls, 1);
+  EXPECT_GT(init->time_s, 0);
+  EXPECT_LE(init->time_s, info.mpi_init_end);  // Init ends the startup, it does not start it
+  EXPECT_EQ(fin->calls, 1);
+  // ranks.h5 is written inside MPI_Finalize: its duration is not known yet.
+  if (finalize_time_known) {
+    EXPECT_GT(fin->time_s, 0);
+  } else {
+    EXPECT_TRUE(std::isnan(fin->time_s));
+  }
+}
+
+TEST_F(TracerMpiRun, MpiWindowInTheCollectiveFiles) {
+  for (const std::string mode : {"1", "gather"}) {
+    SCOPED_TRACE(mode);
+    EXPECT_EQ(mpirun("finalize", mode, "300"), 0);
+    auto rs = ranks();
+    ASSERT_EQ(rs.size(), 2u);
+    for (const auto& r : rs) expect_window(r, false);
+    fs::remove(dir_ / "ranks.h5");
+  }
+}
+
+TEST_F(TracerMpiRun, MpiWindowInRankFilesHasTheFinalizeTime) {
+  EXPECT_EQ(mpirun("finalize", "0", "300"), 0);
+  auto rs = ranks();
+  ASSERT_EQ(rs.size(), 2u);
+  for (const auto& r : rs) expect_window(r, true);
 }
 
 TEST_F(TracerMpiRun, GatherModeWritesTheSameRanksFile) {
@@ -290,6 +334,9 @@ TEST_F(TracerMpiRun, RanksThatSkipFinalizeWriteTheirOwnFiles) {
     seen.push_back(r.rec.info.rank);
     EXPECT_EQ(r.file, "rank-" + std::to_string(r.rec.info.rank) + "-" + std::to_string(r.rec.info.pid) + ".h5");
     EXPECT_EQ(r.mpi("MPI_Send")->calls, 5);
+    EXPECT_GT(r.rec.info.mpi_init_end, 0);
+    EXPECT_TRUE(std::isnan(r.rec.info.mpi_finalize_start));  // never called: NaN, not 0
+    EXPECT_EQ(r.mpi("MPI_Finalize"), nullptr);
   }
   std::sort(seen.begin(), seen.end());
   EXPECT_EQ(seen, (std::vector<std::int64_t>{0, 1}));

@@ -84,6 +84,7 @@ class Timed {
 void after_init() noexcept {
   RankState* s = state();
   if (!s || in_tracer()) return;
+  s->mark_mpi_init_end(monotonic_ns());
   static const auto rank_of = resolve<decltype(&PMPI_Comm_rank)>("PMPI_Comm_rank");
   int rank = -1;
   if (rank_of && rank_of(MPI_COMM_WORLD, &rank) == MPI_SUCCESS && rank >= 0) {
@@ -125,9 +126,17 @@ RTRACE_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* pr
   return rc;
 }
 
+// The window closes at entry, before the tracer's own ranks.h5 write. The
+// call is booked open (time unknown) for that write, and with its real
+// duration afterwards, which a rank file written at exit then holds.
 RTRACE_EXPORT int MPI_Finalize(void) {
   RTRACE_REAL(MPI_Finalize);
-  if (tracing() && !is_fork_child() && !written() && state()->config().collective) {
+  const bool traced = tracing();
+  if (traced) {
+    state()->mark_mpi_finalize_start(monotonic_ns());
+    state()->mpi().open_call(MpiFn::Finalize);
+  }
+  if (traced && !is_fork_child() && !written() && state()->config().collective) {
     RankState* s = state();
     InternalScope internal;
     flush_gpu();
@@ -141,7 +150,10 @@ RTRACE_EXPORT int MPI_Finalize(void) {
       s->error("collective write of ranks.h5 failed (" + error + "); this rank writes its own file at exit");
     }
   }
-  return real_MPI_Finalize();
+  const std::int64_t t0 = monotonic_ns();
+  const int rc = real_MPI_Finalize();
+  if (traced && state()) state()->mpi().close_call(MpiFn::Finalize, monotonic_ns() - t0);
+  return rc;
 }
 
 RTRACE_EXPORT int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {

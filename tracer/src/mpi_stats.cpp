@@ -19,12 +19,13 @@ std::vector<store::MpiRow> MpiStats::rows(NameTable& names) const {
   std::vector<store::MpiRow> out;
   for (int i = 0; i < static_cast<int>(MpiFn::Count); ++i) {
     const Slot& s = slots_[i];
-    std::int64_t calls = s.calls.load(std::memory_order_relaxed);
+    const std::int64_t open = s.open.load(std::memory_order_relaxed);
+    std::int64_t calls = s.calls.load(std::memory_order_relaxed) + open;
     if (calls == 0) continue;
     store::MpiRow r{};
     r.name_id = names.id(mpi_function_name(static_cast<MpiFn>(i)));
     r.calls = calls;
-    r.time_s = static_cast<double>(s.time_ns.load(std::memory_order_relaxed)) * 1e-9;
+    r.time_s = open > 0 ? store::kUnavailable : static_cast<double>(s.time_ns.load(std::memory_order_relaxed)) * 1e-9;
     r.bytes_sent = s.sent.load(std::memory_order_relaxed);
     r.bytes_received = s.received.load(std::memory_order_relaxed);
     out.push_back(r);
@@ -44,6 +45,7 @@ void MpiStats::reset() noexcept {
     s.time_ns.store(0);
     s.sent.store(0);
     s.received.store(0);
+    s.open.store(0);
   }
 }
 

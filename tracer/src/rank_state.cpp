@@ -191,6 +191,10 @@ store::RankRecords RankState::snapshot(bool complete, int exit_status, bool bloc
     info.counters_available = counters_available_ ? 1 : 0;
     info.gpu_available = gpu_available_.load() ? 1 : 0;
     info.omp_threads = omp_threads();
+    const std::int64_t init_end = mpi_init_end_ns_.load(), fin_start = mpi_finalize_start_ns_.load();
+    info.mpi_init_end = init_end < 0 ? store::kUnavailable : static_cast<double>(init_end - start_mono_ns_) * 1e-9;
+    info.mpi_finalize_start =
+        fin_start < 0 ? store::kUnavailable : static_cast<double>(fin_start - start_mono_ns_) * 1e-9;
     rec.names = names.take();
   } catch (const std::exception& e) {
     rec.info.tracer_errors += 1;
@@ -209,6 +213,8 @@ void RankState::reset_after_fork() noexcept {
   dropped_.store(0);
   start_unix_ = unix_now();
   start_mono_ns_ = monotonic_ns();
+  mpi_init_end_ns_.store(-1);  // the child's own clock starts now; it is no MPI rank of its own
+  mpi_finalize_start_ns_.store(-1);
   try {
     log_.clear();
     kernels_.clear();

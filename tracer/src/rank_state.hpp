@@ -60,6 +60,11 @@ class RankState {
 
   double start_time() const noexcept { return start_unix_; }
 
+  // The MPI window (info.mpi_init_end / mpi_finalize_start): monotonic ns of
+  // the return of MPI_Init(_thread) and the entry of MPI_Finalize.
+  void mark_mpi_init_end(std::int64_t mono_ns) noexcept { mpi_init_end_ns_.store(mono_ns); }
+  void mark_mpi_finalize_start(std::int64_t mono_ns) noexcept { mpi_finalize_start_ns_.store(mono_ns); }
+
  private:
   void log_counter_state() noexcept;
   TracerConfig config_;
@@ -74,6 +79,8 @@ class RankState {
   std::atomic<bool> gpu_available_{false};
   double start_unix_ = 0;
   std::int64_t start_mono_ns_ = 0;
+  std::atomic<std::int64_t> mpi_init_end_ns_{-1};  // -1: not reached
+  std::atomic<std::int64_t> mpi_finalize_start_ns_{-1};
   std::mutex mutex_;  // guards log_, kernels_, memcpy_, metrics_
   std::vector<std::string> log_;
   std::vector<GpuKernel> kernels_;

@@ -1,9 +1,14 @@
 // 2-rank (or more) MPI test app for the tracer's PMPI layer.
-//   mpi_app [finalize|no-finalize]
+//   mpi_app [finalize|no-finalize] [PAUSE_MS]
+// PAUSE_MS (default 0): sleeps that long before MPI_Init and again before
+// MPI_Finalize, so the MPI window (info.mpi_init_end/mpi_finalize_start) has
+// known lower bounds.
 // Each rank sends rank 0 <-> 1 a known payload so bytes can be checked:
 //   Send/Recv: 1000 doubles (8000 bytes) each way per iteration, 5 iterations;
 //   Allreduce: 100 doubles; Bcast: 10 ints from rank 0; Barrier.
 #include <mpi.h>
+
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +18,8 @@
 #include "rtrace/rtrace.h"
 
 int main(int argc, char** argv) {
+  const int pause_ms = argc > 2 ? std::atoi(argv[2]) : 0;
+  if (pause_ms > 0) usleep(static_cast<useconds_t>(pause_ms) * 1000);
   MPI_Init(&argc, &argv);
   std::string mode = argc > 1 ? argv[1] : "finalize";
   int rank = 0, size = 1;
@@ -36,6 +43,7 @@ int main(int argc, char** argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   std::printf("rank %d of %d sum %.0f active %d\n", rank, size, sum[0], rtrace_active());
   std::fflush(stdout);
+  if (pause_ms > 0) usleep(static_cast<useconds_t>(pause_ms) * 1000);
   if (mode == "no-finalize") std::exit(0);
   MPI_Finalize();
   return 0;

@@ -131,6 +131,12 @@ struct RankInfoRow {
   std::uint8_t counters_available;  // CPU hardware counters
   std::uint8_t gpu_available;
   std::int32_t omp_threads;
+  // The MPI window (schema 1.1): seconds from start_time to the end of
+  // MPI_Init/MPI_Init_thread and to the start of MPI_Finalize. NaN when the
+  // rank never called them (non-MPI process, rank that exited without
+  // Finalize) and in files written before 1.1.
+  double mpi_init_end = kUnavailable;
+  double mpi_finalize_start = kUnavailable;
   static const RowLayout& layout();
 };
 

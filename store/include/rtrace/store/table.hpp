@@ -27,6 +27,9 @@ struct Field {
   std::size_t offset;
   std::size_t size;   // bytes; for Str the fixed capacity including the NUL
   std::string unit;   // "1" for dimensionless counts, "" for ids/labels/strings
+  // Added in a later minor schema: a file written before it lacks the field,
+  // and reads fill it with "unavailable" (NaN, -1, "") instead of refusing.
+  bool optional = false;
 };
 
 class RowLayout {
@@ -46,12 +49,23 @@ class RowLayout {
     return *this;
   }
 
+  // As add(), for a field appended in a later minor schema version (see
+  // Field::optional): older files without it still open.
+  template <class Row, class M>
+  RowLayout& add_optional(const char* name, M Row::*member, const char* unit = "") {
+    add(name, member, unit);
+    fields_.back().optional = true;
+    return *this;
+  }
+
   const std::string& kind() const noexcept { return kind_; }
   std::size_t row_size() const noexcept { return row_size_; }
   const std::vector<Field>& fields() const noexcept { return fields_; }
   const Field* find(const std::string& name) const noexcept;
 
-  Id make_memory_type() const;  // compound type describing the struct in memory
+  // Compound type describing the struct in memory; `skip` leaves fields out
+  // (optional fields that an older file lacks).
+  Id make_memory_type(const std::vector<const Field*>& skip = {}) const;
   Id make_file_type() const;    // packed compound type written to disk
 
  private:
@@ -90,7 +104,8 @@ class RawTable {
   static RawTable create(Group& parent, const std::string& name, const RowLayout& layout,
                          const std::string& description = "", std::size_t chunk_rows = 0);
   // Opens an existing table; every field of `layout` must exist in the file
-  // (a missing one throws SchemaError naming it).
+  // (a missing one throws SchemaError naming it) except optional fields, which
+  // read as unavailable when absent.
   static RawTable open(const Group& parent, const std::string& name, const RowLayout& layout);
 
   void append(const void* rows, std::size_t count);
@@ -104,6 +119,7 @@ class RawTable {
   Id memtype_;
   std::string file_, path_;
   std::size_t row_size_ = 0;
+  std::vector<Field> absent_;  // optional fields this file lacks: filled on read
 };
 
 template <class Row>
