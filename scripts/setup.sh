@@ -10,7 +10,7 @@ export RTRACE_ROOT RTRACE_BUILD_DIR
 
 # Every package rtrace builds, tests or demos with (Debian 12 names).
 RTRACE_PACKAGES=(
-  build-essential cmake pkg-config git
+  build-essential cmake pkg-config git gfortran
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev libhdf5-dev hdf5-tools
   libboost-program-options-dev libgtest-dev googletest nlohmann-json3-dev
   hwloc libhwloc-dev libopenblas-dev

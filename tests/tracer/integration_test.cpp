@@ -121,6 +121,7 @@ TEST_F(TracerRun, OpenMPAppRecordsRegionsRusageAndDeclaredWork) {
   EXPECT_EQ(std::string(r.rec.info.tracer_mode), "cpu");
   EXPECT_TRUE(std::isnan(r.rec.info.mpi_init_end));  // no MPI: no window
   EXPECT_TRUE(std::isnan(r.rec.info.mpi_finalize_start));
+  EXPECT_FALSE(r.log_has("MPI was initialised"));  // libmpi is loaded (by the tracer's HDF5), never initialised
   auto* triad = r.region("triad");
   auto* main_region = r.region("main");
   ASSERT_TRUE(triad && main_region);
@@ -213,15 +214,19 @@ TEST_F(TracerRun, UnbalancedRegionsAreCountedAsTracerErrors) {
 class TracerMpiRun : public TracerRun {
  protected:
   int mpirun(const std::string& mode, const std::string& collective = "1", const std::string& pause_ms = "0") {
+    return mpirun_app({MPI_APP, mode, pause_ms}, collective);
+  }
+  int mpirun_app(const std::vector<std::string>& app, const std::string& collective = "1") {
     auto env = tracer_env();
     env["RTRACE_TRACER_COLLECTIVE"] = collective;
     env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
     env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
     env["OMPI_MCA_rmaps_base_oversubscribe"] = "1";
     // LD_PRELOAD reaches mpirun and orted too: they must stay inert.
-    return run({MPIEXEC, "-np", "2", "--oversubscribe", "--bind-to", "none", "-x", "LD_PRELOAD", "-x",
-                "RTRACE_TRACE_DIR", "-x", "RTRACE_LOG", "-x", "RTRACE_TRACER_COLLECTIVE", "--quiet", MPI_APP, mode, pause_ms},
-               env);
+    std::vector<std::string> argv{MPIEXEC, "-np", "2", "--oversubscribe", "--bind-to", "none", "-x", "LD_PRELOAD",
+                                  "-x", "RTRACE_TRACE_DIR", "-x", "RTRACE_LOG", "-x", "RTRACE_TRACER_COLLECTIVE", "--quiet"};
+    argv.insert(argv.end(), app.begin(), app.end());
+    return run(argv, env);
   }
 };
 
@@ -341,6 +346,72 @@ TEST_F(TracerMpiRun, RanksThatSkipFinalizeWriteTheirOwnFiles) {
   std::sort(seen.begin(), seen.end());
   EXPECT_EQ(seen, (std::vector<std::int64_t>{0, 1}));
 }
+
+// MPI initialised behind the tracer's back (PMPI_Init, as an unwrapped
+// binding would): no window, no rows, and a warning line that says so.
+TEST_F(TracerMpiRun, InitThroughAnUnwrappedBindingIsWarnedAbout) {
+  EXPECT_EQ(mpirun("pmpi"), 0);
+  auto rs = ranks();
+  ASSERT_EQ(rs.size(), 2u);
+  for (const auto& r : rs) {
+    EXPECT_TRUE(r.rec.mpi.empty());
+    EXPECT_TRUE(std::isnan(r.rec.info.mpi_init_end));
+    EXPECT_TRUE(r.log_has("MPI was initialised but no wrapped MPI_Init saw it"));
+  }
+}
+
+// The Fortran apps make the same calls with known payloads
+// (tests/tracer/apps/fortran_mpi_app.f90). Open MPI's Fortran bindings call
+// PMPI_* directly: without the tracer's Fortran wrappers all of this is empty.
+void expect_fortran_calls(const std::vector<TraceRank>& rs, const std::string& init) {
+  ASSERT_EQ(rs.size(), 2u);
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto& r = rs[static_cast<std::size_t>(rank)];
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    EXPECT_EQ(r.rec.info.rank, rank);
+    EXPECT_EQ(r.rec.info.tracer_errors, 0);
+    EXPECT_GT(r.rec.info.mpi_init_end, 0);
+    EXPECT_GT(r.rec.info.mpi_finalize_start, r.rec.info.mpi_init_end);
+    for (const char* fn : {"MPI_Send", "MPI_Recv", "MPI_Sendrecv", "MPI_Isend", "MPI_Irecv", "MPI_Waitall",
+                           "MPI_Allreduce", "MPI_Bcast", "MPI_Gather", "MPI_Barrier", "MPI_Finalize"})
+      EXPECT_TRUE(r.mpi(fn)) << fn << " not recorded";
+    ASSERT_TRUE(r.mpi(init)) << init;
+    EXPECT_EQ(r.mpi(init)->calls, 1);
+    if (!r.mpi("MPI_Send") || !r.mpi("MPI_Sendrecv") || !r.mpi("MPI_Gather") || !r.mpi("MPI_Bcast")) continue;
+    EXPECT_EQ(r.mpi("MPI_Send")->calls, 5);
+    EXPECT_EQ(r.mpi("MPI_Send")->bytes_sent, 5 * 8000);
+    EXPECT_EQ(r.mpi("MPI_Recv")->calls, 5);
+    EXPECT_EQ(r.mpi("MPI_Recv")->bytes_received, 5 * 8000);  // from the status
+    EXPECT_EQ(r.mpi("MPI_Sendrecv")->bytes_sent, 40);
+    EXPECT_EQ(r.mpi("MPI_Sendrecv")->bytes_received, 40);  // MPI_STATUS_IGNORE: read from the tracer's own status
+    EXPECT_EQ(r.mpi("MPI_Isend")->bytes_sent, 800);
+    EXPECT_EQ(r.mpi("MPI_Irecv")->bytes_received, 800);
+    EXPECT_EQ(r.mpi("MPI_Allreduce")->bytes_sent, 800);
+    EXPECT_EQ(rank == 0 ? r.mpi("MPI_Bcast")->bytes_sent : r.mpi("MPI_Bcast")->bytes_received, 40);
+    EXPECT_EQ(r.mpi("MPI_Gather")->bytes_sent, 12);
+    EXPECT_EQ(r.mpi("MPI_Gather")->bytes_received, rank == 0 ? 24 : 0);
+    EXPECT_EQ(r.mpi("MPI_Barrier")->calls, 1);
+  }
+}
+
+#ifdef FORTRAN_MPI_APP
+TEST_F(TracerMpiRun, FortranUseMpiCallsAreRecorded) {
+  EXPECT_EQ(mpirun_app({FORTRAN_MPI_APP}), 0);
+  EXPECT_EQ(files(), std::vector<std::string>{"ranks.h5"});  // the Fortran MPI_Finalize wrote it collectively
+  expect_fortran_calls(ranks(), "MPI_Init");
+  fs::remove(dir_ / "ranks.h5");
+  EXPECT_EQ(mpirun_app({FORTRAN_MPI_APP, "init_thread"}, "0"), 0);
+  expect_fortran_calls(ranks(), "MPI_Init_thread");
+}
+#endif
+
+#ifdef FORTRAN_MPI_F08_APP
+TEST_F(TracerMpiRun, FortranMpiF08CallsAreRecorded) {
+  EXPECT_EQ(mpirun_app({FORTRAN_MPI_F08_APP}, "gather"), 0);
+  EXPECT_EQ(files(), std::vector<std::string>{"ranks.h5"});
+  expect_fortran_calls(ranks(), "MPI_Init");
+}
+#endif
 #endif
 
 }  // namespace

@@ -10,23 +10,21 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdint>
+#include <string>
 
 #include "collective_writer.hpp"
 #include "pmpi.hpp"
+#include "mpi_common.hpp"
 #include "tracer.hpp"
 
-namespace rtrace::tracer {
+namespace rtrace::tracer::mpi {
 namespace {
-
-template <class Fn>
-Fn resolve(const char* name) noexcept {
-  return resolve_pmpi<Fn>(name);
-}
 
 // The PMPI entry for `fn`, looked up once.
 #define RTRACE_REAL(fn)                                                            \
-  static const auto real_##fn = resolve<decltype(&P##fn)>("P" #fn);               \
+  static const auto real_##fn = resolve_pmpi<decltype(&P##fn)>("P" #fn);          \
   if (!real_##fn) return missing_pmpi("P" #fn)
 
 int missing_pmpi(const char* name) noexcept {
@@ -34,60 +32,47 @@ int missing_pmpi(const char* name) noexcept {
   return MPI_ERR_INTERN;
 }
 
-bool tracing() noexcept { return state() != nullptr && !in_tracer(); }
+std::atomic<bool> g_init_seen{false};
+
+}  // namespace
 
 std::int64_t type_bytes(MPI_Datatype type, std::int64_t count) noexcept {
-  static const auto real_size = resolve<decltype(&PMPI_Type_size)>("PMPI_Type_size");
+  static const auto real_size = RTRACE_PMPI(Type_size);
   int size = 0;
   if (!real_size || count <= 0 || real_size(type, &size) != MPI_SUCCESS) return 0;
   return count * size;
 }
 
 std::int64_t comm_size(MPI_Comm comm) noexcept {
-  static const auto real = resolve<decltype(&PMPI_Comm_size)>("PMPI_Comm_size");
+  static const auto real = RTRACE_PMPI(Comm_size);
   int n = 0;
   if (!real || real(comm, &n) != MPI_SUCCESS) return 0;
   return n;
 }
 
-bool is_root(MPI_Comm comm, int root) noexcept {
-  static const auto real = resolve<decltype(&PMPI_Comm_rank)>("PMPI_Comm_rank");
+int comm_rank(MPI_Comm comm) noexcept {
+  static const auto real = RTRACE_PMPI(Comm_rank);
   int r = -1;
-  return real && real(comm, &r) == MPI_SUCCESS && r == root;
+  if (!real || real(comm, &r) != MPI_SUCCESS) return -1;
+  return r;
 }
 
+bool is_root(MPI_Comm comm, int root) noexcept { return comm_rank(comm) == root && root >= 0; }
+
 std::int64_t received_bytes(const MPI_Status* status) noexcept {
-  static const auto real = resolve<decltype(&PMPI_Get_count)>("PMPI_Get_count");
+  static const auto real = RTRACE_PMPI(Get_count);
   int n = 0;
   if (!real || real(status, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED) return 0;
   return n;
 }
 
-// Times one call and books it.
-class Timed {
- public:
-  explicit Timed(MpiFn fn) noexcept : fn_(fn), active_(tracing()), start_(active_ ? monotonic_ns() : 0) {}
-  ~Timed() {
-    if (active_) state()->mpi().add(fn_, monotonic_ns() - start_, sent, received);
-  }
-  Timed(const Timed&) = delete;
-  Timed& operator=(const Timed&) = delete;
-  bool active() const noexcept { return active_; }
-  std::int64_t sent = 0, received = 0;
-
- private:
-  MpiFn fn_;
-  bool active_;
-  std::int64_t start_;
-};
-
 void after_init() noexcept {
+  g_init_seen.store(true);
   RankState* s = state();
   if (!s || in_tracer()) return;
   s->mark_mpi_init_end(monotonic_ns());
-  static const auto rank_of = resolve<decltype(&PMPI_Comm_rank)>("PMPI_Comm_rank");
-  int rank = -1;
-  if (rank_of && rank_of(MPI_COMM_WORLD, &rank) == MPI_SUCCESS && rank >= 0) {
+  int rank = comm_rank(MPI_COMM_WORLD);
+  if (rank >= 0) {
     if (rank != s->rank())
       s->log(LogLevel::Info, "rank " + std::to_string(rank) + " from MPI_COMM_WORLD (environment said " +
                                  std::to_string(s->rank()) + ")");
@@ -97,10 +82,52 @@ void after_init() noexcept {
   install_signal_handlers(/*chain_existing=*/true);
 }
 
-}  // namespace
-}  // namespace rtrace::tracer
+// The window closes at entry, before the tracer's own ranks.h5 write. The
+// call is booked open (time unknown) for that write, and with its real
+// duration afterwards, which a rank file written at exit then holds.
+bool finalize_begin() noexcept {
+  const bool traced = tracing();
+  if (!traced) return false;
+  RankState* s = state();
+  s->mark_mpi_finalize_start(monotonic_ns());
+  s->mpi().open_call(MpiFn::Finalize);
+  if (!is_fork_child() && !written() && s->config().collective) {
+    InternalScope internal;
+    flush_gpu();
+    std::string error;
+    std::int64_t t0 = monotonic_ns();
+    if (write_collective(*s, &error)) {
+      mark_written();
+      s->log(LogLevel::Info, "ranks.h5 written collectively in " +
+                                 std::to_string(static_cast<double>(monotonic_ns() - t0) * 1e-9) + " s");
+    } else {
+      s->error("collective write of ranks.h5 failed (" + error + "); this rank writes its own file at exit");
+    }
+  }
+  return true;
+}
+
+void finalize_end(bool traced, std::int64_t real_ns) noexcept {
+  if (traced && state()) state()->mpi().close_call(MpiFn::Finalize, real_ns);
+}
+
+void check_unseen_init() noexcept {
+  RankState* s = state();
+  if (!s || g_init_seen.load()) return;
+  // MPI_Initialized may be called at any time, before Init and after Finalize.
+  // Only asked when an MPI library is loaded at all.
+  static const auto initialized = RTRACE_PMPI(Initialized);
+  int flag = 0;
+  if (initialized && initialized(&flag) == MPI_SUCCESS && flag)
+    s->log(LogLevel::Warn,
+           "MPI was initialised but no wrapped MPI_Init saw it: this process's MPI calls went through bindings the "
+           "tracer does not wrap and are not recorded");
+}
+
+}  // namespace rtrace::tracer::mpi
 
 using namespace rtrace::tracer;
+using namespace rtrace::tracer::mpi;
 
 extern "C" {
 
@@ -126,33 +153,12 @@ RTRACE_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* pr
   return rc;
 }
 
-// The window closes at entry, before the tracer's own ranks.h5 write. The
-// call is booked open (time unknown) for that write, and with its real
-// duration afterwards, which a rank file written at exit then holds.
 RTRACE_EXPORT int MPI_Finalize(void) {
   RTRACE_REAL(MPI_Finalize);
-  const bool traced = tracing();
-  if (traced) {
-    state()->mark_mpi_finalize_start(monotonic_ns());
-    state()->mpi().open_call(MpiFn::Finalize);
-  }
-  if (traced && !is_fork_child() && !written() && state()->config().collective) {
-    RankState* s = state();
-    InternalScope internal;
-    flush_gpu();
-    std::string error;
-    std::int64_t t0 = monotonic_ns();
-    if (write_collective(*s, &error)) {
-      mark_written();
-      s->log(LogLevel::Info, "ranks.h5 written collectively in " +
-                                 std::to_string(static_cast<double>(monotonic_ns() - t0) * 1e-9) + " s");
-    } else {
-      s->error("collective write of ranks.h5 failed (" + error + "); this rank writes its own file at exit");
-    }
-  }
+  const bool traced = finalize_begin();
   const std::int64_t t0 = monotonic_ns();
   const int rc = real_MPI_Finalize();
-  if (traced && state()) state()->mpi().close_call(MpiFn::Finalize, monotonic_ns() - t0);
+  finalize_end(traced, monotonic_ns() - t0);
   return rc;
 }
 
@@ -275,9 +281,8 @@ RTRACE_EXPORT int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const i
     std::int64_t n = comm_size(comm), total = 0;
     for (std::int64_t i = 0; i < n; ++i) total += recvcounts[i];
     t.sent = type_bytes(type, total);
-    static const auto rank_of = resolve<decltype(&PMPI_Comm_rank)>("PMPI_Comm_rank");
-    int r = 0;
-    if (rank_of && rank_of(comm, &r) == MPI_SUCCESS) t.received = type_bytes(type, recvcounts[r]);
+    const int r = comm_rank(comm);
+    if (r >= 0) t.received = type_bytes(type, recvcounts[r]);
   }
   return real_MPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
 }

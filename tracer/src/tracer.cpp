@@ -18,6 +18,10 @@
 
 #include "rtrace/rtrace.h"
 
+#ifdef RTRACE_TRACER_HAVE_MPI
+#include "mpi_common.hpp"
+#endif
+
 namespace rtrace::tracer {
 
 namespace {
@@ -81,6 +85,9 @@ void on_process_exit(int status, void*) {
   if (!g_state || g_written.load() || g_writing.exchange(true)) return;
   ++t_internal;
   flush_gpu();
+#ifdef RTRACE_TRACER_HAVE_MPI
+  if (!g_fork_child.load()) mpi::check_unseen_init();
+#endif
   try {
     std::int64_t t0 = monotonic_ns();
     store::RankRecords rec = g_state->snapshot(/*complete=*/true, status, /*blocking=*/true);

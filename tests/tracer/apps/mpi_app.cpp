@@ -1,5 +1,7 @@
 // 2-rank (or more) MPI test app for the tracer's PMPI layer.
-//   mpi_app [finalize|no-finalize] [PAUSE_MS]
+//   mpi_app [finalize|no-finalize|pmpi] [PAUSE_MS]
+// pmpi: initialises and finalizes through PMPI_* (as a binding the tracer
+// does not wrap would) and makes no other MPI call.
 // PAUSE_MS (default 0): sleeps that long before MPI_Init and again before
 // MPI_Finalize, so the MPI window (info.mpi_init_end/mpi_finalize_start) has
 // known lower bounds.
@@ -20,8 +22,13 @@
 int main(int argc, char** argv) {
   const int pause_ms = argc > 2 ? std::atoi(argv[2]) : 0;
   if (pause_ms > 0) usleep(static_cast<useconds_t>(pause_ms) * 1000);
-  MPI_Init(&argc, &argv);
   std::string mode = argc > 1 ? argv[1] : "finalize";
+  if (mode == "pmpi") {
+    PMPI_Init(&argc, &argv);
+    PMPI_Finalize();
+    return 0;
+  }
+  MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
