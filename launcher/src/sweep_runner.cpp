@@ -1,567 +1,162 @@
 // The sweep runner: checks everything that can be checked before anything
 // runs, then runs and commits one point after another (see docs/launcher.md).
+// Each step is a stage of sweep_stages.hpp; this file only puts them in order.
 #include "rtrace/launcher/sweep_runner.hpp"
 
-#include "rtrace/launcher/ceilings.hpp"
-#include "rtrace/launcher/environment.hpp"
-#include "rtrace/launcher/gpu.hpp"
-#include "rtrace/launcher/point_command.hpp"
-#include "rtrace/launcher/process.hpp"
-#include "rtrace/launcher/progress.hpp"
-#include "rtrace/launcher/rank_collector.hpp"
-#include "rtrace/launcher/sweep.hpp"
-#include "rtrace/store/run_file.hpp"
-#include "rtrace/store/validate.hpp"
+#include "rtrace/launcher/sweep_stages.hpp"
 
-#include <nlohmann/json.hpp>
-
-#include <sched.h>
 #include <csignal>
-#include <cstring>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <cstdio>
 
 #include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <filesystem>
-#include <memory>
-#include <set>
-
-namespace fs = std::filesystem;
+#include <optional>
 
 namespace rtrace::launcher {
 
 namespace {
 
-constexpr const char* kRedacted = "<redacted>";
-
-int online_cores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? static_cast<int>(n) : 1;
-}
-
-std::string self_exe() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
-}
-
-// <bin>/../lib/librtrace_tracer.so, or $RTRACE_TRACER_LIB.
-std::string tracer_library(const Environment& env) {
-  if (auto p = env.get("RTRACE_TRACER_LIB"); !p.empty()) return p;
-  const std::string exe = self_exe();
-  if (exe.empty()) return {};
-  return (fs::path(exe).parent_path().parent_path() / "lib" / "librtrace_tracer.so").lexically_normal().string();
-}
-
-// rtrace's argv for display and /run, with denied --env values removed.
-std::string display_command_line(const std::vector<std::string>& argv, const std::vector<std::string>& deny) {
-  std::vector<std::string> shown = argv;
-  auto redact = [&](std::string& kv) {
-    auto eq = kv.find('=');
-    if (eq != std::string::npos && is_denied(kv.substr(0, eq), deny)) kv = kv.substr(0, eq + 1) + kRedacted;
-  };
-  for (std::size_t i = 0; i < shown.size(); ++i) {
-    if (shown[i] == "--") break;
-    if (shown[i] == "--env" && i + 1 < shown.size()) redact(shown[++i]);
-    else if (shown[i].rfind("--env=", 0) == 0) {
-      std::string kv = shown[i].substr(6);
-      redact(kv);
-      shown[i] = "--env=" + kv;
-    }
+// rtrace's own cost, reported with --verbose (bench/launcher_overhead.sh reads it).
+class OwnCost {
+ public:
+  using Clock = std::chrono::steady_clock;
+  static double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+  void add_point(double process_s, double app_s, double commit_s) {
+    process_s_ += process_s;
+    app_s_ += app_s;
+    commit_s_ += commit_s;
+    ++ran_;
   }
-  return join_quoted(shown);
-}
-
-std::string options_json(const RunOptions& o) {
-  auto j = nlohmann::json::parse(o.to_json());
-  nlohmann::json env = nlohmann::json::array();
-  for (const auto& [k, v] : o.env) env.push_back(k + "=" + (is_denied(k, o.env_deny) ? kRedacted : v));
-  j["env"] = env;
-  return j.dump();
-}
-
-std::string slurm_task_layout(const Environment& env) {
-  if (!env.has("SLURM_JOB_ID")) return {};
-  std::string s;
-  for (const char* k : {"SLURM_JOB_NUM_NODES", "SLURM_NTASKS", "SLURM_TASKS_PER_NODE", "SLURM_CPUS_PER_TASK",
-                        "SLURM_CPUS_ON_NODE", "SLURM_JOB_CPUS_PER_NODE", "SLURM_ARRAY_TASK_ID"}) {
-    if (!env.has(k)) continue;
-    if (!s.empty()) s += ' ';
-    s += std::string(k) + "=" + env.get(k);
+  void print() const {
+    if (ran_ == 0) return;
+    const double loop_s = since(start_);
+    std::fprintf(stderr,
+                 "rtrace: own cost per point: %.2f ms (process start/reap %.2f ms, commit %.2f ms, other %.2f ms) "
+                 "over %d points, app %.2f ms per point\n",
+                 (loop_s - app_s_) / ran_ * 1e3, (process_s_ - app_s_) / ran_ * 1e3, commit_s_ / ran_ * 1e3,
+                 (loop_s - process_s_ - commit_s_) / ran_ * 1e3, ran_, app_s_ / ran_ * 1e3);
   }
-  return s;
-}
 
-std::string status_of(const ProcessResult& r, store::PointStatus& st) {
-  switch (r.kind) {
-    case ExitKind::Exited: st = r.exit_code == 0 ? store::PointStatus::Ok : store::PointStatus::Failed; break;
-    case ExitKind::Signalled: st = store::PointStatus::Signalled; break;
-    case ExitKind::TimedOut: st = store::PointStatus::Timeout; break;
-    case ExitKind::LaunchError: st = store::PointStatus::LaunchError; break;
-    case ExitKind::Interrupted: st = store::PointStatus::Pending; break;
-  }
-  std::string s = store::to_string(st);
-  if (r.kind == ExitKind::Exited && r.exit_code != 0) s += " (exit " + std::to_string(r.exit_code) + ")";
-  if (r.kind == ExitKind::Signalled) s += " (" + std::string(strsignal(r.signal)) + ")";
-  if (r.kind == ExitKind::LaunchError) s += " (" + r.launch_error + ")";
-  return s;
-}
-
-// The plan row of a point before it runs.
-store::SweepPointRow plan_row(const SweepPoint& p, const Partition& part, const RunOptions& o, const Environment& env) {
-  store::SweepPointRow row{};
-  row.point_id = p.id;
-  row.repeat = p.repeat;
-  store::set_str(row.label, p.label());
-  // threads: the swept value, else an explicit OMP_NUM_THREADS, else unknown (-1).
-  bool explicit_threads = env.has("OMP_NUM_THREADS");
-  for (const auto& kv : o.env) explicit_threads = explicit_threads || kv.first == "OMP_NUM_THREADS";
-  row.threads = p.threads > 0 ? p.threads : (explicit_threads ? part.threads : -1);
-  row.ranks = part.ranks;
-  row.nodes = p.nodes > 0 ? p.nodes : -1;
-  row.sms_requested = p.sms > 0 ? p.sms : -1;
-  row.sms_achieved = -1;
-  store::set_str(row.partition_method, p.sms > 0 ? "mps" : "");
-  store::set_str(row.status, "pending");
-  row.exit_code = -1;
-  row.signal = 0;
-  row.start_time = row.end_time = row.wall_s = store::kUnavailable;
-  row.complete = 0;
-  return row;
-}
-
-// One rank row from wait4() rusage of the whole tree: used when no tracer data exists.
-store::RankRecords rusage_rank(const ProcessResult& r, int omp_threads) {
-  store::RankRecords rec;
-  auto& i = rec.info;
-  i.rank = 0;
-  i.pid = r.pid;
-  store::set_str(i.host, store::hostname());
-  store::set_str(i.tracer_mode, "none");
-  i.start_time = r.start_time;
-  i.wall_s = r.wall_s;
-  i.user_s = r.user_s;
-  i.system_s = r.system_s;
-  i.max_rss_kib = r.max_rss_kib;
-  i.voluntary_ctxsw = r.voluntary_ctxsw;
-  i.involuntary_ctxsw = r.involuntary_ctxsw;
-  i.exit_status = r.kind == ExitKind::Exited ? r.exit_code : -1;
-  i.complete = r.kind == ExitKind::Exited ? 1 : 0;
-  i.tracer_errors = 0;
-  i.dropped_records = 0;
-  i.counters_available = 0;
-  i.gpu_available = 0;
-  i.omp_threads = omp_threads;
-  rec.log.push_back("info: no tracer data; resources from wait4() rusage of the whole process tree");
-  return rec;
-}
-
-void remove_tree(const std::string& dir) {
-  std::error_code ec;
-  fs::remove_all(dir, ec);
-}
-
-struct Setup {
-  LaunchSetup launch;
-  std::unique_ptr<MpsDaemon> mps;
-  std::string scratch_root;
+ private:
+  Clock::time_point start_ = Clock::now();
+  double app_s_ = 0, process_s_ = 0, commit_s_ = 0;
+  int ran_ = 0;
 };
+
+// The plan indexes of the selected points the file does not hold complete yet.
+std::vector<std::size_t> points_to_run(const SweepContext& ctx, const store::RunFile& rf) {
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < rf.points().size(); ++i)
+    if (!rf.points()[i].complete && ctx.is_selected(rf.points()[i].point_id)) todo.push_back(i);
+  return todo;
+}
+
+int interrupt_or(int fallback) {
+  const int s = SignalWatch::interrupt_signal();
+  return s ? s : fallback;
+}
 
 }  // namespace
 
-int run_sweep(RunOptions o, const std::vector<std::string>& rtrace_argv) {
+int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
   SignalWatch::install();
   const Environment env = Environment::current();
 
-  // ---- resume: the file defines the plan when no app is given
-  std::optional<store::RunMetadata> previous;
-  if (o.resume) {
-    if (!fs::exists(o.output))
-      throw UsageError("--resume: `" + o.output + "` does not exist (nothing to resume)");
-    // Read whole in a child first: a file that crashes libhdf5 must not take
-    // rtrace down (and the user's data is only read, never rewritten, then).
-    if (auto failure = store::hdf5_failure(o.output))
-      throw UsageError("--resume: `" + o.output + "`: " + *failure + "; the file was left as it is");
-    try {
-      auto f = store::File::open(o.output);
-      store::check_schema(f);
-      previous = store::read_run_metadata(f.root());
-    } catch (const store::Error& e) {
-      throw UsageError(std::string("--resume: cannot read `") + o.output + "`: " + e.what());
-    }
-    const bool app_given = !o.app_argv.empty();
-    o.fill_from_json(previous->options_json);
-    for (const auto& [k, v] : o.env)
-      if (v == kRedacted)
-        throw UsageError("--resume: `" + o.output + "` does not record the value of --env " + k +
-                         " (it matches a deny pattern); repeat the command with its --env options");
-    if (app_given && o.app_argv != previous->app_argv)
-      throw UsageError("--resume: `" + o.output + "` was made for another app (`" +
-                       join_quoted(previous->app_argv) + "`, not `" + join_quoted(o.app_argv) + "`)");
-    if (o.app_argv.empty()) throw UsageError("--resume: `" + o.output + "` records no app command");
-  }
-
-  const SweepPlan plan = make_sweep_plan(o.sweep, o.zip, o.repeat);
-  if (previous && previous->sweep_spec != plan.describe())
-    throw UsageError("--resume: `" + o.output + "` holds another sweep (`" + previous->sweep_spec +
-                     "`, this command asks for `" + plan.describe() + "`)");
-  for (const auto& [k, v] : o.env) {
-    for (const auto& a : plan.axes)
-      if (a.kind == AxisKind::Env && a.env_name == k)
-        throw UsageError("--env " + k + "=" + v + " conflicts with the swept axis `" + a.text() + "`");
-  }
-
-  // --points: a subset of the plan (a Slurm array task runs one point).
-  std::set<std::int64_t> selected;
-  if (!o.points.empty())
-    for (auto id : parse_point_selection(o.points, plan.points.size())) selected.insert(id);
-  auto is_selected = [&](std::int64_t id) { return selected.empty() || selected.count(id) > 0; };
-
-  // ---- everything a point needs, checked before anything runs
-  Setup setup;
-  LaunchSetup& ls = setup.launch;
-  ls.cores = online_cores();
-  ls.in_slurm = env.has("SLURM_JOB_ID");
-  ls.root = geteuid() == 0;
-  ls.base = env;
-  {
-    std::string why;
-    auto app = resolve_executable(o.app_argv[0], env.get("PATH"), why);
-    if (!app) throw UsageError("cannot run the app: " + why);
-    ls.app_path = *app;
-    if (auto m = resolve_executable("mpirun", env.get("PATH"), why)) ls.mpirun_path = *m;
-    if (auto s = resolve_executable("srun", env.get("PATH"), why)) ls.srun_path = *s;
-  }
-  const bool want_gpu = plan.has(AxisKind::Sms) || o.tracer == TracerChoice::Auto ||
-                        o.tracer == TracerChoice::CudaTrace || o.tracer == TracerChoice::CudaMetrics;
-  if (want_gpu) ls.gpu = detect_gpu();
-  std::vector<std::string> notes;
-  if (plan.has(AxisKind::Sms)) {
-    const SweepAxis* sms_axis = nullptr;
-    for (const auto& a : plan.axes)
-      if (a.kind == AxisKind::Sms) sms_axis = &a;
-    if (!ls.gpu.found) {
-      if (!o.dry_run) throw UsageError("sweep axis `" + sms_axis->text() + "`: needs a GPU, but " + ls.gpu.why_not);
-      notes.push_back("note: " + ls.gpu.why_not + "; the sms axis would fail here");
-    } else {
-      for (auto n : sms_axis->numbers) {
-        if (n > ls.gpu.sm_count)
-          throw UsageError("sweep axis `" + sms_axis->text() + "`: " + std::to_string(n) + " SMs requested, but " +
-                           ls.gpu.name + " has " + std::to_string(ls.gpu.sm_count));
-        const auto snap = snap_sms_for_mps(static_cast<int>(n), ls.gpu.sm_count);
-        if (snap.achieved != n)
-          notes.push_back("note: sms=" + std::to_string(n) + " snapped to " + std::to_string(snap.achieved) +
-                          " (MPS grants SMs per TPC of 2)");
-      }
-    }
-  }
-  // Tracer: the library next to the binary (or $RTRACE_TRACER_LIB).
-  ls.tracer_lib = tracer_library(env);
-  const bool lib_exists = !ls.tracer_lib.empty() && fs::exists(ls.tracer_lib);
-  switch (o.tracer) {
-    case TracerChoice::None: ls.tracer_mode = "none"; break;
-    case TracerChoice::Auto:
-      ls.tracer_mode = !lib_exists ? "none" : (ls.gpu.found ? "cuda-trace" : "cpu");
-      if (!lib_exists) notes.push_back("note: tracer library not found at " + ls.tracer_lib + "; running untraced");
-      break;
-    case TracerChoice::Cpu:
-    case TracerChoice::CudaTrace:
-    case TracerChoice::CudaMetrics:
-      if (!lib_exists)
-        throw UsageError("--tracer " + std::string(to_string(o.tracer)) + ": tracer library not found at " +
-                         ls.tracer_lib + " (set RTRACE_TRACER_LIB)");
-      ls.tracer_mode = to_string(o.tracer);
-      break;
-  }
-  if (o.ert == ErtMode::File) {
-    // A bad ceilings file is a usage error, found before anything runs.
-    if (!fs::exists(o.ert_file)) throw UsageError("--ert " + o.ert_file + ": no such file");
-    if (auto failure = store::hdf5_failure(o.ert_file)) throw UsageError("--ert " + o.ert_file + ": " + *failure);
-    try {
-      std::string detail;
-      (void)read_ceilings_from(o.ert_file, Partition{}, detail);
-    } catch (const std::exception& e) {
-      throw UsageError("--ert " + o.ert_file + ": no ceilings to import (" + e.what() + ")");
-    }
-  }
-
-  // Scratch: next to the output (a shared filesystem when the output is), one directory per point.
-  const fs::path out_path = fs::absolute(o.output);
-  setup.scratch_root = (out_path.parent_path() / ("." + out_path.filename().string() + ".scratch")).string();
-
-  std::vector<PointCommand> commands;
-  commands.reserve(plan.points.size());
-  for (const auto& p : plan.points)
-    commands.push_back(build_point_command(p, plan, o, ls, setup.scratch_root + "/" + store::point_group_name(p.id)));
-  std::string sweep_launcher = "none";
-  for (const auto& c : commands)
-    if (c.launch != LaunchKind::Direct) sweep_launcher = to_string(c.launch);
-
-  // ---- dry run: print the plan
+  const SweepContext ctx = plan_sweep(std::move(opts));
+  const RunOptions& o = ctx.opts;
+  SweepSetup setup = check_setup(ctx, env);
   if (o.dry_run) {
-    std::printf("rtrace: plan %s: %zu point%s, output %s\n", plan.describe().c_str(), plan.points.size(),
-                plan.points.size() == 1 ? "" : "s", o.output.c_str());
-    for (const auto& n : notes) std::printf("rtrace: %s\n", n.c_str());
-    for (std::size_t i = 0; i < plan.points.size(); ++i) {
-      const auto& p = plan.points[i];
-      const auto& c = commands[i];
-      if (!is_selected(p.id)) continue;
-      std::printf("[%zu/%zu] %s  (point %lld, repeat %d, partition %s, launcher %s)\n", i + 1, plan.points.size(),
-                  p.label().c_str(), static_cast<long long>(p.id), p.repeat, c.partition.name().c_str(),
-                  to_string(c.launch));
-      for (const auto& e : c.app_env) std::printf("    env  %s\n", e.c_str());
-      std::printf("    run  %s\n", join_quoted(c.argv).c_str());
-    }
+    print_dry_run(ctx, setup);
     return kExitAllOk;
   }
 
-  // ---- the run file: create (never clobber) or reopen
   std::optional<store::RunFile> rf;
   try {
-    if (!o.resume) {
-      if (fs::exists(o.output))
-        throw UsageError("output `" + o.output +
-                         "` exists; pass --resume to continue it, or choose another file with -o");
-      store::RunMetadata meta;
-      meta.command_line = display_command_line(rtrace_argv, o.env_deny);
-      meta.app_argv = o.app_argv;
-      meta.sweep_spec = plan.describe();
-      meta.options_json = options_json(o);
-      meta.environment = recorded_environment(env, o.env_deny);
-      meta.launcher = sweep_launcher;
-      meta.slurm_job_id = env.get("SLURM_JOB_ID");
-      meta.slurm_nodelist = env.get("SLURM_JOB_NODELIST", env.get("SLURM_NODELIST"));
-      meta.slurm_task_layout = slurm_task_layout(env);
-      std::vector<store::SweepAxisRow> axes;
-      for (std::size_t i = 0; i < plan.axes.size(); ++i) {
-        store::SweepAxisRow a{};
-        a.index = static_cast<std::int32_t>(i);
-        store::set_str(a.name, plan.axes[i].name);
-        store::set_str(a.spec, plan.axes[i].spec);
-        axes.push_back(a);
-      }
-      std::vector<store::SweepPointRow> rows;
-      for (std::size_t i = 0; i < plan.points.size(); ++i)
-        rows.push_back(plan_row(plan.points[i], commands[i].partition, o, env));
-      rf = store::RunFile::create(o.output, meta, store::describe_this_machine(), axes, rows);
-    } else {
-      rf = store::RunFile::open(o.output);
-      const auto& stored = rf->points();
-      bool same = stored.size() == plan.points.size();
-      for (std::size_t i = 0; same && i < stored.size(); ++i)
-        same = stored[i].point_id == plan.points[i].id && store::get_str(stored[i].label) == plan.points[i].label();
-      if (!same)
-        throw UsageError("--resume: the points in `" + o.output + "` differ from this command's plan");
-    }
+    rf = open_run_file(ctx, setup, env, rtrace_argv);
   } catch (const store::Error& e) {
     std::fprintf(stderr, "rtrace run: cannot %s `%s`: %s\n", o.resume ? "open" : "create", o.output.c_str(), e.what());
     return kExitCannotStart;
   }
 
-  // ---- SM partitioning under a private MPS daemon
-  if (plan.has(AxisKind::Sms)) {
-    setup.mps = std::make_unique<MpsDaemon>();
-    try {
-      setup.mps->start(env);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "rtrace run: %s\n", e.what());
-      return kExitCannotStart;
-    }
-    ls.mps = setup.mps.get();
-    commands.clear();
-    for (const auto& p : plan.points)
-      commands.push_back(build_point_command(p, plan, o, ls, setup.scratch_root + "/" + store::point_group_name(p.id)));
+  PartitionStage partitions(ctx, setup);
+  try {
+    partitions.start(env);
+  } catch (const StageError& e) {
+    std::fprintf(stderr, "rtrace run: %s\n", e.what());
+    return kExitCannotStart;
   }
 
-  // ---- run the points that are not complete
-  std::vector<std::size_t> todo;
-  for (std::size_t i = 0; i < rf->points().size(); ++i)
-    if (!rf->points()[i].complete && is_selected(rf->points()[i].point_id)) todo.push_back(i);
-  const int total = selected.empty() ? static_cast<int>(plan.points.size()) : static_cast<int>(selected.size());
+  const std::vector<std::size_t> todo = points_to_run(ctx, *rf);
+  const int total = ctx.total();
   Progress progress(Progress::detect(o.quiet), total, total - static_cast<int>(todo.size()));
-  for (const auto& n : notes) progress.note(n);
+  for (const auto& n : setup.notes) progress.note(n);
   if (o.resume && !o.quiet)
     progress.note("resuming " + o.output + ": " + std::to_string(todo.size()) + " of " + std::to_string(total) +
                   " points left");
-  CeilingProvider ceilings(o, env, o.verbose, &ls);
-  int interrupted = 0;
-  bool write_failed = false;
+  CeilingProvider ceilings(o, env, o.verbose, &setup.launch);
+  SweepOutcome outcome;
+  OwnCost cost;
   int ordinal = total - static_cast<int>(todo.size());
-  // rtrace's own cost, reported with --verbose (bench/launcher_overhead.sh reads it).
-  using Clock = std::chrono::steady_clock;
-  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
-  const auto loop_start = Clock::now();
-  double app_s = 0, process_s = 0, commit_s = 0;
-  int ran = 0;
   for (std::size_t idx : todo) {
-    const SweepPoint& p = plan.points[idx];
-    const PointCommand& cmd = commands[idx];
+    const SweepPoint& p = ctx.plan.points[idx];
+    const PointCommand& cmd = setup.commands[idx];
     ++ordinal;
     const std::string label = p.label();
-
     std::vector<std::string> log;
+
     // 1. Ceilings of this point's partition (measured once, cached).
-    if (ceilings.needs_measurement(cmd.partition))
-      progress.begin_point(ordinal, label, "measuring ceilings of " + cmd.partition.name());
-    const PartitionCeilings& ceil = ceilings.get(cmd.partition);
-    if (ceil.interrupted || SignalWatch::interrupt_signal()) {
-      interrupted = SignalWatch::interrupt_signal() ? SignalWatch::interrupt_signal() : SIGINT;
+    const PointCeilings ceil = ceilings_for_point(ceilings, cmd.partition, progress, ordinal, label, log);
+    if (ceil.interrupted) {
+      outcome.interrupted = interrupt_or(SIGINT);
       break;
     }
-    if (!ceil.error.empty()) {
-      log.push_back("warning: no ceilings for partition " + cmd.partition.name() + ": " + ceil.error);
-      progress.note("warning: no ceilings for partition " + cmd.partition.name() + ": " + ceil.error);
-    }
 
-    // 2. The app, in its own process group, under the tracer.
-    const std::string trace_dir = setup.scratch_root + "/" + store::point_group_name(p.id);
-    if (ls.tracer_mode != "none") {
-      remove_tree(trace_dir);  // leftovers of an interrupted attempt
-      std::error_code ec;
-      fs::create_directories(trace_dir, ec);
-      chmod(setup.scratch_root.c_str(), 0700);
-      if (ec) {
-        std::fprintf(stderr, "rtrace run: cannot create the scratch directory %s: %s\n", trace_dir.c_str(),
-                     ec.message().c_str());
-        return kExitCannotStart;
-      }
-    }
-    progress.begin_point(ordinal, label);
-    if (o.verbose) progress.note("point " + std::to_string(p.id) + ": " + join_quoted(cmd.argv));
-    ProcessSpec spec;
-    spec.path = cmd.path;
-    spec.argv = cmd.argv;
-    spec.env = cmd.env.to_envp();
-    spec.timeout_s = o.timeout_s;
-    spec.grace_s = o.grace_s;
-    spec.echo = o.verbose;
-    ProcessResult r;
-    const auto process_start = Clock::now();
+    // 2. The partition's scratch, then the app under the tracer.
+    std::string trace_dir;
+    PointResult result;
+    auto process_start = OwnCost::Clock::now();
     try {
-      r = run_process(spec);
-      process_s += seconds_since(process_start);
-      app_s += r.wall_s;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "rtrace run: point %s: %s\n", label.c_str(), e.what());
+      trace_dir = partitions.prepare(p);
+      process_start = OwnCost::Clock::now();
+      result = run_point(p, cmd, o, env, progress, ordinal, log);
+    } catch (const StageError& e) {
+      std::fprintf(stderr, "rtrace run: %s\n", e.what());
       return kExitCannotStart;
     }
-    // scancel (and a terminal's ^C) signal the whole process group at once: the
-    // app can die of SIGTERM/SIGINT before rtrace's own handler has run. Such a
-    // point was interrupted, not failed: leave it for --resume.
-    if (r.kind == ExitKind::Signalled &&
-        (r.signal == SIGTERM || r.signal == SIGINT || r.signal == SIGHUP)) {
-      for (int i = 0; i < 50 && SignalWatch::interrupt_signal() == 0; ++i) usleep(10000);
-      if (SignalWatch::interrupt_signal() != 0) r.kind = ExitKind::Interrupted;
-    }
-    if (r.kind == ExitKind::Interrupted) {
-      interrupted = SignalWatch::interrupt_signal();
+    const double process_s = OwnCost::since(process_start);
+    if (result.interrupted) {
+      outcome.interrupted = SignalWatch::interrupt_signal();
       break;
     }
-    if (r.leftover > 0)
-      log.push_back("warning: " + std::to_string(r.leftover) + " process(es) of the tree survived SIGKILL");
-    if (r.orphans_reaped > 0)
-      log.push_back("info: stopped " + std::to_string(r.orphans_reaped) + " process(es) left behind by the app");
-
-    store::PointStatus st = store::PointStatus::Ok;
-    const std::string status_text = status_of(r, st);
-    store::SweepPointRow row = plan_row(p, cmd.partition, o, env);
-    store::set_str(row.status, store::to_string(st));
-    row.exit_code = r.kind == ExitKind::Exited || (r.kind == ExitKind::TimedOut && r.signal == 0) ? r.exit_code : -1;
-    row.signal = r.signal;
-    row.start_time = r.start_time;
-    row.end_time = r.end_time;
-    row.wall_s = r.wall_s;
-    if (p.sms > 0) row.sms_achieved = cmd.sms.achieved;
-    if (r.kind == ExitKind::LaunchError) log.push_back("error: " + r.launch_error);
-    if (r.kind == ExitKind::TimedOut) log.push_back("error: timed out after " + std::to_string(o.timeout_s) + " s");
 
     // 3. Commit: ceilings, output, ranks, log: all or nothing.
-    const auto commit_start = Clock::now();
+    const auto commit_start = OwnCost::Clock::now();
     try {
-      rf->commit_point(row, [&](store::Group& g) {
-        g.set_attr("partition", cmd.partition.name());
-        g.set_attr("launcher", to_string(cmd.launch));
-        g.set_attr("command", join_quoted(cmd.argv));
-        if (!ceil.rows.empty()) {
-          g.write_table<store::CeilingRow>("ceilings", ceil.rows, "roofline ceilings of partition " + cmd.partition.name());
-          g.set_attr("ceilings_source", ceil.source);
-        }
-        store::CapturedOutput out;
-        out.stdout_tail = r.stdout_tail;
-        out.stderr_tail = r.stderr_tail;
-        out.stdout_bytes = r.stdout_bytes;
-        out.stderr_bytes = r.stderr_bytes;
-        store::write_output(g, out);
-        store::Group ranks = g.require_group("ranks");
-        std::size_t copied = 0;
-        if (ls.tracer_mode != "none") {
-          auto collected = collect_tracer_ranks(trace_dir, ranks, cmd.partition.ranks);
-          log.insert(log.end(), collected.log.begin(), collected.log.end());
-          copied = collected.ranks.size();
-        }
-        if (copied == 0) store::write_rank(ranks, rusage_rank(r, cmd.partition.threads));
-        if (!log.empty()) g.set_attr("log", log);
-      });
+      commit_point(*rf, PointCommit{cmd, *ceil.ceilings, result, trace_dir, setup.launch.tracer_mode}, log);
     } catch (const std::exception& e) {
       progress.finish();
       std::fprintf(stderr, "rtrace run: cannot record point %lld (%s) in `%s`: %s\n", static_cast<long long>(p.id),
                    label.c_str(), o.output.c_str(), e.what());
-      write_failed = true;
+      outcome.write_failed = true;
       break;
     }
-    commit_s += seconds_since(commit_start);
-    ++ran;
-    if (!o.keep_scratch && ls.tracer_mode != "none") remove_tree(trace_dir);
-    progress.end_point(label, status_text, r.wall_s);
+    cost.add_point(process_s, result.process.wall_s, OwnCost::since(commit_start));
+    partitions.release(p);
+    progress.end_point(label, result.status_text, result.process.wall_s);
     if (o.verbose)
       for (const auto& l : log) progress.note("point " + std::to_string(p.id) + ": " + l);
-    if (st != store::PointStatus::Ok && o.fail_fast) {
-      progress.note("--fail-fast: stopping after point " + std::to_string(p.id) + " (" + status_text + ")");
+    if (result.status != store::PointStatus::Ok && o.fail_fast) {
+      progress.note("--fail-fast: stopping after point " + std::to_string(p.id) + " (" + result.status_text + ")");
       break;
     }
     if (SignalWatch::interrupt_signal()) {
-      interrupted = SignalWatch::interrupt_signal();
+      outcome.interrupted = SignalWatch::interrupt_signal();
       break;
     }
   }
   progress.finish();
-  if (o.verbose && ran > 0) {
-    const double loop_s = seconds_since(loop_start);
-    std::fprintf(stderr,
-                 "rtrace: own cost per point: %.2f ms (process start/reap %.2f ms, commit %.2f ms, other %.2f ms) "
-                 "over %d points, app %.2f ms per point\n",
-                 (loop_s - app_s) / ran * 1e3, (process_s - app_s) / ran * 1e3, commit_s / ran * 1e3,
-                 (loop_s - process_s - commit_s) / ran * 1e3, ran, app_s / ran * 1e3);
-  }
-  if (setup.mps) setup.mps->stop();
-  if (!o.keep_scratch) {
-    std::error_code ec;
-    fs::remove(setup.scratch_root, ec);  // only when empty
-  }
-
-  // ---- summary and exit status over the whole file
-  int ok = 0, bad = 0, pending = 0;
-  for (const auto& row : rf->points()) {
-    if (!is_selected(row.point_id)) continue;
-    if (!row.complete) ++pending;
-    else if (store::get_str(row.status) == "ok") ++ok;
-    else ++bad;
-  }
-  if (interrupted) {
-    std::fprintf(stderr,
-                 "rtrace: interrupted (%s): %d of %d points complete in %s; continue with `rtrace --resume -o %s`\n",
-                 strsignal(interrupted), ok + bad, total, o.output.c_str(), shell_quote(o.output).c_str());
-    return 128 + interrupted;
-  }
-  if (!o.quiet)
-    std::fprintf(stderr, "rtrace: %d point%s: %d ok, %d not ok%s -> %s\n", total, total == 1 ? "" : "s", ok, bad,
-                 pending ? (", " + std::to_string(pending) + " not run").c_str() : "", o.output.c_str());
-  if (write_failed) return kExitCannotStart;
-  return (bad == 0 && pending == 0) ? kExitAllOk : kExitSomeFailed;
+  if (o.verbose) cost.print();
+  partitions.stop();
+  return summarize(ctx, *rf, outcome);
 }
 
 }  // namespace rtrace::launcher
