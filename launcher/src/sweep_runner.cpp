@@ -92,8 +92,15 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
   if (o.resume && !o.quiet)
     progress.note("resuming " + o.output + ": " + std::to_string(todo.size()) + " of " + std::to_string(total) +
                   " points left");
-  CeilingProvider ceilings(o, env, o.verbose, &setup.launch);
+  CeilingsStage ceilings(o, env, &setup.launch);
   SweepOutcome outcome;
+  // --resume: points committed without ceilings they could use get them first.
+  if (o.resume && !add_missing_ceilings(*rf, ctx, setup, ceilings, progress)) {
+    progress.finish();
+    outcome.interrupted = interrupt_or(SIGINT);
+    partitions.stop();
+    return summarize(ctx, *rf, outcome);
+  }
   OwnCost cost;
   int ordinal = total - static_cast<int>(todo.size());
   for (std::size_t idx : todo) {
@@ -103,14 +110,7 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
     const std::string label = p.label();
     std::vector<std::string> log;
 
-    // 1. Ceilings of this point's partition (measured once, cached).
-    const PointCeilings ceil = ceilings_for_point(ceilings, cmd.partition, progress, ordinal, label, log);
-    if (ceil.interrupted) {
-      outcome.interrupted = interrupt_or(SIGINT);
-      break;
-    }
-
-    // 2. The partition's scratch, then the app under the tracer.
+    // 1. The partition's scratch, then the app under the tracer.
     std::string trace_dir;
     PointResult result;
     auto process_start = OwnCost::Clock::now();
@@ -126,6 +126,18 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
     if (result.interrupted) {
       outcome.interrupted = SignalWatch::interrupt_signal();
       break;
+    }
+
+    // 2. Ceilings of the partition, when the point has counts to place on them
+    //    (measured once per partition, cached). Interrupted while measuring: the
+    //    point is still committed, and --resume adds its ceilings.
+    const RooflineCounts counts =
+        setup.launch.tracer_mode == "none" ? RooflineCounts{} : roofline_counts_in_trace_dir(trace_dir);
+    const PointCeilings ceil = ceilings.for_point(cmd.partition, counts, progress, ordinal, label, log);
+    if (ceil.interrupted) {
+      outcome.interrupted = interrupt_or(SIGINT);
+      log.push_back("warning: ceilings of partition " + cmd.partition.name() +
+                    " not measured (interrupted); `rtrace run --resume` adds them");
     }
 
     // 3. Commit: ceilings, output, ranks, log: all or nothing.
@@ -148,8 +160,8 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
       progress.note("--fail-fast: stopping after point " + std::to_string(p.id) + " (" + result.status_text + ")");
       break;
     }
-    if (SignalWatch::interrupt_signal()) {
-      outcome.interrupted = SignalWatch::interrupt_signal();
+    if (outcome.interrupted || SignalWatch::interrupt_signal()) {
+      outcome.interrupted = interrupt_or(outcome.interrupted);
       break;
     }
   }

@@ -400,10 +400,13 @@ void PartitionStage::stop() {
 
 // ---------------------------------------------------------------- ceilings
 
-PointCeilings ceilings_for_point(CeilingProvider& provider, const Partition& part, Progress& progress, int ordinal,
-                                 const std::string& label, std::vector<std::string>& log) {
+namespace {
+
+PointCeilings ceilings_of_partition(CeilingProvider& provider, const Partition& part, Progress& progress, int ordinal,
+                                    const std::string& label, const std::string& why, std::vector<std::string>& log) {
   PointCeilings out;
-  if (provider.needs_measurement(part)) progress.begin_point(ordinal, label, "measuring ceilings of " + part.name());
+  if (provider.needs_measurement(part))
+    progress.begin_point(ordinal, label, "measuring ceilings of " + part.name() + (why.empty() ? "" : " (" + why + ")"));
   const PartitionCeilings& ceil = provider.get(part);
   out.ceilings = &ceil;
   if (ceil.interrupted || SignalWatch::interrupt_signal()) {
@@ -415,6 +418,92 @@ PointCeilings ceilings_for_point(CeilingProvider& provider, const Partition& par
     progress.note("warning: no ceilings for partition " + part.name() + ": " + ceil.error);
   }
   return out;
+}
+
+const char* ert_option(ErtMode m) { return m == ErtMode::Quick ? "quick" : "auto"; }
+
+}  // namespace
+
+PointCeilings ceilings_for_point(CeilingProvider& provider, const Partition& part, Progress& progress, int ordinal,
+                                 const std::string& label, std::vector<std::string>& log) {
+  return ceilings_of_partition(provider, part, progress, ordinal, label, "", log);
+}
+
+CeilingsStage::CeilingsStage(const RunOptions& o, const Environment& env, const LaunchSetup* launch)
+    : opts_(o), provider_(o, env, o.verbose, launch) {}
+
+bool CeilingsStage::wanted(const RooflineCounts& counts) const {
+  switch (opts_.ert) {
+    case ErtMode::None: return false;
+    case ErtMode::File: return true;  // importing costs nothing
+    case ErtMode::Auto:
+    case ErtMode::Quick: return counts.any;
+  }
+  return false;
+}
+
+PointCeilings CeilingsStage::for_point(const Partition& part, const RooflineCounts& counts, Progress& progress,
+                                       int ordinal, const std::string& label, std::vector<std::string>& log) {
+  static const PartitionCeilings kNone;
+  if (!wanted(counts)) {
+    PointCeilings out;
+    out.ceilings = &kNone;
+    if (opts_.ert == ErtMode::Auto || opts_.ert == ErtMode::Quick) {
+      log.push_back("info: no ceilings measured: nothing to place on a roofline (no annotated regions with FLOPs or "
+                    "bytes, no hardware counters, no GPU kernel metrics)");
+      if (!told_unused_)
+        progress.note(std::string("note: ") + label + " has nothing to place on a roofline (no annotated regions " +
+                      "with FLOPs or bytes, no hardware counters, no GPU kernel metrics): --ert " +
+                      ert_option(opts_.ert) + " measures a partition's ceilings only for points that have them");
+      told_unused_ = true;
+    }
+    return out;
+  }
+  return ceilings_of_partition(provider_, part, progress, ordinal, label, counts.what, log);
+}
+
+bool add_missing_ceilings(store::RunFile& rf, const SweepContext& ctx, const SweepSetup& setup,
+                          CeilingsStage& ceilings, Progress& progress) {
+  if (ctx.opts.ert == ErtMode::None) return true;
+  struct Missing {
+    std::size_t index;
+    std::string group;
+    RooflineCounts counts;
+  };
+  std::vector<Missing> missing;
+  {
+    auto f = store::File::open(rf.path());
+    if (!f.root().exists("points")) return true;
+    const auto points = f.root().open_group("points");
+    for (std::size_t i = 0; i < rf.points().size(); ++i) {
+      const auto& row = rf.points()[i];
+      const auto name = store::point_group_name(row.point_id);
+      if (!row.complete || !ctx.is_selected(row.point_id) || !points.exists(name)) continue;
+      const auto g = points.open_group(name);
+      if (g.exists("ceilings") || !g.exists("ranks")) continue;
+      const RooflineCounts counts = roofline_counts_in_ranks(g.open_group("ranks"));
+      if (counts.any) missing.push_back(Missing{i, name, counts});
+    }
+  }  // closed before the transactions below rewrite the file
+  for (const Missing& m : missing) {
+    const SweepPoint& p = ctx.plan.points[m.index];
+    const Partition& part = setup.commands[m.index].partition;
+    std::vector<std::string> log;
+    const PointCeilings c = ceilings.for_point(part, m.counts, progress, 0, p.label(), log);
+    if (c.interrupted) return false;
+    if (c.ceilings->rows.empty()) continue;  // the reason was printed as a warning
+    store::transaction(rf.path(), [&](store::File& f) {
+      auto g = f.root().open_group("points").open_group(m.group);
+      g.write_table<store::CeilingRow>("ceilings", c.ceilings->rows, "roofline ceilings of partition " + part.name());
+      g.set_attr("ceilings_source", c.ceilings->source);
+      std::vector<std::string> point_log = g.has_attr("log") ? g.attr_strings("log") : std::vector<std::string>{};
+      point_log.insert(point_log.end(), log.begin(), log.end());
+      point_log.push_back("info: ceilings of " + part.name() + " added by --resume");
+      g.set_attr("log", point_log);
+    });
+    progress.note("point " + std::to_string(p.id) + " (" + p.label() + "): ceilings of " + part.name() + " added");
+  }
+  return true;
 }
 
 // ---------------------------------------------------------------- run point

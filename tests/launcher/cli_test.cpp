@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -362,11 +363,13 @@ TEST_F(LauncherCli, CeilingsFromAFileAndFromTheCache) {
     auto f = store::File::open(out2);
     EXPECT_EQ(store::read_ceilings(point_group(f, 0)).size(), 2u);
   }
-  // A cached ERT result for partition t1 is reused: no `rtrace ert` runs.
+  // A cached ERT result for partition t1 is reused by a point that has counts
+  // to place on a roofline: no `rtrace ert` runs.
+  if (!fs::exists(kTracerLib)) GTEST_SKIP() << "an annotated point needs " << kTracerLib;
   const auto cached = path("cache") + "/ert/" + store::hostname() + "-t1-" + store::rtrace_version() + "-quick.h5";
   write_fake_ert(cached, 7);
   const auto out3 = path("c3.h5");
-  r = rtrace({"--sweep", "threads=1", "--ert", "quick", "-o", out3, "--", kApp, "exit", "0"});
+  r = rtrace({"--sweep", "threads=1", "--ert", "quick", "-o", out3, "--", kApp, "annotated"});
   ASSERT_EQ(r.status, 0) << r.err;
   auto f = store::File::open(out3);
   auto g = point_group(f, 0);
@@ -374,6 +377,74 @@ TEST_F(LauncherCli, CeilingsFromAFileAndFromTheCache) {
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[0].value, 7);
   EXPECT_EQ(g.attr_string("ceilings_source"), cached);
+}
+
+// --ert auto measures a partition only for points with counts to place on a
+// roofline: an unannotated sweep runs no ERT (nothing lands in the cache) and
+// says so once; an annotated point of the same partition gets its ceilings.
+TEST_F(LauncherCli, CeilingsOnlyForPointsWithRooflineCounts) {
+  if (!fs::exists(kTracerLib)) GTEST_SKIP() << "annotated points need " << kTracerLib;
+  const auto out = path("plain.h5");
+  auto r = rtrace({"--sweep", "env:I=1..3", "--sweep", "threads=1", "--ert", "auto", "-o", out, "--", kApp, "exit",
+                   "0"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_valid(out);
+  EXPECT_FALSE(fs::exists(path("cache") + "/ert")) << "an ERT ran for an unannotated sweep";
+  std::size_t notes = 0;
+  for (auto at = r.err.find("nothing to place on a roofline"); at != std::string::npos;
+       at = r.err.find("nothing to place on a roofline", at + 1))
+    ++notes;
+  EXPECT_EQ(notes, 1u) << r.err;
+  {
+    auto f = store::File::open(out);
+    for (int id : {0, 1, 2}) {
+      auto g = point_group(f, id);
+      EXPECT_FALSE(g.exists("ceilings")) << "point " << id;
+      const auto log = g.attr_strings("log");
+      EXPECT_TRUE(std::any_of(log.begin(), log.end(), [](const std::string& l) {
+        return l.find("no ceilings measured") != std::string::npos;
+      })) << "point " << id;
+    }
+  }
+  // The same partition with an annotated app: the (cached) ceilings are used.
+  write_fake_ert(path("cache") + "/ert/" + store::hostname() + "-t1-" + store::rtrace_version() + ".h5", 9);
+  const auto annotated = path("annotated.h5");
+  r = rtrace({"--sweep", "threads=1", "--ert", "auto", "-o", annotated, "--", kApp, "annotated"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto f = store::File::open(annotated);
+  const auto c = store::read_ceilings(point_group(f, 0));
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].value, 9);
+  // The unannotated app with that cache present still gets none.
+  r = rtrace({"--sweep", "threads=1", "--ert", "auto", "-o", path("plain2.h5"), "--", kApp, "exit", "0"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto f2 = store::File::open(path("plain2.h5"));
+  EXPECT_FALSE(point_group(f2, 0).exists("ceilings"));
+}
+
+// `rtrace run --resume --ert auto` adds the ceilings that complete points lack.
+TEST_F(LauncherCli, ResumeAddsMissingCeilings) {
+  if (!fs::exists(kTracerLib)) GTEST_SKIP() << "annotated points need " << kTracerLib;
+  const auto out = path("later.h5");
+  auto r = rtrace({"--sweep", "env:I=1,2", "--sweep", "threads=1", "--ert", "none", "-o", out, "--", kApp,
+                   "annotated"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  {
+    auto f = store::File::open(out);
+    EXPECT_FALSE(point_group(f, 0).exists("ceilings"));
+  }
+  write_fake_ert(path("cache") + "/ert/" + store::hostname() + "-t1-" + store::rtrace_version() + ".h5", 11);
+  r = rtrace({"--resume", "--ert", "auto", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_valid(out);
+  auto f = store::File::open(out);
+  for (int id : {0, 1}) {
+    auto g = point_group(f, id);
+    ASSERT_TRUE(g.exists("ceilings")) << "point " << id << ": " << r.err;
+    EXPECT_EQ(store::read_ceilings(g)[0].value, 11);
+    const auto log = g.attr_strings("log");
+    EXPECT_NE(log.back().find("added by --resume"), std::string::npos) << log.back();
+  }
 }
 
 TEST_F(LauncherCli, PointsSelectionRunsASubsetForArrayTasks) {

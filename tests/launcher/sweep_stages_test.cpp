@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 
 using namespace rtrace::launcher;
@@ -151,4 +152,53 @@ TEST(LauncherSweepStages, CommitMarksThePointCompleteWithItsRankAndLog) {
   EXPECT_EQ(summarize(ctx, rf, outcome), kExitSomeFailed);  // one point not run
   outcome.interrupted = SIGINT;
   EXPECT_EQ(summarize(ctx, rf, outcome), 128 + SIGINT);
+}
+
+TEST(LauncherSweepStages, RooflineCountsNeedFlopsBytesCountersOrKernelMetrics) {
+  rtrace::store::RankRecords rank;
+  EXPECT_FALSE(roofline_counts(rank).any);
+  rtrace::store::RegionRow region{};
+  region.time_s = 1;
+  region.flops_fp64 = region.flops_fp32 = region.flops_fp16 = std::nan("");
+  region.bytes_l1 = region.bytes_l2 = region.bytes_l3 = region.bytes_dram = std::nan("");
+  region.hw_instructions = 1e9;  // instructions alone place nothing on a FLOP roofline
+  region.hw_cycles = 1e9;
+  region.hw_fp64_ops = region.hw_fp32_ops = std::nan("");
+  rank.regions.push_back(region);
+  EXPECT_FALSE(roofline_counts(rank).any);
+  rank.regions[0].hw_fp64_ops = 5e6;
+  EXPECT_EQ(roofline_counts(rank).what, "hardware counters");
+  rank.regions[0].bytes_dram = 8e6;
+  EXPECT_EQ(roofline_counts(rank).what, "annotated regions with FLOPs or bytes");
+
+  rtrace::store::RankRecords gpu;
+  rtrace::store::KernelRow k{};
+  k.has_metrics = 0;
+  k.flops_fp64 = 1e9;  // a trace row: no metrics
+  gpu.kernels.push_back(k);
+  EXPECT_FALSE(roofline_counts(gpu).any);
+  gpu.kernels[0].has_metrics = 1;
+  EXPECT_EQ(roofline_counts(gpu).what, "GPU kernel metrics");
+}
+
+TEST(LauncherSweepStages, CeilingsStageSkipsPointsWithoutCountsAndSaysSoOnce) {
+  auto o = options({"threads=1"});
+  o.ert = ErtMode::Auto;
+  o.quiet = false;
+  const auto env = Environment::current();
+  CeilingsStage stage(o, env, nullptr);
+  Progress progress(Progress::Mode::Quiet, 2, 0);
+  std::vector<std::string> log;
+  EXPECT_FALSE(stage.wanted(RooflineCounts{}));
+  EXPECT_TRUE(stage.wanted(RooflineCounts{true, "GPU kernel metrics"}));
+  const auto c = stage.for_point(Partition{}, RooflineCounts{}, progress, 1, "threads=1", log);
+  ASSERT_NE(c.ceilings, nullptr);
+  EXPECT_TRUE(c.ceilings->rows.empty());
+  EXPECT_TRUE(c.ceilings->error.empty());
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_NE(log[0].find("no ceilings measured"), std::string::npos);
+
+  o.ert = ErtMode::None;
+  CeilingsStage none(o, env, nullptr);
+  EXPECT_FALSE(none.wanted(RooflineCounts{true, "hardware counters"}));
 }

@@ -1,6 +1,8 @@
 // A misbehaving app for the launcher tests: each mode is one fault.
 //   exit N | segv | hang PIDFILE | ignore-term PIDFILE | flood MIB | close-stdout |
-//   sleep MS | env NAME...
+//   sleep MS | env NAME... | annotated (a region with FLOPs and bytes, through the
+//   preloaded tracer's rtrace_region_* when present)
+#include <dlfcn.h>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -73,6 +75,22 @@ int main(int argc, char** argv) {
   if (mode == "sleep" && argc > 2) {
     usleep(static_cast<useconds_t>(std::atol(argv[2])) * 1000);
     std::printf("slept %s ms\n", argv[2]);
+    return 0;
+  }
+  if (mode == "annotated") {
+    // Looked up at run time: the tracer is LD_PRELOADed by rtrace, this app
+    // does not link it (without the tracer the region is simply not recorded).
+    using Mark = void (*)(const char*);
+    using Counts = void (*)(const char*, double, double, double, double, double, double);
+    auto begin = reinterpret_cast<Mark>(dlsym(RTLD_DEFAULT, "rtrace_region_begin"));
+    auto end = reinterpret_cast<Mark>(dlsym(RTLD_DEFAULT, "rtrace_region_end"));
+    auto counts = reinterpret_cast<Counts>(dlsym(RTLD_DEFAULT, "rtrace_region_counts"));
+    if (begin && end && counts) {
+      begin("work");
+      counts("work", 2e6, 0, 0, 0, 0, 8e6);
+      end("work");
+    }
+    std::printf("annotated: %s\n", begin ? "traced" : "no tracer");
     return 0;
   }
   if (mode == "env") {

@@ -4,8 +4,9 @@
 //   check_setup         everything a point needs, checked before anything runs
 //   open_run_file       create (never clobber) or reopen the run file
 //   PartitionStage      what a partition needs around its points (MPS daemon, scratch)
-//   ceilings_for_point  the roofline ceilings of the point's partition
 //   run_point           the app, in its own process group, under the tracer
+//   CeilingsStage       the roofline ceilings of the point's partition, after the
+//                       point: --ert auto/quick measure only for points with counts
 //   commit_point        ceilings, output, ranks, log: all or nothing
 //   summarize           the summary line and the exit status
 //
@@ -19,6 +20,7 @@
 #include "rtrace/launcher/point_command.hpp"
 #include "rtrace/launcher/process.hpp"
 #include "rtrace/launcher/progress.hpp"
+#include "rtrace/launcher/roofline_counts.hpp"
 #include "rtrace/launcher/sweep.hpp"
 #include "rtrace/store/run_file.hpp"
 
@@ -114,6 +116,29 @@ struct PointCeilings {
 // the provider); a failure is a warning in `log` and on the progress output.
 PointCeilings ceilings_for_point(CeilingProvider& provider, const Partition& part, Progress& progress, int ordinal,
                                  const std::string& label, std::vector<std::string>& log);
+
+// Ceilings are worth measuring only for a point whose data a roofline can place:
+// with --ert auto/quick a point without such counts gets none (and no ERT runs
+// for it); the first such point says so once. --ert FILE imports for every point.
+class CeilingsStage {
+ public:
+  CeilingsStage(const RunOptions& o, const Environment& env, const LaunchSetup* launch);
+  bool wanted(const RooflineCounts& counts) const;
+  PointCeilings for_point(const Partition& part, const RooflineCounts& counts, Progress& progress, int ordinal,
+                          const std::string& label, std::vector<std::string>& log);
+  CeilingProvider& provider() { return provider_; }
+
+ private:
+  const RunOptions& opts_;
+  CeilingProvider provider_;
+  bool told_unused_ = false;
+};
+
+// `--resume` with --ert auto/quick/FILE: the complete points that have counts to
+// place but no ceilings (run with --ert none, or interrupted while measuring)
+// get them now, one store transaction per point. Returns false when interrupted.
+bool add_missing_ceilings(store::RunFile& rf, const SweepContext& ctx, const SweepSetup& setup,
+                          CeilingsStage& ceilings, Progress& progress);
 
 // ---- run point
 struct PointResult {
