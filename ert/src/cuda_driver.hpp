@@ -5,6 +5,8 @@
 
 #include <cuda.h>
 
+#include "rtrace/ert/gpu.hpp"
+
 #include <string>
 
 namespace rtrace::ert::cuda {
@@ -17,7 +19,7 @@ struct Driver {
   void check(CUresult rc, const char* call) const;
   std::string error_text(CUresult rc) const;
 
-  int version = 0;
+  int version = 0;  // cuDriverGetVersion: 13000 = CUDA 13.0
   CUresult (*cuInit)(unsigned int) = nullptr;
   CUresult (*cuDeviceGet)(CUdevice*, int) = nullptr;
   CUresult (*cuDeviceGetCount)(int*) = nullptr;
@@ -29,7 +31,8 @@ struct Driver {
   CUresult (*cuCtxSetCurrent)(CUcontext) = nullptr;
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice) = nullptr;
   CUresult (*cuDevicePrimaryCtxRelease)(CUdevice) = nullptr;
-  // Green contexts (CUDA 12.4+); null when the driver is older.
+  CUresult (*cuMemGetInfo)(size_t*, size_t*) = nullptr;
+  // Green contexts (CUDA 12.4+, cuGreenCtxStreamCreate 12.5+); null when the driver is older.
   CUresult (*cuDeviceGetDevResource)(CUdevice, CUdevResource*, CUdevResourceType) = nullptr;
   CUresult (*cuDevSmResourceSplitByCount)(CUdevResource*, unsigned int*, const CUdevResource*, CUdevResource*,
                                           unsigned int, unsigned int) = nullptr;
@@ -45,5 +48,8 @@ struct Driver {
            cuGreenCtxDestroy && cuCtxFromGreenCtx && cuGreenCtxStreamCreate;
   }
 };
+
+// The driver's facts about device `ordinal` (gpu_devices.cpp).
+GpuDeviceInfo describe_device(const Driver& drv, int ordinal);
 
 }  // namespace rtrace::ert::cuda

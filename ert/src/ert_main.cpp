@@ -43,6 +43,7 @@ struct Options {
   std::string output, json;
   std::vector<Precision> precisions;
   bool tensor_cores = true;
+  bool list_gpus = false;
 };
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -88,7 +89,8 @@ double available_memory_bytes() {
 }
 
 void print_help(const po::options_description& desc) {
-  std::cout << "usage: rtrace ert [--threads N] [--ranks N] [--sms N] [--quick] [-o FILE] [--json FILE]\n\n"
+  std::cout << "usage: rtrace ert [--threads N] [--ranks N] [--sms N] [--quick] [-o FILE] [--json FILE]\n"
+               "       rtrace ert --list-gpus\n\n"
                "Measures the empirical roofline (bandwidth per memory level, FLOP peaks per precision)\n"
                "of one partition: N CPU threads (pinned), N MPI ranks (run under mpirun), or N SMs of a GPU.\n\n"
             << desc
@@ -110,7 +112,9 @@ Options parse(int argc, char** argv, bool& help) {
       ("json", po::value<std::string>(&o.json), "write ERT-1.1.0-style roofline.json")  //
       ("precision", po::value<std::string>(&precision),
        "comma list: fp64,fp32 (CPU); fp64,fp32,fp16,tc (GPU); default: all")           //
-      ("quiet", po::bool_switch(&o.quiet), "no table on stdout");
+      ("quiet", po::bool_switch(&o.quiet), "no table on stdout")  //
+      ("list-gpus", po::bool_switch(&o.list_gpus),
+       "list the CUDA devices (name, SMs, clocks, memory, compute capability, L2, spec bandwidth) and exit");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
@@ -196,6 +200,7 @@ int run_gpu(const Options& o, const std::string& command_line) {
   report.text_attributes = r.text_attributes;
   report.number_attributes = r.number_attributes;
   report.number_attributes.emplace_back("sms_granted", double(r.sms_granted));
+  for (const std::string& w : r.warnings) report.analysis.notes.push_back("warning: " + w);
   emit(o, report);
   return 0;
 }
@@ -312,6 +317,15 @@ int ert_main(int argc, char** argv) {
     bool help = false;
     Options o = parse(argc, argv, help);
     if (help) return 0;
+    if (o.list_gpus) {
+      try {
+        std::fputs(format_gpu_list(list_gpus()).c_str(), stdout);
+        return 0;
+      } catch (const GpuUnavailable& e) {
+        std::fprintf(stderr, "rtrace ert: %s\n", e.what());
+        return kExitFailure;
+      }
+    }
     if (o.sms > 0) {
       try {
         return run_gpu(o, command_line);

@@ -5,6 +5,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <string>
 
 namespace rtrace::ert {
@@ -52,8 +54,41 @@ int snap_sm_count(int requested, int total, int min_sms, int alignment) {
   return largest_partition > 0 ? std::min(snapped, largest_partition) : total;
 }
 
+std::string format_gpu_list(const std::vector<GpuDeviceInfo>& gpus) {
+  std::string out;
+  auto num = [](double v, const char* fmt) {
+    if (!std::isfinite(v) || v < 0) return std::string("unknown");
+    char buf[64];
+    std::snprintf(buf, sizeof buf, fmt, v);
+    return std::string(buf);
+  };
+  for (const GpuDeviceInfo& g : gpus) {
+    const store::GpuRow& r = g.row;
+    std::string name = store::get_str(r.name);
+    std::replace(name.begin(), name.end(), '"', '\'');
+    out += "gpu=" + std::to_string(r.index) + " name=\"" + name + "\"";
+    out += " sms=" + std::to_string(r.sm_count);
+    out += " cc=" + std::to_string(r.cc_major) + "." + std::to_string(r.cc_minor);
+    out += " sm_clock_mhz=" + num(r.sm_clock_khz / 1e3, "%.0f");
+    out += " memory_clock_mhz=" + num(r.memory_clock_khz / 1e3, "%.0f");
+    out += " memory_bus_bits=" + std::to_string(r.memory_bus_bits);
+    out += " memory_gib=" + num(double(r.memory_bytes) / 1073741824.0, "%.1f");
+    out += " l2_mib=" + num(double(r.l2_bytes) / 1048576.0, "%.1f");
+    out += " spec_bandwidth_gbs=" + num(r.spec_bandwidth_gbs, "%.1f");
+    out += " sm_partition_min=" + std::to_string(g.sm_partition_min);
+    out += " sm_partition_align=" + std::to_string(g.sm_partition_align);
+    out += " driver_cuda=" + std::to_string(g.driver_version / 1000) + "." + std::to_string(g.driver_version % 1000 / 10);
+    out += "\n";
+  }
+  return out;
+}
+
 #ifndef RTRACE_ERT_HAVE_CUDA
 GpuRunResult run_gpu_ert(const GpuRunOptions&) {
+  throw GpuUnavailable("this rtrace was built without CUDA (configure with -DRTRACE_ENABLE_CUDA=ON)");
+}
+std::vector<GpuDeviceInfo> list_gpus() {
+  require_gpu();  // "no GPU found (...)" first: that is the more useful line
   throw GpuUnavailable("this rtrace was built without CUDA (configure with -DRTRACE_ENABLE_CUDA=ON)");
 }
 #endif

@@ -219,7 +219,7 @@ class Partition {
     if (requested >= total || !drv.has_green_contexts()) {
       if (requested < total)
         throw GpuError("--sms " + std::to_string(requested) +
-                       ": this driver has no green contexts (needs CUDA 12.4 or newer), so SMs cannot be partitioned");
+                       ": this driver has no green contexts with their own streams (cuGreenCtxStreamCreate needs a driver for CUDA 12.5 or newer), so SMs cannot be partitioned");
       drv.check(drv.cuDevicePrimaryCtxRetain(&ctx_, dev), "cuDevicePrimaryCtxRetain");
       primary_ = true;
       drv.check(drv.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
@@ -297,12 +297,6 @@ int probe_sms(cudaStream_t stream, int device_sms) {
   return int(std::set<unsigned>(host.begin(), host.end()).size());
 }
 
-int attribute(const cuda::Driver& drv, CUdevice dev, CUdevice_attribute a) {
-  int v = -1;
-  if (drv.cuDeviceGetAttribute(&v, a, dev) != CUDA_SUCCESS) return -1;
-  return v;
-}
-
 }  // namespace
 
 GpuRunResult run_gpu_ert(const GpuRunOptions& options) {
@@ -311,25 +305,19 @@ GpuRunResult run_gpu_ert(const GpuRunOptions& options) {
   CUdevice dev = 0;
   drv.check(drv.cuDeviceGet(&dev, options.device), "cuDeviceGet");
 
+  // cudart (static, built with this toolkit) needs a driver of at least the
+  // toolkit's major version; say so before the first runtime call fails vaguely.
+  if (drv.version < CUDA_VERSION / 1000 * 1000)
+    throw GpuError("the driver supports CUDA " + std::to_string(drv.version / 1000) + "." +
+                   std::to_string(drv.version % 1000 / 10) + " but the ERT kernels were built with CUDA " +
+                   std::to_string(CUDA_VERSION / 1000) + "." + std::to_string(CUDA_VERSION % 1000 / 10) +
+                   " and need a driver for CUDA " + std::to_string(CUDA_VERSION / 1000) + ".0 or newer");
+
   GpuRunResult result;
-  store::GpuRow& g = result.gpu;
-  g.index = options.device;
-  char name[256] = {};
-  if (drv.cuDeviceGetName) drv.cuDeviceGetName(name, sizeof name, dev);
-  store::set_str(g.name, name);
-  g.cc_major = attribute(drv, dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-  g.cc_minor = attribute(drv, dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-  g.sm_count = attribute(drv, dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-  g.l2_bytes = attribute(drv, dev, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
-  size_t mem = 0;
-  g.memory_bytes = drv.cuDeviceTotalMem && drv.cuDeviceTotalMem(&mem, dev) == CUDA_SUCCESS ? std::int64_t(mem) : -1;
-  const int sm_khz = attribute(drv, dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
-  const int mem_khz = attribute(drv, dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
-  g.sm_clock_khz = sm_khz > 0 ? sm_khz : std::nan("");
-  g.memory_clock_khz = mem_khz > 0 ? mem_khz : std::nan("");
-  g.memory_bus_bits = attribute(drv, dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
-  g.spec_bandwidth_gbs = mem_khz > 0 && g.memory_bus_bits > 0 ? 2.0 * mem_khz * 1e3 * g.memory_bus_bits / 8 / 1e9
-                                                              : std::nan("");
+  const GpuDeviceInfo device = cuda::describe_device(drv, options.device);
+  result.gpu = device.row;
+  const store::GpuRow& g = result.gpu;
+  const std::string name = store::get_str(g.name);
   if (g.sm_count < 1) throw GpuError("device " + std::to_string(options.device) + " reports no SMs");
 
   Partition part(drv, dev, options.sms_requested, g.sm_count);
@@ -339,7 +327,7 @@ GpuRunResult run_gpu_ert(const GpuRunOptions& options) {
   const int sms = result.sms_achieved > 0 ? result.sms_achieved : part.granted();
 
   // Levels from the device: L1/shared per SM, the (device-wide) L2, HBM or DRAM.
-  const int smem_per_sm = attribute(drv, dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+  const int smem_per_sm = device.shared_per_sm;
   const bool hbm = g.memory_bus_bits >= 2048;  // HBM stacks: 1024 bits each
   result.levels = {{"L1", double(sms) * std::max(smem_per_sm, 1), smem_per_sm},
                    {"L2", double(std::max<std::int64_t>(g.l2_bytes, 1)), g.l2_bytes},
@@ -348,7 +336,15 @@ GpuRunResult run_gpu_ert(const GpuRunOptions& options) {
   // ---- the plan: bandwidth sweep, then FLOP kernels, then tensor cores
   std::vector<Measurement> plan;
   const double start_ws = double(sms) * 16 * 1024;
-  const double end_ws = std::min(std::max(8.0 * double(g.l2_bytes), 1024.0 * 1048576), 0.25 * double(mem));
+  // The largest working set: 8 x L2 (at least 1 GiB) so HBM dominates, but at
+  // most half the memory that is free now (other processes, a small GPU).
+  size_t free_bytes = 0, total_bytes = 0;
+  if (!drv.cuMemGetInfo || drv.cuMemGetInfo(&free_bytes, &total_bytes) != CUDA_SUCCESS)
+    free_bytes = g.memory_bytes > 0 ? size_t(g.memory_bytes) / 2 : size_t(1) << 30;
+  const double end_ws = std::min(std::max(8.0 * double(g.l2_bytes), 1024.0 * 1048576), 0.5 * double(free_bytes));
+  if (end_ws < 4.0 * std::max<double>(double(g.l2_bytes), 1.0))
+    result.warnings.push_back("only " + std::to_string(free_bytes >> 20) + " MiB of GPU memory free: the largest working set (" +
+                              std::to_string(std::int64_t(end_ws) >> 20) + " MiB) is under 4 x L2, so the HBM ceiling may include L2 hits");
   const double step = std::pow(2.0, options.quick ? 0.5 : 0.25);
   for (double ws = start_ws; ws <= end_ws * 1.0001; ws *= step) {
     const std::int64_t per_sm = std::max<std::int64_t>(kThreadsPerBlock, std::int64_t(ws / sms / 8) / kThreadsPerBlock * kThreadsPerBlock);
@@ -376,8 +372,11 @@ GpuRunResult run_gpu_ert(const GpuRunOptions& options) {
   for (const Measurement& m : plan)
     if (m.kernel.variant != Variant::Mma)
       max_bytes = std::max(max_bytes, m.elements_per_worker * std::int64_t(element_bytes(m.kernel.precision)));
-  DeviceBuffer<unsigned char> data(size_t(max_bytes) * size_t(sms) * 4 + 4096);
-  check_rt(cudaMemsetAsync(data.ptr, 0, size_t(max_bytes) * size_t(sms) * 4, part.stream()), "cudaMemsetAsync");
+  // Every block of a launch owns elements_per_worker / blocks_per_sm elements,
+  // sms x blocks_per_sm blocks: sms x elements_per_worker elements in all.
+  const size_t data_bytes = size_t(max_bytes) * size_t(sms);
+  DeviceBuffer<unsigned char> data(data_bytes + 4096);
+  check_rt(cudaMemsetAsync(data.ptr, 0, data_bytes, part.stream()), "cudaMemsetAsync");
   DeviceBuffer<float> mma_out(size_t(sms) * size_t(warps_per_sm) * 256);
   DeviceBuffer<double> mma_out64(size_t(sms) * size_t(warps_per_sm) * 64);
   DeviceBuffer<double> mma_in(256);

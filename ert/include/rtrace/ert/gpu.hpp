@@ -48,8 +48,26 @@ struct GpuRunResult {
   store::GpuRow gpu{};
   std::vector<std::pair<std::string, std::string>> text_attributes;
   std::vector<std::pair<std::string, double>> number_attributes;
+  std::vector<std::string> warnings;  // notes for the report (e.g. little free memory)
   double seconds = 0;
 };
+
+// One device as the driver describes it (cuDeviceGetAttribute), for
+// `rtrace ert --list-gpus`, tests/gpu/validate.sh and the ERT file.
+struct GpuDeviceInfo {
+  store::GpuRow row{};         // name, compute capability, SMs, L2, memory, clocks, bus, spec bandwidth
+  int driver_version = 0;      // cuDriverGetVersion (13000 = CUDA 13.0)
+  int sm_partition_min = -1;   // green-context granularity (minSmPartitionSize); -1: no green contexts
+  int sm_partition_align = -1; // smCoscheduledAlignment
+  int shared_per_sm = -1;      // bytes of shared memory per SM
+};
+
+// Every CUDA device; throws GpuUnavailable without a driver or device.
+std::vector<GpuDeviceInfo> list_gpus();
+
+// One line per device: `gpu=0 name="NVIDIA H100 80GB HBM3" sms=132 cc=9.0 ...`
+// (key=value, stable keys: validate.sh and the sbatch script parse them).
+std::string format_gpu_list(const std::vector<GpuDeviceInfo>& gpus);
 
 // Runs the GPU characterisation; throws GpuUnavailable / GpuError.
 GpuRunResult run_gpu_ert(const GpuRunOptions& options);
