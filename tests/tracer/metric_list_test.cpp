@@ -45,15 +45,70 @@ TEST_P(TracerMetricListOnChip, CoreRooflineMetricsAreValidAndPassesCounted) {
     EXPECT_TRUE(kept(plan, m)) << m << " missing on " << GetParam();
   EXPECT_GE(plan.passes, 1u);
   EXPECT_FALSE(plan.config_image.empty());
-  // Every dropped metric is said, not silently lost.
-  EXPECT_EQ(plan.metrics.size() + plan.warnings.size(), roofline_metrics().size());
+  // Every wanted metric is kept, dropped with a warning, or covered by its
+  // stand-ins / the metric it stands in for: nothing is silently lost.
+  auto warned = [&](const std::string& name) {
+    return std::any_of(plan.warnings.begin(), plan.warnings.end(),
+                       [&](const std::string& w) { return w.find(name + " not available") != std::string::npos; });
+  };
+  for (const auto& m : roofline_metrics()) {
+    bool covered = kept(plan, m.name) || warned(m.name) || (!m.fallback_for.empty() && kept(plan, m.fallback_for));
+    for (const auto& w : roofline_metrics())
+      if (w.fallback_for == m.name && kept(plan, w.name)) covered = true;
+    EXPECT_TRUE(covered) << m.name << " silently lost on " << GetParam();
+  }
+  // No work counted twice: a stand-in and the metric it replaces are never both kept.
+  for (const auto& m : plan.metrics) {
+    if (!m.fallback_for.empty()) {
+      EXPECT_FALSE(kept(plan, m.fallback_for)) << m.name << " and " << m.fallback_for;
+    }
+  }
   std::printf("%s: %zu of %zu metrics, %zu pass(es)\n", GetParam(), plan.metrics.size(), roofline_metrics().size(),
               plan.passes);
   for (const auto& w : plan.warnings) std::printf("  %s\n", w.c_str());
+  for (const auto& n : plan.notes) std::printf("  note: %s\n", n.c_str());
   release_plan(api, plan);
 }
 
 INSTANTIATE_TEST_SUITE_P(Chips, TracerMetricListOnChip, ::testing::Values("GH100", "GA100"));
+
+// FP16 tensor work: GH100 has sm__ops_path_tensor_src_fp16; GA100 rejects it and
+// splits it by destination (fp16, fp32). Both chips must count it, once.
+TEST(TracerMetricList, Fp16TensorOpsAreCountedOnGH100AndGA100) {
+  HostApi api = linked_api();
+  MetricPlan gh = plan_metrics(api, "GH100", nullptr, roofline_metrics());
+  ASSERT_TRUE(gh.ok) << gh.error;
+  EXPECT_TRUE(kept(gh, "sm__ops_path_tensor_src_fp16.sum"));
+  EXPECT_FALSE(kept(gh, "sm__ops_path_tensor_src_fp16_dst_fp32.sum"));
+  EXPECT_FALSE(kept(gh, "sm__ops_path_tensor_src_fp16_dst_fp16.sum"));
+  EXPECT_TRUE(kept(gh, "sm__ops_path_tensor_src_fp64.sum"));
+  release_plan(api, gh);
+  MetricPlan ga = plan_metrics(api, "GA100", nullptr, roofline_metrics());
+  ASSERT_TRUE(ga.ok) << ga.error;
+  EXPECT_FALSE(kept(ga, "sm__ops_path_tensor_src_fp16.sum"));
+  EXPECT_TRUE(kept(ga, "sm__ops_path_tensor_src_fp16_dst_fp32.sum"));
+  EXPECT_TRUE(kept(ga, "sm__ops_path_tensor_src_fp16_dst_fp16.sum"));
+  EXPECT_TRUE(kept(ga, "sm__ops_path_tensor_src_fp64.sum"));
+  ASSERT_EQ(ga.notes.size(), 2u);
+  EXPECT_NE(ga.notes[0].find("sm__ops_path_tensor_src_fp16.sum not available on GA100"), std::string::npos);
+  for (const auto& w : ga.warnings) EXPECT_EQ(w.find("tensor_src_fp16"), std::string::npos) << w;
+  release_plan(api, ga);
+}
+
+// The FP16 rule shared with the ERT ceiling: one HFMA thread instruction is an
+// HFMA2 = 4 FLOPs; HADD2 / HMUL2 = 2. Tensor ops stay in math ops (weight 1).
+TEST(TracerMetricList, Fp16CountsPackedLanesAndTensorOpsStayMathOps) {
+  rtrace::store::KernelRow row{};
+  clear_metrics(row);
+  for (const auto& m : roofline_metrics()) {
+    if (m.name == "sm__sass_thread_inst_executed_op_hfma_pred_on.sum") apply_metric(row, m, 10);
+    if (m.name == "sm__sass_thread_inst_executed_op_hadd_pred_on.sum") apply_metric(row, m, 1);
+    if (m.name == "sm__sass_thread_inst_executed_op_hmul_pred_on.sum") apply_metric(row, m, 2);
+    if (m.name == "sm__ops_path_tensor_src_fp16.sum") apply_metric(row, m, 4096);
+  }
+  EXPECT_DOUBLE_EQ(row.flops_fp16, 4.0 * 10 + 2.0 * 1 + 2.0 * 2);
+  EXPECT_DOUBLE_EQ(row.tensor_ops, 4096);
+}
 
 TEST(TracerMetricList, AnUnknownMetricIsDroppedWithAWarning) {
   HostApi api = linked_api();

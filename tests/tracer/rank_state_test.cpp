@@ -111,6 +111,32 @@ TEST_F(TracerRankState, KernelsAreNumberedPerNameInLaunchOrder) {
   EXPECT_EQ(rec.kernels[0].has_metrics, 0);
 }
 
+TEST_F(TracerRankState, AnIncompleteKernelRecordIsSkippedButKeepsItsPlaceInLaunchOrder) {
+  RankState s(config_, nullptr);
+  std::vector<GpuKernel> ks(3);
+  for (int i = 0; i < 3; ++i) {
+    ks[i].name = "k";
+    ks[i].row.correlation_id = 10 * (i + 1);
+    ks[i].row.start_ns = 100 * (i + 1);
+    ks[i].row.end_ns = 100 * (i + 1) + 50;
+  }
+  ks[1].row.end_ns = 0;  // what a forced flush hands back for an unfinished kernel
+  ks[1].incomplete = true;
+  s.add_kernels(ks);
+  store::KernelRow m{};
+  m.flops_fp64 = 7;
+  s.set_kernel_metrics(2, m);  // range 2 = the third launch, after the skipped one
+  auto rec = s.snapshot(true, 0, true);
+  ASSERT_EQ(rec.kernels.size(), 2u);
+  EXPECT_EQ(rec.kernels[0].correlation_id, 10);
+  EXPECT_EQ(rec.kernels[0].launch_index, 0);
+  EXPECT_EQ(rec.kernels[0].has_metrics, 0);
+  EXPECT_EQ(rec.kernels[1].correlation_id, 30);
+  EXPECT_EQ(rec.kernels[1].launch_index, 2);  // the skipped launch still counts
+  EXPECT_EQ(rec.kernels[1].has_metrics, 1);
+  EXPECT_DOUBLE_EQ(rec.kernels[1].flops_fp64, 7);
+}
+
 TEST_F(TracerRankState, AnExistingFileIsReplacedWhole) {
   RankState s(config_, nullptr);
   auto first = write_rank_file(dir_.string(), s.snapshot(true, 0, true));

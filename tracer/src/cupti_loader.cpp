@@ -13,7 +13,7 @@ bool CuptiApi::has_trace_api() const noexcept {
 }
 
 bool CuptiApi::has_profiler_api() const noexcept {
-  return profiler_initialize && counter_availability && chip_name && rp_enable && rp_disable && rp_set_config &&
+  return profiler_initialize && counter_availability && chip_name && get_device_id && rp_enable && rp_disable && rp_set_config &&
          rp_start && rp_stop && rp_decode && rp_counter_data_size && rp_counter_data_init && rp_counter_data_info &&
          host_evaluate && host.complete();
 }
@@ -64,6 +64,7 @@ CuptiApi load() {
   bind(h, api.profiler_initialize, "cuptiProfilerInitialize");
   bind(h, api.counter_availability, "cuptiProfilerGetCounterAvailability");
   bind(h, api.chip_name, "cuptiDeviceGetChipName");
+  bind(h, api.get_device_id, "cuptiGetDeviceId");
   bind(h, api.rp_enable, "cuptiRangeProfilerEnable");
   bind(h, api.rp_disable, "cuptiRangeProfilerDisable");
   bind(h, api.rp_set_config, "cuptiRangeProfilerSetConfig");

@@ -31,6 +31,7 @@ struct CuptiApi {
   decltype(&cuptiProfilerInitialize) profiler_initialize = nullptr;
   decltype(&cuptiProfilerGetCounterAvailability) counter_availability = nullptr;
   decltype(&cuptiDeviceGetChipName) chip_name = nullptr;
+  decltype(&cuptiGetDeviceId) get_device_id = nullptr;
   decltype(&cuptiRangeProfilerEnable) rp_enable = nullptr;
   decltype(&cuptiRangeProfilerDisable) rp_disable = nullptr;
   decltype(&cuptiRangeProfilerSetConfig) rp_set_config = nullptr;

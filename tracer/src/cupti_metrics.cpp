@@ -5,8 +5,6 @@
 //
 // Range i of a context is the i-th kernel launched in it; RankState joins it
 // with the activity record of that launch (same order), see docs/tracer.md.
-#include <dlfcn.h>
-
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,22 +35,6 @@ std::mutex g_mutex;
 std::map<CUcontext, std::unique_ptr<ContextProfile>> g_profiles;
 std::size_t g_ranges_seen = 0;
 bool g_profiler_initialized = false;
-
-// The device ordinal of a context, through the driver already in the process.
-int device_of(CUcontext ctx) {
-  using Push = CUresult (*)(CUcontext);
-  using Pop = CUresult (*)(CUcontext*);
-  using GetDevice = CUresult (*)(CUdevice*);
-  auto push = reinterpret_cast<Push>(dlsym(RTLD_DEFAULT, "cuCtxPushCurrent_v2"));
-  auto pop = reinterpret_cast<Pop>(dlsym(RTLD_DEFAULT, "cuCtxPopCurrent_v2"));
-  auto get = reinterpret_cast<GetDevice>(dlsym(RTLD_DEFAULT, "cuCtxGetDevice"));
-  if (!push || !pop || !get || push(ctx) != CUDA_SUCCESS) return 0;
-  CUdevice dev = 0;
-  get(&dev);
-  CUcontext ignored;
-  pop(&ignored);
-  return static_cast<int>(dev);
-}
 
 bool check(RankState& s, CuptiApi& api, CUptiResult r, const char* what) {
   if (r == CUPTI_SUCCESS) return true;
@@ -122,8 +104,12 @@ void metrics_context_created(RankState& s, CUcontext ctx) noexcept {
       g_profiler_initialized = true;
     }
     auto p = std::make_unique<ContextProfile>();
+    // The context's device from CUPTI itself: no driver symbol lookups, and a
+    // failure is an error in the file instead of a silent "device 0".
+    std::uint32_t device = 0;
+    if (!check(s, api, api.get_device_id(ctx, &device), "cuptiGetDeviceId")) return;
     CUpti_Device_GetChipName_Params chip{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
-    chip.deviceIndex = static_cast<std::size_t>(device_of(ctx));
+    chip.deviceIndex = device;
     if (!check(s, api, api.chip_name(&chip), "cuptiDeviceGetChipName")) return;
     p->chip = chip.pChipName ? chip.pChipName : "";
     CUpti_Profiler_GetCounterAvailability_Params avail{CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
@@ -136,6 +122,7 @@ void metrics_context_created(RankState& s, CUcontext ctx) noexcept {
     p->plan = plan_metrics(api.host, p->chip, p->counter_availability.empty() ? nullptr : p->counter_availability.data(),
                            roofline_metrics());
     for (const auto& w : p->plan.warnings) s.log(LogLevel::Warn, "metrics: " + w);
+    for (const auto& n : p->plan.notes) s.log(LogLevel::Info, "metrics: " + n);
     if (!p->plan.ok) {
       s.error("metrics: " + p->plan.error);
       return;

@@ -78,6 +78,7 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
     try {
       std::vector<GpuKernel> kernels;
       std::vector<store::MemcpyRow> copies;
+      std::int64_t incomplete = 0;
       CUpti_Activity* record = nullptr;
       while (api.activity_next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
         switch (record->kind) {
@@ -102,6 +103,10 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
             r.shared_dynamic = k->dynamicSharedMemory;
             r.start_ns = static_cast<std::int64_t>(k->start);
             r.end_ns = static_cast<std::int64_t>(k->end);
+            // A forced flush (context destruction, exit) may hand back a record
+            // whose kernel had not finished: start or end is 0.
+            g.incomplete = k->start == 0 || k->end == 0 || k->end < k->start;
+            if (g.incomplete) ++incomplete;
             clear_metrics(r);
             kernels.push_back(std::move(g));
             break;
@@ -124,6 +129,11 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
           default:
             break;
         }
+      }
+      if (incomplete > 0) {
+        s->add_dropped(incomplete);
+        s->log(LogLevel::Warn, std::to_string(incomplete) +
+                                   " incomplete kernel record(s) (start or end 0, from a forced flush) skipped");
       }
       size_t dropped = 0;
       if (api.activity_dropped(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped > 0) {

@@ -1,5 +1,6 @@
 #include "metric_list.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace rtrace::tracer {
@@ -16,11 +17,18 @@ const std::vector<MetricSpec>& roofline_metrics() {
       {"sm__sass_thread_inst_executed_op_fadd_pred_on.sum", T::FlopsFp32, 1},
       {"sm__sass_thread_inst_executed_op_fmul_pred_on.sum", T::FlopsFp32, 1},
       {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", T::FlopsFp32, 2},
-      {"sm__sass_thread_inst_executed_op_hadd_pred_on.sum", T::FlopsFp16, 1},
-      {"sm__sass_thread_inst_executed_op_hmul_pred_on.sum", T::FlopsFp16, 1},
-      {"sm__sass_thread_inst_executed_op_hfma_pred_on.sum", T::FlopsFp16, 2},
-      // Tensor-core operations by source type (chips lack some: validated).
+      // FP16: every HADD/HMUL/HFMA thread instruction is taken as the packed
+      // two-lane form (HADD2/HMUL2/HFMA2: what sm_80+ executes, scalar half
+      // math included), so 2/2/4 FLOPs: the rule the ERT FP16 ceiling uses
+      // (4 FLOPs per HFMA2), see docs/tracer.md "FP16 and tensor units".
+      {"sm__sass_thread_inst_executed_op_hadd_pred_on.sum", T::FlopsFp16, 2},
+      {"sm__sass_thread_inst_executed_op_hmul_pred_on.sum", T::FlopsFp16, 2},
+      {"sm__sass_thread_inst_executed_op_hfma_pred_on.sum", T::FlopsFp16, 4},
+      // Tensor-core math ops (unit math_op, stored as such) by source type;
+      // chips lack some: validated per chip.
       {"sm__ops_path_tensor_src_fp16.sum", T::TensorOps, 1},
+      {"sm__ops_path_tensor_src_fp16_dst_fp16.sum", T::TensorOps, 1, "sm__ops_path_tensor_src_fp16.sum"},
+      {"sm__ops_path_tensor_src_fp16_dst_fp32.sum", T::TensorOps, 1, "sm__ops_path_tensor_src_fp16.sum"},
       {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", T::TensorOps, 1},
       {"sm__ops_path_tensor_src_tf32_dst_fp32.sum", T::TensorOps, 1},
       {"sm__ops_path_tensor_src_fp64.sum", T::TensorOps, 1},
@@ -129,13 +137,36 @@ MetricPlan plan_metrics(const HostApi& api, const std::string& chip, const std::
       p.pMetricName = m.name.c_str();
       CUptiResult r = api.metric_properties(&p);
       if (r != CUPTI_SUCCESS) {
-        plan.warnings.push_back("metric " + m.name + " not available on " + chip + " (" + result_text(api, r) +
-                                "): dropped");
+        // Silent when stand-ins exist for it, or when it is a stand-in that is
+        // not needed: those outcomes are reported as notes below.
+        const bool has_stand_in = std::any_of(wanted.begin(), wanted.end(),
+                                              [&](const MetricSpec& w) { return w.fallback_for == m.name; });
+        const bool unneeded_stand_in =
+            !m.fallback_for.empty() && std::any_of(plan.metrics.begin(), plan.metrics.end(),
+                                                   [&](const MetricSpec& k) { return k.name == m.fallback_for; });
+        if (!has_stand_in && !unneeded_stand_in)
+          plan.warnings.push_back("metric " + m.name + " not available on " + chip + " (" + result_text(api, r) +
+                                  "): dropped");
         continue;
       }
       plan.metrics.push_back(m);
       names.push_back(plan.metrics.back().name.c_str());
     }
+    // Stand-ins: kept only where the metric they replace is unavailable.
+    std::vector<MetricSpec> kept;
+    for (const auto& m : plan.metrics) {
+      if (m.fallback_for.empty()) {
+        kept.push_back(m);
+        continue;
+      }
+      const bool primary_kept = std::any_of(plan.metrics.begin(), plan.metrics.end(),
+                                            [&](const MetricSpec& p) { return p.name == m.fallback_for; });
+      if (!primary_kept) {
+        kept.push_back(m);
+        plan.notes.push_back("metric " + m.fallback_for + " not available on " + chip + ": counted with " + m.name);
+      }
+    }
+    plan.metrics = std::move(kept);
     if (plan.metrics.empty()) {
       plan.error = "no metric of the roofline set is available on " + chip;
       release_plan(api, plan);

@@ -28,6 +28,10 @@ struct MetricSpec {
   std::string name;       // "sm__sass_thread_inst_executed_op_dfma_pred_on.sum"
   MetricTarget target;
   double weight;          // value * weight is added to the target field
+  // Non-empty: this metric stands in for `fallback_for` on chips that lack it
+  // (GA100 splits sm__ops_path_tensor_src_fp16 by destination type). Kept only
+  // when that metric is unavailable, so the same work is never counted twice.
+  std::string fallback_for = {};
 };
 
 // The full list (time, clock, FLOPs by precision, tensor ops, L1/L2/DRAM
@@ -59,6 +63,7 @@ struct MetricPlan {
   std::string error;                    // why not ok (host init failed, nothing valid)
   std::vector<MetricSpec> metrics;      // kept, in list order
   std::vector<std::string> warnings;    // "metric X not available on GA100: dropped"
+  std::vector<std::string> notes;       // "metric X not available on GA100: counted as A + B"
   std::vector<std::uint8_t> config_image;
   std::size_t passes = 0;               // replay passes the kept set needs
   CUpti_Profiler_Host_Object* host = nullptr;  // kept alive for evaluation; release with release_plan

@@ -129,6 +129,10 @@ store::RankRecords RankState::snapshot(bool complete, int exit_status, bool bloc
       std::map<std::size_t, const store::KernelRow*> metrics;
       for (const auto& [launch, m] : metrics_) metrics[launch] = &m;
       for (std::size_t i = 0; i < order.size(); ++i) {
+        if (order[i]->incomplete) {
+          ++per_name[order[i]->name];
+          continue;
+        }
         store::KernelRow row = order[i]->row;
         if (auto it = metrics.find(i); it != metrics.end()) {
           const store::KernelRow& m = *it->second;

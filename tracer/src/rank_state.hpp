@@ -20,6 +20,10 @@ namespace rtrace::tracer {
 struct GpuKernel {
   std::string name;
   store::KernelRow row{};
+  // A record a forced flush handed back before the kernel ended (start or end
+  // 0): kept only to hold its place in launch order (the metrics join and the
+  // per-name launch_index), never written; counted in dropped_records.
+  bool incomplete = false;
 };
 
 class RankState {
