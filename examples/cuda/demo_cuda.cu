@@ -15,7 +15,12 @@
 #include "problems.hpp"
 #include "reference.hpp"
 
+#include <rtrace/rtrace.h>
+
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <mma.h>
 
 #include <algorithm>
 #include <cmath>
@@ -99,12 +104,15 @@ struct Expectation {
   double flops = 0;     // executed FP64 FLOPs (add + mul + 2*fma)
   bool flops_exact = true;
   double dram_bytes = 0;  // compulsory DRAM traffic
+  // Which counter the FLOPs are compared with: fp64, fp32, fp16 (FLOPs, an
+  // HFMA2 = 4) or tensor (FLOPs = 2 x the tracer's tensor_ops math ops).
+  std::string precision = "fp64";
 };
 std::vector<Expectation> g_expectations;
 
 void expect(const std::string& symbol, const std::string& region, long long launches, double flops, bool exact,
-            double dram_bytes) {
-  g_expectations.push_back({symbol, region, launches, flops, exact, dram_bytes});
+            double dram_bytes, const std::string& precision = "fp64") {
+  g_expectations.push_back({symbol, region, launches, flops, exact, dram_bytes, precision});
 }
 
 unsigned blocks_for(std::int64_t work, int threads, std::int64_t cap = 1LL << 20) {
@@ -607,6 +615,212 @@ KernelResult gpu_dgemm(const KernelConfig& cfg) {
   return r;
 }
 
+// ---------------------------------------------------------------- fma
+// FMA chains whose executed FLOPs are exact by construction, one per precision
+// the tracer counts (FP32, packed FP16, FP16 and FP64 tensor cores), for
+// validate.sh's FLOP checks. Every launch adds kFmaChain x c to each element
+// (a = fma(a, b, c) with b = 1 given at run time, so it is not folded away),
+// c alternating in sign so values stay small and every step is exact: the
+// check is bit-exact, and a launch that skipped work fails it.
+constexpr int kFmaChain = 256;       // dependent FMAs per thread (or MMAs per warp) and launch
+constexpr double kFmaStep = 1.0 / 256;  // c: exact in half, float and double
+
+__global__ void rtd_fma_fp32_k(float* __restrict__ x, std::int64_t n, float b, float c) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x) {
+    float a = x[i];
+#pragma unroll 16
+    for (int r = 0; r < kFmaChain; ++r) a = fmaf(a, b, c);
+    x[i] = a;
+  }
+}
+
+__global__ void rtd_fma_half2_k(__half2* __restrict__ x, std::int64_t n, __half2 b, __half2 c) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x) {
+    __half2 a = x[i];
+#pragma unroll 16
+    for (int r = 0; r < kFmaChain; ++r) a = __hfma2(a, b, c);
+    x[i] = a;
+  }
+}
+
+// One 16x16x16 MMA chain per warp: A = 1/16 everywhere, B = 1 (+ or -), so
+// each MMA adds +-1 to every accumulator element (exact in FP32).
+__global__ void rtd_fma_wmma_fp16_k(const __half* __restrict__ ab, float* __restrict__ acc_io) {
+  using namespace nvcuda;
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+  const std::int64_t warp = (blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) / 32;
+  wmma::load_matrix_sync(fa, ab, 16);
+  wmma::load_matrix_sync(fb, ab + 256, 16);
+  wmma::load_matrix_sync(acc, acc_io + warp * 256, 16, wmma::mem_row_major);
+  for (int r = 0; r < kFmaChain; ++r) wmma::mma_sync(acc, fa, fb, acc);
+  wmma::store_matrix_sync(acc_io + warp * 256, acc, 16, wmma::mem_row_major);
+}
+
+// FP64 tensor cores (DMMA, sm_80+): 8x8x4, A = 1/4, B = +-1: +-1 per MMA.
+__global__ void rtd_fma_dmma_fp64_k(const double* __restrict__ ab, double* __restrict__ acc_io) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  using namespace nvcuda;
+  wmma::fragment<wmma::matrix_a, 8, 8, 4, double, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 8, 8, 4, double, wmma::col_major> fb;
+  wmma::fragment<wmma::accumulator, 8, 8, 4, double> acc;
+  const std::int64_t warp = (blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) / 32;
+  wmma::load_matrix_sync(fa, ab, 4);
+  wmma::load_matrix_sync(fb, ab + 32, 4);
+  wmma::load_matrix_sync(acc, acc_io + warp * 64, 8, wmma::mem_row_major);
+  for (int r = 0; r < kFmaChain; ++r) wmma::mma_sync(acc, fa, fb, acc);
+  wmma::store_matrix_sync(acc_io + warp * 64, acc, 8, wmma::mem_row_major);
+#endif
+}
+
+// x0 of element i: 0.5 + (i mod 64)/256, exact in every precision.
+double fma_start(std::int64_t i) { return 0.5 + double(i % 64) * kFmaStep; }
+// After `launches` launches: +kFmaChain*c per even launch, -kFmaChain*c per odd one.
+double fma_final(std::int64_t i, int launches) { return fma_start(i) + (launches % 2) * kFmaChain * kFmaStep; }
+
+KernelResult gpu_fma(const KernelConfig& cfg) {
+  KernelResult r = start_result(cfg);
+  const std::string& v = cfg.variant;
+  const std::int64_t n = cfg.size;
+  const int threads = 128;
+  std::vector<double> got;  // final values, as double
+  std::int64_t expected_count = 0;
+  double seconds = 0;
+  std::string symbol;
+  int prec = RTRACE_FP32;
+  std::string counter = "fp32";
+  if (v == "fp32" || v == "half2") {
+    // n scalars (fp32) or n half2 pairs (half2).
+    const bool half = v == "half2";
+    symbol = half ? "rtd_fma_half2_k" : "rtd_fma_fp32_k";
+    const unsigned grid = blocks_for(n, threads, 65536);
+    if (half) {
+      std::vector<__half2> h(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i) h[i] = __half2(__double2half(fma_start(i)), __double2half(fma_start(i)));
+      DeviceArray<__half2> x(n);
+      x.upload(h);
+      RTD_CUDA(cudaDeviceSynchronize());
+      const __half2 one = __half2(__double2half(1.0), __double2half(1.0));
+      const __half2 up = __half2(__double2half(kFmaStep), __double2half(kFmaStep));
+      const __half2 down = __half2(__double2half(-kFmaStep), __double2half(-kFmaStep));
+      AnnotatedRegion region(r.region);
+      GpuTimer timer;
+      for (int it = 0; it < cfg.iters; ++it) rtd_fma_half2_k<<<grid, threads>>>(x.get(), n, one, it % 2 ? down : up);
+      RTD_LAUNCHED(symbol.c_str());
+      seconds = timer.stop();
+      // math FLOPs: 2 lanes x (multiply + add) per HFMA2
+      r.flops = 4.0 * kFmaChain * double(n) * cfg.iters;
+      region.finish(r.flops, RTRACE_FP16, 8.0 * double(n) * cfg.iters);
+      const std::vector<__half2> out = x.download();
+      got.resize(2 * out.size());
+      for (std::size_t i = 0; i < out.size(); ++i) {
+        got[2 * i] = double(__half2float(__low2half(out[i])));
+        got[2 * i + 1] = double(__half2float(__high2half(out[i])));
+      }
+      prec = RTRACE_FP16;
+      counter = "fp16";
+    } else {
+      std::vector<float> h(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i) h[i] = float(fma_start(i));
+      DeviceArray<float> x(n);
+      x.upload(h);
+      RTD_CUDA(cudaDeviceSynchronize());
+      AnnotatedRegion region(r.region);
+      GpuTimer timer;
+      for (int it = 0; it < cfg.iters; ++it)
+        rtd_fma_fp32_k<<<grid, threads>>>(x.get(), n, 1.0f, float(it % 2 ? -kFmaStep : kFmaStep));
+      RTD_LAUNCHED(symbol.c_str());
+      seconds = timer.stop();
+      r.flops = 2.0 * kFmaChain * double(n) * cfg.iters;
+      region.finish(r.flops, RTRACE_FP32, 8.0 * double(n) * cfg.iters);
+      const std::vector<float> out = x.download();
+      got.assign(out.begin(), out.end());
+    }
+    r.bytes_dram = 8.0 * double(n) * cfg.iters;
+    expected_count = std::int64_t(got.size());
+  } else {
+    // Tensor cores: one MMA chain per warp, n accumulator elements in all
+    // (256 per warp for 16x16 FP16 tiles, 64 for 8x8 FP64), 4 warps per block.
+    const bool fp64 = v == "dmma-fp64";
+    symbol = fp64 ? "rtd_fma_dmma_fp64_k" : "rtd_fma_wmma_fp16_k";
+    const std::int64_t tile = fp64 ? 64 : 256;  // accumulator elements per warp
+    const double macs_per_mma = fp64 ? 8.0 * 8 * 4 : 16.0 * 16 * 16;
+    const int warps_per_block = 4;
+    const std::int64_t per_block = tile * warps_per_block;
+    const unsigned grid = static_cast<unsigned>(std::max<std::int64_t>(1, (n + per_block - 1) / per_block));
+    const std::int64_t warps = std::int64_t(grid) * warps_per_block;
+    std::vector<double> acc0(static_cast<std::size_t>(warps * tile));
+    for (std::int64_t i = 0; i < warps * tile; ++i) acc0[i] = fma_start(i);
+    AnnotatedRegion region(r.region);
+    double secs = 0;
+    if (fp64) {
+      DeviceArray<double> up(64), down(64), acc(acc0.size());
+      std::vector<double> a_up(64), a_down(64);
+      for (int i = 0; i < 32; ++i) a_up[i] = a_down[i] = 0.25;               // A: 8x4
+      for (int i = 32; i < 64; ++i) { a_up[i] = 1.0; a_down[i] = -1.0; }     // B: 4x8
+      up.upload(a_up);
+      down.upload(a_down);
+      acc.upload(acc0);
+      RTD_CUDA(cudaDeviceSynchronize());
+      GpuTimer timer;
+      for (int it = 0; it < cfg.iters; ++it)
+        rtd_fma_dmma_fp64_k<<<grid, warps_per_block * 32>>>(it % 2 ? down.get() : up.get(), acc.get());
+      RTD_LAUNCHED(symbol.c_str());
+      secs = timer.stop();
+      got = acc.download();
+      prec = RTRACE_FP64;
+    } else {
+      DeviceArray<__half> up(512), down(512);
+      DeviceArray<float> acc(acc0.size());
+      std::vector<__half> a_up(512), a_down(512);
+      for (int i = 0; i < 256; ++i) a_up[i] = a_down[i] = __double2half(1.0 / 16);  // A: 16x16
+      for (int i = 256; i < 512; ++i) { a_up[i] = __double2half(1.0); a_down[i] = __double2half(-1.0); }
+      up.upload(a_up);
+      down.upload(a_down);
+      std::vector<float> accf(acc0.begin(), acc0.end());
+      acc.upload(accf);
+      RTD_CUDA(cudaDeviceSynchronize());
+      GpuTimer timer;
+      for (int it = 0; it < cfg.iters; ++it)
+        rtd_fma_wmma_fp16_k<<<grid, warps_per_block * 32>>>(it % 2 ? down.get() : up.get(), acc.get());
+      RTD_LAUNCHED(symbol.c_str());
+      secs = timer.stop();
+      const std::vector<float> out = acc.download();
+      got.assign(out.begin(), out.end());
+      prec = RTRACE_FP16;
+    }
+    seconds = secs;
+    // FLOPs = 2 x multiply-accumulates; the tracer's tensor_ops are math ops (1 per MAC).
+    r.flops = 2.0 * macs_per_mma * kFmaChain * double(warps) * cfg.iters;
+    r.bytes_dram = (fp64 ? 16.0 : 8.0) * double(warps * tile) * cfg.iters;
+    region.finish(r.flops, prec, r.bytes_dram);
+    counter = "tensor";
+    expected_count = warps * tile;
+  }
+  r.seconds = seconds;
+  expect(symbol, r.region, cfg.iters, r.flops, true, r.bytes_dram, counter);
+
+  if (cfg.inject_error && !got.empty()) got[got.size() / 2] += 1.0;
+  r.ok = true;
+  for (std::int64_t i = 0; i < expected_count; ++i) {
+    // half2 holds each start value in both lanes
+    const std::int64_t elem = v == "half2" ? i / 2 : i;
+    const double want = fma_final(elem, cfg.iters);
+    if (got[static_cast<std::size_t>(i)] != want) {
+      std::ostringstream os;
+      os.precision(17);
+      os << symbol << ": element " << i << " = " << got[static_cast<std::size_t>(i)] << ", expected " << want
+         << " (exactly)";
+      r.check = os.str();
+      r.ok = false;
+      break;
+    }
+  }
+  if (r.ok) r.check = "ok";
+  return r;
+}
+
 // ---------------------------------------------------------------- driver
 std::int64_t default_gpu_size(const std::string& k) {
   if (k == "triad") return 1LL << 27;    // 134 M elements, 3.2 GB: far beyond any L2
@@ -615,6 +829,7 @@ std::int64_t default_gpu_size(const std::string& k) {
   if (k == "spmv") return 1LL << 23;     // 8.4 M rows, ~165 M non-zeros
   if (k == "gpp") return 2048;           // nbands 128, ngpown 256, ncouls 2048
   if (k == "dgemm") return 4096;
+  if (k == "fma") return 1LL << 22;       // elements (half2: pairs; tensor variants: accumulator elements)
   return 0;
 }
 int default_gpu_iters(const std::string& k) {
@@ -631,17 +846,18 @@ KernelResult run_gpu_kernel(const KernelConfig& cfg) {
   if (cfg.kernel == "gsrb") return gpu_gsrb(cfg);
   if (cfg.kernel == "spmv") return gpu_spmv(cfg);
   if (cfg.kernel == "gpp") return gpu_gpp(cfg);
+  if (cfg.kernel == "fma") return gpu_fma(cfg);
   return gpu_dgemm(cfg);
 }
 
 void write_expectations(const std::string& path) {
   std::ofstream out(path);
   if (!out) throw std::runtime_error("--expect " + path + ": cannot write");
-  out << "# symbol\tregion\tlaunches\tflops_executed\tflops_exact\tdram_bytes\n";
+  out << "# symbol\tregion\tlaunches\tflops_executed\tflops_exact\tdram_bytes\tprecision\n";
   out.precision(17);
   for (const auto& e : g_expectations)
     out << e.symbol << '\t' << e.region << '\t' << e.launches << '\t' << e.flops << '\t' << (e.flops_exact ? 1 : 0)
-        << '\t' << e.dram_bytes << '\n';
+        << '\t' << e.dram_bytes << '\t' << e.precision << '\n';
   if (!out) throw std::runtime_error("--expect " + path + ": write failed");
 }
 
@@ -652,7 +868,7 @@ int main(int argc, char** argv) {
   using namespace rtrace::demo;
   ProgramInfo program;
   program.name = "rtrace-demo-cuda";
-  program.kernels = {"triad", "stencil7", "gsrb", "spmv", "gpp", "dgemm", "all"};
+  program.kernels = {"triad", "stencil7", "gsrb", "spmv", "gpp", "dgemm", "fma", "all"};
   program.has_threads = false;
   program.has_expect = true;
   program.cuda = true;
@@ -665,6 +881,14 @@ int main(int argc, char** argv) {
   }
 
   // cudart loads the driver (libcuda.so.1) here; without one this fails cleanly.
+  // Ask the loader first: cudart's message for a missing driver ("CUDA driver
+  // version is insufficient") sends people looking for the wrong problem.
+  if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+    dlclose(driver);
+  } else {
+    std::fprintf(stderr, "%s: no GPU found (libcuda.so.1, the NVIDIA driver, is not loadable)\n", program.name.c_str());
+    return 2;
+  }
   int devices = 0;
   const cudaError_t probe = cudaGetDeviceCount(&devices);
   if (probe != cudaSuccess || devices == 0) {

@@ -13,10 +13,12 @@ AnnotatedRegion::~AnnotatedRegion() {
   if (open_) rtrace_region_end(name_.c_str());
 }
 
-void AnnotatedRegion::finish(double flops_fp64, double bytes_dram) {
+void AnnotatedRegion::finish(double flops_fp64, double bytes_dram) { finish(flops_fp64, RTRACE_FP64, bytes_dram); }
+
+void AnnotatedRegion::finish(double flops, int precision, double bytes_dram) {
   if (!open_) return;
   // Only the levels we can justify are declared; the others stay "not declared".
-  rtrace_region_add_flops(name_.c_str(), RTRACE_FP64, flops_fp64);
+  rtrace_region_add_flops(name_.c_str(), precision, flops);
   rtrace_region_add_bytes(name_.c_str(), RTRACE_DRAM, bytes_dram);
   rtrace_region_end(name_.c_str());
   open_ = false;

@@ -76,6 +76,8 @@ class AnnotatedRegion {
   AnnotatedRegion& operator=(const AnnotatedRegion&) = delete;
   // Declares FP64 FLOPs and compulsory DRAM bytes, then ends the region.
   void finish(double flops_fp64, double bytes_dram);
+  // The same for FLOPs of another precision (RTRACE_FP32, RTRACE_FP16).
+  void finish(double flops, int precision, double bytes_dram);
   const std::string& name() const { return name_; }
 
  private:

@@ -4,9 +4,18 @@
 //   rtrace-demo-check kernels FILE.h5 --expect EXPECT.tsv [--flops-tol 0.01]
 //                     [--dram-tol 0.10] [--dram-check SYMBOL]... [--markdown OUT.md]
 //   rtrace-demo-check ceilings FILE.h5 [--markdown OUT.md]
+//   rtrace-demo-check points RUN.h5
+//   rtrace-demo-check kernel-time RUN.h5 SYMBOL
 //
 // FILE is a tracer file (/ranks/rNNNNNN) or a run file (/points/*/ranks/*); for
 // `ceilings`, an ERT file (/ert) or a run file (each point's ceilings).
+// `points` prints one tab-separated line per planned point: id, label, status,
+// exit code, SMs requested / achieved, partition method, wall seconds, and the
+// demo's result check read from the point's captured stdout (ok, FAILED or
+// none): validate.sh judges from the file, not from rtrace's console.
+// The expectations' 7th column names the counter the FLOPs are compared with:
+// fp64 (default), fp32, fp16, or tensor (2 x tensor_ops: one math op per
+// multiply-accumulate, docs/tracer.md).
 // Exit: 0 every exact check within tolerance, 1 a check failed, 2 bad usage or
 // unreadable input, 3 no kernel metrics in the file.
 #include "rtrace/store/run_file.hpp"
@@ -43,8 +52,11 @@ std::string demangle(const std::string& name) {
 // Per kernel name, summed over launches and ranks.
 struct KernelTotals {
   long long launches = 0, with_metrics = 0;
-  double flops_fp64 = 0, dram_bytes = 0, seconds = 0;
+  double flops_fp64 = 0, flops_fp32 = 0, flops_fp16 = 0, tensor_ops = 0, dram_bytes = 0, seconds = 0;
 };
+
+// NaN (not measured on this chip) counts as 0 in a sum over launches.
+double finite_or_zero(double v) { return std::isnan(v) ? 0.0 : v; }
 
 void collect_rank(const Group& rank_group, std::map<std::string, KernelTotals>& out) {
   const RankRecords rec = read_rank(rank_group);
@@ -57,7 +69,10 @@ void collect_rank(const Group& rank_group, std::map<std::string, KernelTotals>& 
     t.seconds += double(k.end_ns - k.start_ns) * 1e-9;
     if (!k.has_metrics) continue;
     ++t.with_metrics;
-    t.flops_fp64 += k.flops_fp64;
+    t.flops_fp64 += finite_or_zero(k.flops_fp64);
+    t.flops_fp32 += finite_or_zero(k.flops_fp32);
+    t.flops_fp16 += finite_or_zero(k.flops_fp16);
+    t.tensor_ops += finite_or_zero(k.tensor_ops);
     t.dram_bytes += k.bytes_dram_read + k.bytes_dram_write;
   }
 }
@@ -85,7 +100,16 @@ struct Expectation {
   double flops = 0;
   bool exact = false;
   double dram = 0;
+  std::string precision = "fp64";
 };
+
+// The measured FLOPs an expectation is compared with.
+double measured_flops(const KernelTotals& t, const std::string& precision) {
+  if (precision == "fp32") return t.flops_fp32;
+  if (precision == "fp16") return t.flops_fp16;
+  if (precision == "tensor") return 2.0 * t.tensor_ops;
+  return t.flops_fp64;
+}
 
 std::vector<Expectation> read_expectations(const std::string& path) {
   std::ifstream in(path);
@@ -103,6 +127,11 @@ std::vector<Expectation> read_expectations(const std::string& path) {
         !(is >> e.launches >> e.flops >> exact >> e.dram))
       throw UsageError(path + ":" + std::to_string(lineno) + ": expected 6 tab-separated fields");
     e.exact = exact != 0;
+    std::string precision;
+    if (is >> precision) e.precision = precision;
+    if (e.precision != "fp64" && e.precision != "fp32" && e.precision != "fp16" && e.precision != "tensor")
+      throw UsageError(path + ":" + std::to_string(lineno) + ": precision `" + e.precision +
+                       "`: expected fp64, fp32, fp16 or tensor");
     out.push_back(e);
   }
   if (out.empty()) throw UsageError(path + ": no expectations");
@@ -139,9 +168,9 @@ int cmd_kernels(const std::vector<std::string>& args) {
   const auto kernels = collect(f);
 
   std::ostringstream md;
-  md << "| kernel | region | launches (metrics/expected) | FP64 FLOPs analytic | measured | ratio | FLOP check "
+  md << "| kernel | region | launches (metrics/expected) | counter | FLOPs analytic | measured | ratio | FLOP check "
         "| DRAM bytes compulsory | measured | ratio | DRAM check |\n"
-     << "|---|---|---|---|---|---|---|---|---|---|---|\n";
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   bool failed = false, any_metrics = false;
   for (const auto& e : expectations) {
     KernelTotals t;
@@ -150,11 +179,15 @@ int cmd_kernels(const std::vector<std::string>& args) {
         t.launches += k.launches;
         t.with_metrics += k.with_metrics;
         t.flops_fp64 += k.flops_fp64;
+        t.flops_fp32 += k.flops_fp32;
+        t.flops_fp16 += k.flops_fp16;
+        t.tensor_ops += k.tensor_ops;
         t.dram_bytes += k.dram_bytes;
       }
     any_metrics = any_metrics || t.with_metrics > 0;
     const bool complete = t.with_metrics == e.launches;
-    const double fr = complete ? t.flops_fp64 / e.flops : NAN;
+    const double measured = measured_flops(t, e.precision);
+    const double fr = complete ? measured / e.flops : NAN;
     const double dr = complete ? t.dram_bytes / e.dram : NAN;
     std::string fverdict, dverdict = "info";
     if (!complete) {
@@ -177,7 +210,8 @@ int cmd_kernels(const std::vector<std::string>& args) {
         }
       }
     md << "| `" << e.symbol << "` | " << e.region << " | " << t.with_metrics << "/" << e.launches << " | "
-       << num(e.flops) << " | " << num(complete ? t.flops_fp64 : NAN) << " | " << num(fr) << " | " << fverdict
+       << e.precision << " | " << num(e.flops) << " | " << num(complete ? measured : NAN) << " | " << num(fr)
+       << " | " << fverdict
        << " | " << num(e.dram) << " | " << num(complete ? t.dram_bytes : NAN) << " | " << num(dr) << " | "
        << dverdict << " |\n";
   }
@@ -229,17 +263,81 @@ int cmd_ceilings(const std::vector<std::string>& args) {
   return 0;
 }
 
+int cmd_points(const std::vector<std::string>& args) {
+  if (args.size() != 1 || args[0].empty() || args[0][0] == '-') throw UsageError("points: need RUN.h5");
+  const File f = File::open(args[0]);
+  const Group& root = f.root();
+  // sms_granted: what the partition mechanism granted; files without that
+  // field record only the request, which is then what was asked to hold.
+  std::cout << "# point_id\tlabel\tstatus\texit_code\tsms_requested\tsms_granted\tsms_achieved\tpartition_method\twall_s"
+               "\tcheck\n";
+  for (const SweepPointRow& p : read_points(f)) {
+    std::string check = "none";
+    const std::string group = point_group_name(p.point_id);
+    if (p.complete && root.exists("points") && root.open_group("points").exists(group)) {
+      const CapturedOutput out = read_output(root.open_group("points").open_group(group));
+      // The demos print `check=ok` per kernel and `check FAILED` (stderr) on a wrong result.
+      if (out.stderr_tail.find("check FAILED") != std::string::npos ||
+          out.stdout_tail.find("check FAILED") != std::string::npos)
+        check = "FAILED";
+      else if (out.stdout_tail.find("check=ok") != std::string::npos)
+        check = "ok";
+    }
+    char wall[32];
+    std::snprintf(wall, sizeof wall, "%.6f", p.wall_s);
+    const std::string method = get_str(p.partition_method);
+    std::cout << p.point_id << '\t' << get_str(p.label) << '\t' << get_str(p.status) << '\t' << p.exit_code << '\t'
+              << p.sms_requested << '\t' << p.sms_requested << '\t' << p.sms_achieved << '\t'
+              << (method.empty() ? "-" : method) << '\t' << wall << '\t' << check << '\n';
+  }
+  return 0;
+}
+
+// Per point: the summed duration and count of the kernels whose name contains SYMBOL.
+int cmd_kernel_time(const std::vector<std::string>& args) {
+  if (args.size() != 2) throw UsageError("kernel-time: need RUN.h5 SYMBOL");
+  const File f = File::open(args[0]);
+  const Group& root = f.root();
+  if (!root.exists("points")) throw UsageError(args[0] + ": not a run file (no /points)");
+  const Group points = root.open_group("points");
+  std::cout << "# point_id\tseconds\tlaunches\n";
+  for (const SweepPointRow& p : read_points(f)) {
+    const std::string group = point_group_name(p.point_id);
+    if (!p.complete || !points.exists(group)) continue;
+    const Group point = points.open_group(group);
+    if (!point.exists("ranks")) continue;
+    const Group ranks = point.open_group("ranks");
+    double seconds = 0;
+    long long launches = 0;
+    for (const auto& r : ranks.children()) {
+      const RankRecords rec = read_rank(ranks.open_group(r));
+      for (const KernelRow& k : rec.kernels) {
+        if (k.name_id < 0 || static_cast<std::size_t>(k.name_id) >= rec.names.size()) continue;
+        if (demangle(rec.names[static_cast<std::size_t>(k.name_id)]).find(args[1]) == std::string::npos) continue;
+        seconds += double(k.end_ns - k.start_ns) * 1e-9;
+        ++launches;
+      }
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9f", seconds);
+    std::cout << p.point_id << '\t' << buf << '\t' << launches << '\n';
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
-    if (args.empty()) throw UsageError("usage: rtrace-demo-check kernels|ceilings FILE.h5 ...");
+    if (args.empty()) throw UsageError("usage: rtrace-demo-check kernels|ceilings|points|kernel-time FILE.h5 ...");
     const std::string cmd = args.front();
     args.erase(args.begin());
     if (cmd == "kernels") return cmd_kernels(args);
     if (cmd == "ceilings") return cmd_ceilings(args);
-    throw UsageError("unknown command `" + cmd + "` (kernels or ceilings)");
+    if (cmd == "points") return cmd_points(args);
+    if (cmd == "kernel-time") return cmd_kernel_time(args);
+    throw UsageError("unknown command `" + cmd + "` (kernels, ceilings, points or kernel-time)");
   } catch (const UsageError& e) {
     std::fprintf(stderr, "rtrace-demo-check: %s\n", e.what());
     return 2;

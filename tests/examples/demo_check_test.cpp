@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -96,6 +97,38 @@ TEST_F(DemoCheck, DramMismatchFails) {
 TEST_F(DemoCheck, NoMetricsIsReported) {
   write_trace(1000.0, 12000.0, false);
   EXPECT_EQ(check(), 3);
+}
+
+// Tensor rows compare 2 x tensor_ops (math ops = multiply-accumulates) with
+// the analytic FLOPs; fp16 rows compare flops_fp16; fp64 is NaN there.
+TEST_F(DemoCheck, TensorAndFp16RowsReadTheirOwnCounters) {
+  File f = File::create(dir_ + "/trace.h5", true);
+  write_root_attributes(f.root(), "trace", "demo_check_test");
+  Group ranks = f.root().create_group("ranks");
+  RankRecords rec;
+  rec.info.rank = 0;
+  rec.names = {"rtd_fma_wmma_fp16_k(__half const*, float*)", "rtd_fma_half2_k(__half2*, long, __half2, __half2)"};
+  for (int i = 0; i < 2; ++i) {
+    KernelRow k{};
+    k.name_id = i;
+    k.has_metrics = 1;
+    k.flops_fp64 = k.flops_fp32 = std::nan("");
+    k.tensor_ops = i == 0 ? 4096.0 : std::nan("");
+    k.flops_fp16 = i == 0 ? std::nan("") : 1000.0;
+    rec.kernels.push_back(k);
+  }
+  write_rank(ranks, rec);
+  f.close();
+  auto expect_rows = [&](double tensor_flops, double fp16_flops) {
+    std::ofstream(dir_ + "/expect.tsv") << "rtd_fma_wmma_fp16_k\tfma-wmma-fp16\t1\t" << tensor_flops << "\t1\t0\ttensor\n"
+                                        << "rtd_fma_half2_k\tfma-half2\t1\t" << fp16_flops << "\t1\t0\tfp16\n";
+    return run_check({"kernels", dir_ + "/trace.h5", "--expect", dir_ + "/expect.tsv"});
+  };
+  EXPECT_EQ(expect_rows(8192.0, 1000.0), 0);
+  EXPECT_EQ(expect_rows(4096.0, 1000.0), 1);  // tensor FLOPs are 2 x math ops, not 1 x
+  EXPECT_EQ(expect_rows(8192.0, 2000.0), 1);  // an HFMA2 miscount shows as a factor 2
+  std::ofstream(dir_ + "/expect.tsv") << "rtd_fma_half2_k\tfma-half2\t1\t1000\t1\t0\tfp8\n";
+  EXPECT_EQ(run_check({"kernels", dir_ + "/trace.h5", "--expect", dir_ + "/expect.tsv"}), 2);
 }
 
 TEST_F(DemoCheck, BadUsageExits2) {
