@@ -16,6 +16,7 @@ RTRACE_PACKAGES=(
   hwloc libhwloc-dev libopenblas-dev
   python3-h5py python3-numpy librsvg2-bin time procps
   slurm-wlm munge
+  patchelf
   clang libclang-rt-14-dev
 )
 

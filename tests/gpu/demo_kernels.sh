@@ -19,6 +19,7 @@ run gsrb --size 45 --iters 2 --variant all
 run spmv --size 100003 --iters 2 --variant all
 run gpp --size 160 --variant all
 run dgemm --size 200 --iters 2
+run fma --size 100003 --iters 3 --variant all
 out=$("$demo" stencil7 --size 40 --iters 2 --inject-error 2>&1); rc=$?
 if [ "$rc" -ne 1 ] || ! printf '%s\n' "$out" | grep -q "check FAILED"; then
   echo "demo_kernels.sh: --inject-error exited $rc, expected 1 with 'check FAILED'" >&2

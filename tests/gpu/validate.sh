@@ -1,248 +1,276 @@
 #!/usr/bin/env bash
-# tests/gpu/validate.sh: end-to-end validation of rtrace on an NVIDIA GPU.
+# tests/gpu/validate.sh: end-to-end validation of rtrace on an NVIDIA GPU, from
+# a bundle (scripts/bundle.sh) or a build tree: no build step, no network.
 #
-#   tests/gpu/validate.sh [--quick] [--no-build] [--build-dir DIR] OUTPUT_DIR
+#   tests/gpu/validate.sh [--quick] [--bundle DIR] OUT
 #
-# In one go (about 8 minutes on an H100; --quick: about 2):
-#   1. builds rtrace with CUDA (unless --no-build; then DIR must hold a build);
-#   2. `rtrace ert` on the whole device, and ceilings at 3+ SM partitions (by
-#      the SM sweeps' per-point ERT, --ert auto);
-#   3. every CUDA demo kernel/variant under the tracer in metrics mode: FP64
-#      FLOPs vs the analytic count (within 1%; gpp is reported, not judged:
-#      divides and sqrt expand to FMA sequences) and triad's DRAM bytes vs 24
-#      bytes per element (within 10%);
-#   4. an SM sweep of stencil7 and gpp, analysed with `rtrace analyze`;
-# and writes OUTPUT_DIR/<gpu-name>.md (tables, date, driver) plus charts.
-# Copy that file to docs/validation/ to publish it.
+# DIR holds bin/rtrace, bin/rtrace-demo-cuda, bin/rtrace-demo-check and
+# lib/librtrace_tracer.so (a bundle, or a build directory); default: the bundle
+# this script sits in. Device facts come from `rtrace ert --list-gpus` (the
+# driver), never from nvidia-smi. Checks, one table row each with the number
+# measured (a row FAILs; the script exits 1 if any did):
+#   - every demo's result check, read from the run file (/points/*/stdout);
+#   - FLOPs of the exactly countable demos within 1% of the analytic count:
+#     FP64 (triad, stencil7, gsrb, spmv, dgemm), FP32 (fma fp32), FP16 (fma
+#     half2: 4 FLOPs per HFMA2), tensor (fma wmma-fp16, dmma-fp64: 2 FLOPs per
+#     math op); gpp is reported, not judged (divides and sqrt expand);
+#   - triad's DRAM bytes within 10% of 24 bytes per element;
+#   - the whole-device ERT: its SMs measured by %smid = the device's SMs, and its
+#     HBM (or DRAM) ceiling >= 0.9 x the spec bandwidth (2 x memory clock x bus);
+#   - an SM sweep of triad: every point's measured SMs (sms_achieved) equal to
+#     the SMs it was granted, and triad's kernel time falling as SMs grow until
+#     HBM saturates (>= 0.8 x the whole-device HBM ceiling);
+#   - no MPS daemon (nvidia-cuda-mps-control) left running by rtrace.
+# Writes OUT/<gpu-name>.md (copy it to docs/validation/), OUT/*.h5 and logs.
 #
-# Exit: 0 every check passed, 1 a check failed, 2 bad usage or build failure,
-# 77 no GPU (nvidia-smi or libcuda.so.1 missing): the ctest skip code.
+# Exit: 0 every check passed; 1 a check failed; 2 bad usage or an incomplete
+# DIR; 77 no GPU (nothing was validated: this is not a pass; ctest's skip code).
 set -uo pipefail
 
-# ---- settings (one place to change how the tracer is asked for metrics)
-# launcher: `rtrace --tracer cuda-metrics ... -- app` (the supported path);
-# direct:   inject the tracer by hand (CUDA_INJECTION64_PATH, RTRACE_TRACER_MODE,
-#           RTRACE_TRACE_DIR, as docs/architecture.md fixes them).
-METRICS_VIA="${METRICS_VIA:-launcher}"
-METRICS_TRACER="${METRICS_TRACER:-cuda-metrics}"   # --tracer value / RTRACE_TRACER_MODE
-SWEEP_TRACER="${SWEEP_TRACER:-cuda}"               # trace mode for the SM sweeps
-ERT_MODE="${ERT_MODE:-auto}"                       # --ert for the sweeps: auto | quick
 FLOPS_TOL="${FLOPS_TOL:-0.01}"
 DRAM_TOL="${DRAM_TOL:-0.10}"
+HBM_MIN_FRACTION="${HBM_MIN_FRACTION:-0.9}"
 POINT_TIMEOUT="${POINT_TIMEOUT:-600}"
 
-usage() { echo "usage: $0 [--quick] [--no-build] [--build-dir DIR] OUTPUT_DIR" >&2; exit 2; }
-SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-BUILD="${RTRACE_BUILD_DIR:-$SRC/build-gpu}"
+usage() { echo "usage: $0 [--quick] [--bundle DIR] OUT" >&2; exit 2; }
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+BUNDLE=""
 QUICK=0
-DO_BUILD=1
 OUT=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
-    --no-build) DO_BUILD=0 ;;
-    --build-dir) [ $# -ge 2 ] || usage; BUILD="$2"; shift ;;
-    -h|--help) sed -n 2,22p "$0"; exit 0 ;;
-    -*) echo "$0: unknown option \`$1'" >&2; usage ;;
+    --bundle) [ $# -ge 2 ] || usage; BUNDLE="$2"; shift ;;
+    -h|--help) sed -n 2,29p "$0"; exit 0 ;;
+    -*) echo "validate.sh: unknown option \`$1'" >&2; usage ;;
     *) [ -z "$OUT" ] || usage; OUT="$1" ;;
   esac
   shift
 done
 [ -n "$OUT" ] || usage
+if [ -z "$BUNDLE" ]; then
+  if [ -x "$HERE/../../bin/rtrace" ]; then BUNDLE="$HERE/../.."
+  else echo "validate.sh: --bundle DIR is required (a bundle from scripts/bundle.sh, or a build directory)" >&2; exit 2; fi
+fi
+BUNDLE="$(cd "$BUNDLE" 2>/dev/null && pwd)" || { echo "validate.sh: --bundle: no such directory" >&2; exit 2; }
+RTRACE="$BUNDLE/bin/rtrace"
+DEMO="$BUNDLE/bin/rtrace-demo-cuda"
+CHECK="$BUNDLE/bin/rtrace-demo-check"
+for f in "$RTRACE" "$DEMO" "$CHECK"; do
+  [ -x "$f" ] || { echo "validate.sh: $f is missing: is $BUNDLE a CUDA bundle or build?" >&2; exit 2; }
+done
+[ -f "$BUNDLE/lib/librtrace_tracer.so" ] || { echo "validate.sh: $BUNDLE/lib/librtrace_tracer.so is missing" >&2; exit 2; }
 
-# ---- is there a GPU? (before anything is built or written)
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-  echo "validate.sh: no GPU found (nvidia-smi missing or it lists no device); skipping"
+# ---- the device, from the driver (before anything is written)
+GPUS="$("$RTRACE" ert --list-gpus 2>&1)"
+if [ $? -ne 0 ] || [ -z "$GPUS" ]; then
+  echo "validate.sh: no GPU: ${GPUS:-rtrace ert --list-gpus printed nothing}"
+  echo "validate.sh: nothing was validated (exit 77: not a pass)"
   exit 77
 fi
-if ! { ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; } &&
-   ! ls /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/lib64/libcuda.so.1 /usr/lib/wsl/lib/libcuda.so.1 >/dev/null 2>&1; then
-  echo "validate.sh: no GPU found (libcuda.so.1, the driver library, is missing); skipping"
-  exit 77
-fi
+GPU_LINE="$(printf '%s\n' "$GPUS" | grep '^gpu=0 ' | head -1)"
+field() { printf '%s\n' "$GPU_LINE" | sed -n "s/.* $1=\\([^ ]*\\).*/\\1/p"; }
+GPU_NAME="$(printf '%s\n' "$GPU_LINE" | sed -n 's/.* name="\([^"]*\)".*/\1/p')"
+SMS="$(field sms)"
+CC="$(field cc)"
+SPEC_BW="$(field spec_bandwidth_gbs)"
+PART_MIN="$(field sm_partition_min)"
+PART_ALIGN="$(field sm_partition_align)"
+DRIVER="$(field driver_cuda)"
+case "$SMS" in ''|*[!0-9]*) echo "validate.sh: cannot read the SM count from: $GPU_LINE" >&2; exit 2 ;; esac
+[ "$SMS" -gt 0 ] || { echo "validate.sh: the driver reports $SMS SMs: $GPU_LINE" >&2; exit 2; }
 
 mkdir -p "$OUT" || exit 2
 OUT="$(cd "$OUT" && pwd)"
 LOG="$OUT/logs"
 mkdir -p "$LOG"
 START=$(date +%s)
-log() { printf '[validate %4ds] %s\n' "$(( $(date +%s) - START ))" "$*"; }
-
-GPU_NAME="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
-DRIVER="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
-SMS="$(nvidia-smi --query-gpu=multiprocessor_count --format=csv,noheader 2>/dev/null | head -1 | tr -dc 0-9)"
-CC="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -dc 0-9)"
+log() { printf '[validate %4ds] %s\n' "$(( $(date +%s) - START ))" "$*" >&2; }
 SLUG="$(printf '%s' "$GPU_NAME" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9\n' '-' | sed 's/--*/-/g; s/^-//; s/-$//')"
 REPORT="$OUT/${SLUG:-gpu}.md"
-log "GPU: $GPU_NAME, driver $DRIVER, ${SMS:-?} SMs, compute capability ${CC:-?}"
+DETAILS="$OUT/details.md"
+: >"$DETAILS"
+log "GPU 0: $GPU_NAME, $SMS SMs, cc $CC, spec bandwidth $SPEC_BW GB/s, driver for CUDA $DRIVER"
 
-# ---- build
-if [ "$DO_BUILD" -eq 1 ]; then
-  log "building rtrace with CUDA in $BUILD"
-  cmake_args=(-S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRTRACE_ENABLE_CUDA=ON -DRTRACE_ENABLE_TESTS=OFF)
-  [ -n "$CC" ] && cmake_args+=("-DCMAKE_CUDA_ARCHITECTURES=$CC")
-  if ! cmake "${cmake_args[@]}" >"$LOG/cmake.log" 2>&1 ||
-     ! cmake --build "$BUILD" -j "$(nproc)" --target rtrace rtrace_tracer rtrace-demo-cuda rtrace-demo-check \
-       >"$LOG/build.log" 2>&1; then
-    echo "validate.sh: build failed, see $LOG/cmake.log and $LOG/build.log" >&2
-    tail -20 "$LOG/build.log" >&2 2>/dev/null
-    exit 2
-  fi
-fi
-BIN="$BUILD/bin"
-for exe in rtrace rtrace-demo-cuda rtrace-demo-check; do
-  [ -x "$BIN/$exe" ] || { echo "validate.sh: $BIN/$exe is missing (build it or drop --no-build)" >&2; exit 2; }
-done
-RTRACE="$BIN/rtrace"
-DEMO="$BIN/rtrace-demo-cuda"
-CHECK="$BIN/rtrace-demo-check"
-
-# SM partitions: quarters of the device, multiples of 8 (Hopper's green-context
-# granularity; the launcher snaps and records what it achieved), plus the whole.
-SMS="${SMS:-0}"
-partitions() {
-  local s q list=""
-  for q in 1 2 3; do
-    s=$(( SMS * q / 4 / 8 * 8 ))
-    [ "$s" -ge 8 ] && list="$list,$s"
-  done
-  list="${list#,},$SMS"
-  [ "$QUICK" -eq 1 ] && list="$(( SMS / 2 / 8 * 8 )),$SMS"
-  printf '%s' "$list"
+# ---- the table: one row per check
+ROWS=()
+FAILED=0
+row() {  # check, measured, expected, verdict
+  ROWS+=("| $1 | $2 | $3 | $4 |")
+  printf '%-58s %-22s %-26s %s\n' "$1" "$2" "$3" "$4"
+  case "$4" in FAIL*) FAILED=$((FAILED + 1)) ;; esac
 }
-SM_LIST="$(partitions)"
+ratio_ok() { awk -v r="$1" -v t="$2" 'BEGIN { exit !(r != "" && r != "n/a" && r - 1 <= t && 1 - r <= t) }'; }
+ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && a + 0 >= b + 0) }'; }
 
-FAILURES=()
-fail() { FAILURES+=("$1"); log "FAIL: $1"; }
-
-{
-  echo "# rtrace GPU validation: $GPU_NAME"
-  echo
-  echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "- host: $(hostname)"
-  echo "- GPU: $GPU_NAME ($SMS SMs, compute capability $CC), driver $DRIVER"
-  echo "- CUDA: $(nvcc --version 2>/dev/null | tail -1 || echo unknown)"
-  echo "- rtrace: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown), mode $([ $QUICK -eq 1 ] && echo quick || echo full)"
-  echo "- metrics via: $METRICS_VIA ($METRICS_TRACER); tolerances: FLOPs ${FLOPS_TOL}, DRAM ${DRAM_TOL}"
-} >"$REPORT"
+MPS_BEFORE="$(pgrep -x nvidia-cuda-mps-control 2>/dev/null | sort | tr '\n' ' ')"
 
 # ---- 1. ERT on the whole device
 log "ERT on the whole device ($SMS SMs)"
 ert_args=(ert --sms "$SMS" -o "$OUT/ert-full.h5" --json "$OUT/ert-full.json" --quiet)
 [ "$QUICK" -eq 1 ] && ert_args+=(--quick)
-if timeout "$POINT_TIMEOUT" "$RTRACE" "${ert_args[@]}" >"$LOG/ert-full.log" 2>&1; then
-  echo -e "\n## Ceilings, whole device" >>"$REPORT"
-  "$CHECK" ceilings "$OUT/ert-full.h5" --markdown "$REPORT" >/dev/null 2>>"$LOG/ert-full.log" ||
-    fail "reading the whole-device ERT file"
+HBM=""
+if timeout "$POINT_TIMEOUT" "$RTRACE" "${ert_args[@]}" >"$LOG/ert-full.log" 2>&1 &&
+   "$CHECK" ceilings "$OUT/ert-full.h5" >"$OUT/ert-full.md" 2>>"$LOG/ert-full.log"; then
+  achieved="$(sed -n 's/.*achieved \([-0-9]*\)).*/\1/p' "$OUT/ert-full.md" | head -1)"
+  if [ "$achieved" = "$SMS" ]; then row "ERT whole device: SMs measured (%smid)" "$achieved" "$SMS" pass
+  else row "ERT whole device: SMs measured (%smid)" "${achieved:-none}" "$SMS" FAIL; fi
+  HBM="$(awk -F'|' '{gsub(/ /, "", $2)} $2 == "HBM" || $2 == "DRAM" {gsub(/ /, "", $3); print $3; exit}' "$OUT/ert-full.md")"
+  want="$(awk -v s="$SPEC_BW" -v f="$HBM_MIN_FRACTION" 'BEGIN { printf "%.0f", s * f }')"
+  if [ -n "$HBM" ] && ge "$HBM" "$want"; then row "HBM ceiling, whole device (GB/s)" "$HBM" ">= $want (0.9 x $SPEC_BW)" pass
+  else row "HBM ceiling, whole device (GB/s)" "${HBM:-none}" ">= $want (0.9 x $SPEC_BW)" FAIL; fi
+  { echo "### ERT, whole device"; echo; cat "$OUT/ert-full.md"; echo; } >>"$DETAILS"
 else
-  fail "rtrace ert on the whole device (see $LOG/ert-full.log)"
+  row "ERT whole device" "exit $?" "0" "FAIL (see logs/ert-full.log)"
 fi
 
-# ---- 2. metrics mode: analytic FLOPs and compulsory bytes
-# kernel, variant, size, iters (sizes: triad 1.5 GB >> L2 so its traffic is DRAM)
+# ---- 2. metrics mode: result checks, analytic FLOPs, compulsory bytes
+# kernel variant size iters (triad's 3 x 8 x size bytes are far beyond any L2)
 if [ "$QUICK" -eq 1 ]; then
-  CASES=("triad - 33554432 2" "stencil7 - 128 2" "gsrb all 96 1" "spmv all 262144 1" "gpp all 256 1" "dgemm - 512 1")
+  CASES=("triad - 33554432 2" "stencil7 - 128 2" "gsrb all 96 1" "spmv all 262144 1" "gpp all 256 1" "dgemm - 512 1"
+         "fma fp32 1048576 2" "fma half2 1048576 2" "fma wmma-fp16 1048576 2" "fma dmma-fp64 262144 2")
 else
-  CASES=("triad - 67108864 3" "stencil7 - 256 3" "gsrb all 192 2" "spmv all 2097152 2" "gpp all 512 1" "dgemm - 2048 1")
+  CASES=("triad - 67108864 3" "stencil7 - 256 3" "gsrb all 192 2" "spmv all 2097152 2" "gpp all 512 1" "dgemm - 2048 1"
+         "fma fp32 4194304 3" "fma half2 4194304 3" "fma wmma-fp16 4194304 3" "fma dmma-fp64 1048576 3")
 fi
-echo -e "\n## Metrics mode: measured vs analytic\n" >>"$REPORT"
-HEADER_DONE=0
 for c in "${CASES[@]}"; do
   read -r kernel variant size iters <<<"$c"
-  log "metrics: $kernel (variant $variant, size $size, iters $iters)"
-  expect="$OUT/expect-$kernel.tsv"
-  rm -f "$expect"
+  name="$kernel${variant/#-/}"
+  [ "$variant" != "-" ] && name="$kernel-$variant"
+  log "metrics: $name (size $size, iters $iters)"
+  expect="$OUT/expect-$name.tsv"
+  data="$OUT/metrics-$name.h5"
+  rm -f "$expect" "$data"
   app=("$DEMO" "$kernel" --size "$size" --iters "$iters" --expect "$expect")
   [ "$variant" != "-" ] && app+=(--variant "$variant")
-  if [ "$METRICS_VIA" = "launcher" ]; then
-    data="$OUT/metrics-$kernel.h5"
-    rm -f "$data"
-    timeout $(( POINT_TIMEOUT + 60 )) "$RTRACE" --tracer "$METRICS_TRACER" --ert none --timeout "$POINT_TIMEOUT" \
-      -o "$data" -- "${app[@]}" >"$LOG/metrics-$kernel.log" 2>&1
-    rc=$?
-  else
-    tdir="$OUT/trace-$kernel"
-    rm -rf "$tdir"; mkdir -p "$tdir"
-    CUDA_INJECTION64_PATH="${RTRACE_TRACER_LIB:-$BUILD/lib/librtrace_tracer.so}" RTRACE_TRACER_MODE="$METRICS_TRACER" \
-      RTRACE_TRACE_DIR="$tdir" timeout "$POINT_TIMEOUT" "${app[@]}" >"$LOG/metrics-$kernel.log" 2>&1
-    rc=$?
-    data="$(ls "$tdir"/ranks.h5 "$tdir"/rank-*.h5 2>/dev/null | head -1)"
-  fi
-  if [ "$rc" -ne 0 ] || [ ! -s "$expect" ] || [ -z "$data" ] || [ ! -f "$data" ]; then
-    fail "$kernel under the tracer in metrics mode exited $rc (see $LOG/metrics-$kernel.log)"
+  timeout $((POINT_TIMEOUT + 60)) "$RTRACE" --tracer cuda-metrics --ert none --timeout "$POINT_TIMEOUT" -o "$data" -- \
+    "${app[@]}" >"$LOG/metrics-$name.log" 2>&1
+  rc=$?
+  if [ ! -f "$data" ]; then
+    row "$name: result check" "no run file (rtrace exit $rc)" "ok" "FAIL (see logs/metrics-$name.log)"
     continue
   fi
-  grep -q "check=ok" "$LOG/metrics-$kernel.log" || fail "$kernel: result check under the tracer"
+  # The demo's own result check, from the file (the point's captured output).
+  point="$("$CHECK" points "$data" 2>>"$LOG/metrics-$name.log" | grep -v '^#' | head -1)"
+  status="$(printf '%s\n' "$point" | cut -f3)"
+  check="$(printf '%s\n' "$point" | cut -f10)"
+  if [ "$status" = "ok" ] && [ "$check" = "ok" ]; then row "$name: result check (from the run file)" "$check" "ok" pass
+  else row "$name: result check (from the run file)" "status ${status:-?}, check ${check:-?}" "ok" FAIL; fi
+  if [ ! -s "$expect" ]; then
+    row "$name: FLOPs" "no expectations written" "-" "FAIL (see logs/metrics-$name.log)"
+    continue
+  fi
   "$CHECK" kernels "$data" --expect "$expect" --flops-tol "$FLOPS_TOL" --dram-tol "$DRAM_TOL" \
-    --dram-check rtd_triad_k >"$LOG/check-$kernel.md" 2>>"$LOG/metrics-$kernel.log"
+    --dram-check rtd_triad_k >"$LOG/check-$name.md" 2>>"$LOG/metrics-$name.log"
   crc=$?
-  if [ "$HEADER_DONE" -eq 0 ]; then cat "$LOG/check-$kernel.md" >>"$REPORT"; HEADER_DONE=1
-  else tail -n +3 "$LOG/check-$kernel.md" >>"$REPORT"; fi
-  [ "$crc" -eq 0 ] || fail "$kernel: metrics differ from the analytic counts (rtrace-demo-check exit $crc)"
+  if [ "$crc" -eq 3 ]; then
+    row "$name: FLOPs" "no kernel metrics in the file" "metrics for every launch" FAIL
+    continue
+  fi
+  { echo "### $name"; echo; cat "$LOG/check-$name.md"; echo; } >>"$DETAILS"
+  # | `sym` | region | launches | counter | analytic | measured | ratio | verdict | dram analytic | measured | ratio | dram verdict |
+  while IFS='|' read -r _ sym region launches counter analytic measured ratio verdict dram_a dram_m dram_r dram_v _; do
+    sym="$(echo "$sym" | tr -d '` ')"; counter="$(echo "$counter" | tr -d ' ')"; ratio="$(echo "$ratio" | tr -d ' ')"
+    verdict="$(echo "$verdict" | sed 's/^ *//; s/ *$//')"; launches="$(echo "$launches" | tr -d ' ')"
+    case "$verdict" in
+      pass) row "$name: $counter FLOPs of $sym (ratio)" "$ratio" "1 +- $FLOPS_TOL" pass ;;
+      info*) row "$name: $counter FLOPs of $sym (ratio)" "$ratio" "reported, not judged" info ;;
+      *) row "$name: $counter FLOPs of $sym (ratio)" "${ratio} (launches $launches)" "1 +- $FLOPS_TOL" "FAIL" ;;
+    esac
+    if [ "$sym" = "rtd_triad_k" ]; then
+      dram_r="$(echo "$dram_r" | tr -d ' ')"
+      if ratio_ok "$dram_r" "$DRAM_TOL"; then row "$name: DRAM bytes / (24 x elements)" "$dram_r" "1 +- $DRAM_TOL" pass
+      else row "$name: DRAM bytes / (24 x elements)" "${dram_r:-none}" "1 +- $DRAM_TOL" FAIL; fi
+    fi
+  done < <(grep '^| `' "$LOG/check-$name.md")
 done
 
-# ---- 3. SM sweeps with per-partition ERT, then analyze
-if [ "$QUICK" -eq 1 ]; then SWEEP_CASES=("stencil7 --size 256 --iters 5" "gpp --size 512 --variant blocked")
-else SWEEP_CASES=("stencil7 --size 512 --iters 10" "gpp --size 1024 --variant blocked"); fi
-echo -e "\n## SM sweeps (sms=$SM_LIST, --ert $ERT_MODE)\n" >>"$REPORT"
-for c in "${SWEEP_CASES[@]}"; do
-  read -r -a app_args <<<"$c"
-  kernel="${app_args[0]}"
-  run="$OUT/sm-$kernel.h5"
-  rm -f "$run"
-  log "SM sweep of $kernel over sms=$SM_LIST"
-  if ! timeout $(( POINT_TIMEOUT * 4 )) "$RTRACE" --sweep "sms=$SM_LIST" --tracer "$SWEEP_TRACER" --ert "$ERT_MODE" \
-       --timeout "$POINT_TIMEOUT" -o "$run" -- "$DEMO" "${app_args[@]}" >"$LOG/sweep-$kernel.log" 2>&1; then
-    fail "SM sweep of $kernel (see $LOG/sweep-$kernel.log)"
-    [ -f "$run" ] || continue
-  fi
-  "$RTRACE" validate "$run" >>"$LOG/sweep-$kernel.log" 2>&1 || fail "rtrace validate $run"
-  mkdir -p "$OUT/charts-$kernel"
-  if "$RTRACE" analyze "$run" --svg "$OUT/charts-$kernel" --html "$OUT/sm-$kernel.html" \
-       --json "$OUT/sm-$kernel.json" >"$OUT/sm-$kernel.txt" 2>>"$LOG/sweep-$kernel.log"; then
-    {
-      echo "### $kernel"
-      echo
-      echo '```'
-      cat "$OUT/sm-$kernel.txt"
-      echo '```'
-      echo
-      for svg in "$OUT/charts-$kernel"/*.svg; do
-        [ -f "$svg" ] && echo "![${svg##*/}](charts-$kernel/${svg##*/})"
-      done
-      echo
-    } >>"$REPORT"
-  else
-    fail "rtrace analyze $run (see $LOG/sweep-$kernel.log)"
-  fi
-  echo -e "#### Ceilings per partition ($kernel sweep)" >>"$REPORT"
-  "$CHECK" ceilings "$run" --markdown "$REPORT" >/dev/null 2>>"$LOG/sweep-$kernel.log" ||
-    fail "reading the ceilings of $run"
+# ---- 3. SM sweep of triad: partitions that hold, time that falls until HBM saturates
+ALIGN=$(( PART_ALIGN > 0 ? PART_ALIGN : 8 ))
+MIN=$(( PART_MIN > 0 ? PART_MIN : ALIGN ))
+SM_LIST=""
+for q in 8 4 2 1; do  # SMS/8, /4, /2 (whole multiples of the granularity), then the whole device
+  s=$(( SMS / q / ALIGN * ALIGN ))
+  [ "$q" -eq 1 ] && s=$SMS
+  [ "$s" -ge "$MIN" ] || continue
+  case ",$SM_LIST," in *",$s,"*) ;; *) SM_LIST="$SM_LIST,$s" ;; esac
 done
+SM_LIST="${SM_LIST#,}"
+TRIAD_N=$([ "$QUICK" -eq 1 ] && echo 33554432 || echo 67108864)
+TRIAD_IT=$([ "$QUICK" -eq 1 ] && echo 3 || echo 5)
+log "SM sweep of triad over sms=$SM_LIST"
+run="$OUT/sm-triad.h5"
+rm -f "$run"
+timeout $((POINT_TIMEOUT * 6)) "$RTRACE" --sweep "sms=$SM_LIST" --tracer cuda --ert quick --timeout "$POINT_TIMEOUT" \
+  -o "$run" -- "$DEMO" triad --size "$TRIAD_N" --iters "$TRIAD_IT" >"$LOG/sweep-triad.log" 2>&1
+rc=$?
+if [ ! -f "$run" ]; then
+  row "SM sweep of triad" "no run file (rtrace exit $rc)" "a run file" "FAIL (see logs/sweep-triad.log)"
+else
+  [ "$rc" -eq 0 ] || row "SM sweep of triad: rtrace exit status" "$rc" "0" "FAIL (see logs/sweep-triad.log)"
+  "$RTRACE" validate "$run" >>"$LOG/sweep-triad.log" 2>&1 || row "SM sweep of triad: rtrace validate" "invalid" "valid" FAIL
+  "$CHECK" points "$run" >"$OUT/sm-triad-points.tsv" 2>>"$LOG/sweep-triad.log"
+  "$CHECK" kernel-time "$run" rtd_triad_k >"$OUT/sm-triad-times.tsv" 2>>"$LOG/sweep-triad.log"
+  { echo "### SM sweep of triad (sms=$SM_LIST)"; echo; echo '```'; cat "$OUT/sm-triad-points.tsv" "$OUT/sm-triad-times.tsv"; echo '```'; echo; } >>"$DETAILS"
+  # id label status exit requested granted achieved method wall check
+  while IFS=$'\t' read -r id label status exit_code req granted achieved method wall check; do
+    [ "$status" = "ok" ] && [ "$check" = "ok" ] || row "sms sweep point $id ($label): run" "status $status, check $check" "ok" FAIL
+    if [ "$achieved" -gt 0 ] 2>/dev/null && [ "$achieved" = "$granted" ]; then
+      row "sms sweep point $id: SMs measured (%smid) = granted" "$achieved" "$granted (requested $req, $method)" pass
+    else
+      row "sms sweep point $id: SMs measured (%smid) = granted" "${achieved:-none}" "$granted (requested $req, $method)" FAIL
+    fi
+  done < <(grep -v '^#' "$OUT/sm-triad-points.tsv")
+  # Kernel time per point, in SM order: it must fall while triad's bandwidth is
+  # under 0.8 x the whole-device HBM ceiling, and must not rise after.
+  bytes=$(awk -v n="$TRIAD_N" -v i="$TRIAD_IT" 'BEGIN { printf "%.0f", 24 * n * i }')
+  join -t $'\t' <(grep -v '^#' "$OUT/sm-triad-points.tsv" | cut -f1,7 | sort) <(grep -v '^#' "$OUT/sm-triad-times.tsv" | cut -f1,2 | sort) |
+    sort -t $'\t' -k2,2n >"$OUT/sm-triad-scaling.tsv"
+  prev_t=""; prev_s=""
+  while IFS=$'\t' read -r id sms t; do
+    bw=$(awk -v b="$bytes" -v t="$t" 'BEGIN { if (t > 0) printf "%.0f", b / t / 1e9; else print "n/a" }')
+    if [ -n "$prev_t" ]; then
+      saturated=$(awk -v bw="$prev_bw" -v h="${HBM:-0}" 'BEGIN { print (h > 0 && bw >= 0.8 * h) ? 1 : 0 }')
+      if [ "$saturated" -eq 1 ]; then
+        if awk -v a="$t" -v b="$prev_t" 'BEGIN { exit !(a <= 1.05 * b) }'; then v=pass; else v=FAIL; fi
+        row "triad time $prev_s -> $sms SMs (HBM saturated)" "$(printf '%.4f -> %.4f s' "$prev_t" "$t")" "no rise (<= 1.05 x)" "$v"
+      else
+        if awk -v a="$t" -v b="$prev_t" 'BEGIN { exit !(a <= 0.9 * b) }'; then v=pass; else v=FAIL; fi
+        row "triad time $prev_s -> $sms SMs ($prev_bw GB/s before)" "$(printf '%.4f -> %.4f s' "$prev_t" "$t")" "falls (<= 0.9 x)" "$v"
+      fi
+    fi
+    prev_t=$t; prev_s=$sms; prev_bw=$bw
+  done <"$OUT/sm-triad-scaling.tsv"
+  [ -s "$OUT/sm-triad-scaling.tsv" ] || row "triad time vs SMs" "no kernel times" "one per point" FAIL
+fi
 
-# ---- summary
+# ---- 4. no MPS daemon left behind
+MPS_AFTER="$(pgrep -x nvidia-cuda-mps-control 2>/dev/null | sort | tr '\n' ' ')"
+if [ "$MPS_AFTER" = "$MPS_BEFORE" ]; then row "MPS control daemons after the run" "${MPS_AFTER:-none}" "as before: ${MPS_BEFORE:-none}" pass
+else row "MPS control daemons after the run" "$MPS_AFTER" "as before: ${MPS_BEFORE:-none}" FAIL; fi
+
+# ---- the report
 ELAPSED=$(( $(date +%s) - START ))
 {
+  echo "# rtrace GPU validation: $GPU_NAME"
   echo
-  echo "## Summary"
+  echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ), host $(hostname), ${ELAPSED} s, mode $([ "$QUICK" -eq 1 ] && echo quick || echo full)"
+  echo "- device (rtrace ert --list-gpus): \`$GPU_LINE\`"
+  echo "- rtrace: $("$RTRACE" --version 2>/dev/null | head -1), from $BUNDLE"
+  echo "- tolerances: FLOPs $FLOPS_TOL, DRAM $DRAM_TOL, HBM >= $HBM_MIN_FRACTION x spec"
+  echo "- result: $([ "$FAILED" -eq 0 ] && echo "all checks passed" || echo "$FAILED check(s) FAILED")"
   echo
-  echo "- elapsed: ${ELAPSED} s"
-  if [ "${#FAILURES[@]}" -eq 0 ]; then
-    echo "- result: all checks passed"
-  else
-    echo "- result: ${#FAILURES[@]} check(s) failed:"
-    for f in "${FAILURES[@]}"; do echo "  - $f"; done
-  fi
-} >>"$REPORT"
-
+  echo "| check | measured | expected | verdict |"
+  echo "|---|---|---|---|"
+  printf '%s\n' "${ROWS[@]}"
+  echo
+  echo "## Details"
+  echo
+  cat "$DETAILS"
+} >"$REPORT"
+rm -f "$DETAILS"
 echo
-echo "validate.sh: $GPU_NAME (driver $DRIVER), ${ELAPSED} s"
-echo "  report: $REPORT (copy to docs/validation/ to publish)"
-echo "  charts: $OUT/charts-*/, logs: $LOG/"
-if [ "${#FAILURES[@]}" -eq 0 ]; then
-  echo "  result: all checks passed"
-  exit 0
-fi
-echo "  result: ${#FAILURES[@]} check(s) failed:"
-for f in "${FAILURES[@]}"; do echo "    - $f"; done
-exit 1
+echo "validate.sh: $GPU_NAME: $([ "$FAILED" -eq 0 ] && echo "all checks passed" || echo "$FAILED check(s) FAILED"), ${ELAPSED} s"
+echo "  report: $REPORT (copy it to docs/validation/), logs: $LOG/"
+[ "$FAILED" -eq 0 ] || exit 1
+exit 0
