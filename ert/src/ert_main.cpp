@@ -38,6 +38,7 @@ struct Options {
   int threads = 0;  // 0 = all allowed CPUs
   int ranks = 0;    // 0 = the MPI world size (1 without MPI)
   int sms = 0;      // > 0: GPU run
+  bool mps = false; // the SMs are limited from outside, by MPS
   bool quick = false;
   bool quiet = false;
   std::string output, json;
@@ -107,6 +108,9 @@ Options parse(int argc, char** argv, bool& help) {
       ("threads,t", po::value<int>(&o.threads), "CPU threads per rank (default: all allowed cores)")  //
       ("ranks,r", po::value<int>(&o.ranks), "MPI ranks (start under mpirun -np N)")   //
       ("sms", po::value<int>(&o.sms), "measure a GPU partition of N SMs (green context)")  //
+      ("mps", po::bool_switch(&o.mps),
+       "with --sms N: run as an MPS client (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, set by `rtrace run`) on the N SMs "
+       "MPS grants, instead of a green context")  //
       ("quick,q", po::bool_switch(&o.quick), "reduced sweep (about 1-3 s), for sweeps and tests")  //
       ("output,o", po::value<std::string>(&o.output), "write the ERT file (HDF5)")    //
       ("json", po::value<std::string>(&o.json), "write ERT-1.1.0-style roofline.json")  //
@@ -132,6 +136,9 @@ Options parse(int argc, char** argv, bool& help) {
   if (vm.count("ranks") && o.ranks < 1)
     throw UsageError("--ranks must be at least 1 (got " + std::to_string(o.ranks) + ")");
   if (vm.count("sms") && o.sms < 1) throw UsageError("--sms must be at least 1 (got " + std::to_string(o.sms) + ")");
+  if (o.mps && o.sms < 1) throw UsageError("--mps needs --sms N (the SM count MPS grants)");
+  if (o.mps && !std::getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"))
+    throw UsageError("--mps: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE is not set (`rtrace run --sweep sms=...` sets it)");
   if (o.sms > 0 && (vm.count("threads") || vm.count("ranks")))
     throw UsageError("--sms measures a GPU partition; it cannot be combined with --threads or --ranks");
   if (!precision.empty()) {
@@ -177,6 +184,7 @@ int run_gpu(const Options& o, const std::string& command_line) {
   if (!o.json.empty()) check_output_writable(o.json, "JSON file");
   GpuRunOptions g;
   g.sms_requested = o.sms;
+  g.partition_by_mps = o.mps;
   g.quick = o.quick;
   g.precisions = o.precisions;
   g.tensor_cores = o.tensor_cores;

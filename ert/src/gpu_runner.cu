@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
@@ -214,8 +215,20 @@ constexpr int kMmaFp64Flops = kMmaChains * 2 * 8 * 8 * 4;
 // current on this thread for the runner's lifetime.
 class Partition {
  public:
-  Partition(const cuda::Driver& drv, CUdevice dev, int requested, int total) : drv_(drv), dev_(dev) {
+  Partition(const cuda::Driver& drv, CUdevice dev, int requested, int total, bool by_mps) : drv_(drv), dev_(dev) {
     requested_ = requested;
+    if (by_mps) {
+      // MPS limits this whole process (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE): the
+      // primary context is the partition; the %smid probe says what it got.
+      drv.check(drv.cuDevicePrimaryCtxRetain(&ctx_, dev), "cuDevicePrimaryCtxRetain");
+      primary_ = true;
+      drv.check(drv.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
+      check_rt(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+      granted_ = std::min(requested, total);
+      const char* pct = std::getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+      method_ = std::string("MPS client (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=") + (pct ? pct : "?") + ")";
+      return;
+    }
     if (requested >= total || !drv.has_green_contexts()) {
       if (requested < total)
         throw GpuError("--sms " + std::to_string(requested) +
@@ -320,7 +333,7 @@ GpuRunResult run_gpu_ert(const GpuRunOptions& options) {
   const std::string name = store::get_str(g.name);
   if (g.sm_count < 1) throw GpuError("device " + std::to_string(options.device) + " reports no SMs");
 
-  Partition part(drv, dev, options.sms_requested, g.sm_count);
+  Partition part(drv, dev, options.sms_requested, g.sm_count, options.partition_by_mps);
   result.sms_requested = options.sms_requested;
   result.sms_granted = part.granted();
   result.sms_achieved = probe_sms(part.stream(), g.sm_count);

@@ -73,6 +73,9 @@ std::vector<std::string> ert_command(const std::string& self, const Partition& p
   std::vector<std::string> ert{"rtrace", "ert"};
   if (p.sms > 0) {
     ert.insert(ert.end(), {"--sms", std::to_string(p.sms)});  // a GPU partition: no --threads/--ranks
+    // Under MPS the ERT is an MPS client with the app's percentage (no green
+    // context): the same SMs by the same mechanism as the app.
+    if (p.sm_method == "mps") ert.push_back("--mps");
   } else {
     ert.insert(ert.end(), {"--threads", std::to_string(p.threads)});
     if (p.ranks > 1) ert.insert(ert.end(), {"--ranks", std::to_string(p.ranks)});
@@ -80,6 +83,10 @@ std::vector<std::string> ert_command(const std::string& self, const Partition& p
   if (quick) ert.push_back("--quick");
   ert.insert(ert.end(), {"-o", out, "--quiet"});
   path = self;
+  if (p.sms > 0 && launch) {
+    if (launch->mps) launch->mps->apply_percentage(env, p.sm_percentage);
+    if (launch->gpu.fake && !launch->gpu.fake_ert.empty()) path = launch->gpu.fake_ert;  // the test seam
+  }
   if (p.sms > 0 || p.ranks <= 1 || !launch) return ert;
   // Several ranks: started the way the app's ranks are.
   ert[0] = self;

@@ -15,7 +15,71 @@
 
 namespace rtrace::launcher {
 
+namespace {
+GpuInfo detect_real_gpu();
+}
+
+GpuInfo parse_fake_gpu(const std::string& spec) {
+  GpuInfo g;
+  g.found = true;
+  g.fake = true;
+  g.device_count = 1;
+  g.name = "fake GPU";
+  std::size_t begin = 0;
+  while (begin <= spec.size()) {
+    const auto comma = spec.find(',', begin);
+    const std::string item = spec.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+    begin = comma == std::string::npos ? spec.size() + 1 : comma + 1;
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) throw std::invalid_argument("`" + item + "` is not KEY=VALUE");
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key == "sms") {
+      if (value.empty() || value.size() > 6 || value.find_first_not_of("0123456789") != std::string::npos ||
+          std::stoi(value) < 1)
+        throw std::invalid_argument("sms=`" + value + "` is not a positive SM count");
+      g.sm_count = std::stoi(value);
+    } else if (key == "name") {
+      g.name = value;
+    } else if (key == "cc") {
+      const auto dot = value.find('.');
+      if (dot == std::string::npos || dot == 0 || value.find_first_not_of("0123456789.") != std::string::npos)
+        throw std::invalid_argument("cc=`" + value + "` is not MAJOR.MINOR");
+      g.cc_major = std::stoi(value.substr(0, dot));
+      g.cc_minor = std::stoi(value.substr(dot + 1));
+    } else if (key == "ert") {
+      g.fake_ert = value;
+    } else if (key == "probe") {
+      g.fake_probe = value;
+    } else {
+      throw std::invalid_argument("unknown key `" + key + "` (expected sms, name, cc, ert, probe)");
+    }
+  }
+  if (g.sm_count < 1) throw std::invalid_argument("no sms=N");
+  return g;
+}
+
 GpuInfo detect_gpu() {
+  GpuInfo real = detect_real_gpu();
+  const char* fake = std::getenv("RTRACE_TEST_FAKE_GPU");
+  if (!fake) return real;
+  if (real.found) {
+    real.note = "RTRACE_TEST_FAKE_GPU is ignored: this machine has a real GPU";
+    return real;
+  }
+  try {
+    GpuInfo g = parse_fake_gpu(fake);
+    g.note = "RTRACE_TEST_FAKE_GPU: no GPU here, running on a FAKE " + std::to_string(g.sm_count) +
+             "-SM device (tests only: nothing in this file is a GPU measurement)";
+    return g;
+  } catch (const std::exception& e) {
+    real.why_not += std::string("; RTRACE_TEST_FAKE_GPU=`") + fake + "` is not used: " + e.what();
+    return real;
+  }
+}
+
+namespace {
+GpuInfo detect_real_gpu() {
   GpuInfo info;
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
@@ -57,8 +121,12 @@ GpuInfo detect_gpu() {
   info.device_count = n;
   info.sm_count = sms;
   info.name = name;
+  int major = -1, minor = -1;
+  if (cu_attr(&major, 75, dev) == 0) info.cc_major = major;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+  if (cu_attr(&minor, 76, dev) == 0) info.cc_minor = minor;  // ..._MINOR
   return info;
 }
+}  // namespace
 
 SmPartition snap_sms_for_mps(int requested, int device_sms, int granularity) {
   SmPartition p;
@@ -70,57 +138,6 @@ SmPartition snap_sms_for_mps(int requested, int device_sms, int granularity) {
   // The percentage that yields `snapped` SMs: MPS rounds the SM share up per TPC.
   p.thread_percentage = std::clamp((snapped * 100 + device_sms - 1) / std::max(1, device_sms), 1, 100);
   return p;
-}
-
-MpsDaemon::~MpsDaemon() { stop(); }
-
-void MpsDaemon::start(const Environment& base) {
-  std::string why;
-  const auto control = resolve_executable("nvidia-cuda-mps-control", base.get("PATH"), why);
-  if (!control) throw std::runtime_error("sms axis: MPS control daemon not available: " + why);
-  control_ = *control;
-  std::string tmpl = (std::filesystem::temp_directory_path() / "rtrace-mps-XXXXXX").string();
-  if (!mkdtemp(tmpl.data())) throw std::runtime_error(std::string("sms axis: cannot create the MPS directory: ") + std::strerror(errno));
-  root_ = tmpl;  // mkdtemp makes it 0700: the daemon serves only us
-  pipe_dir_ = root_ + "/pipe";
-  log_dir_ = root_ + "/log";
-  mkdir(pipe_dir_.c_str(), 0700);
-  mkdir(log_dir_.c_str(), 0700);
-  base_ = base;
-  base_.set("CUDA_MPS_PIPE_DIRECTORY", pipe_dir_);
-  base_.set("CUDA_MPS_LOG_DIRECTORY", log_dir_);
-  ProcessSpec spec;
-  spec.path = control_;
-  spec.argv = {"nvidia-cuda-mps-control", "-d"};
-  spec.env = base_.to_envp();
-  spec.timeout_s = 30;
-  const auto r = run_process(spec);
-  if (r.kind != ExitKind::Exited || r.exit_code != 0)
-    throw std::runtime_error("sms axis: `nvidia-cuda-mps-control -d` failed: " + r.stderr_tail + r.launch_error);
-  running_ = true;
-}
-
-void MpsDaemon::stop() noexcept {
-  if (!running_) return;
-  running_ = false;
-  try {
-    // `echo quit | nvidia-cuda-mps-control`, without a shell: write the command to its control pipe.
-    const std::string fifo = pipe_dir_ + "/control";
-    if (FILE* f = std::fopen(fifo.c_str(), "w")) {
-      std::fputs("quit\n", f);
-      std::fclose(f);
-    }
-    for (int i = 0; i < 50 && std::filesystem::exists(fifo); ++i) usleep(100000);
-    std::error_code ec;
-    std::filesystem::remove_all(root_, ec);
-  } catch (...) {
-  }
-}
-
-void MpsDaemon::apply(Environment& app_env, const SmPartition& part) const {
-  app_env.set("CUDA_MPS_PIPE_DIRECTORY", pipe_dir_);
-  app_env.set("CUDA_MPS_LOG_DIRECTORY", log_dir_);
-  app_env.set("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", std::to_string(part.thread_percentage));
 }
 
 }  // namespace rtrace::launcher

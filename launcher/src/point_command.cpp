@@ -7,7 +7,8 @@
 namespace rtrace::launcher {
 
 std::string Partition::name() const {
-  if (sms > 0) return (ranks > 1 ? "r" + std::to_string(ranks) : std::string()) + "sm" + std::to_string(sms);
+  if (sms > 0)
+    return (ranks > 1 ? "r" + std::to_string(ranks) : std::string()) + "sm" + std::to_string(sms) + sm_method;
   std::string s;
   if (nodes > 0) s += "n" + std::to_string(nodes);
   if (ranks > 1 || nodes > 0) s += "r" + std::to_string(ranks);
@@ -15,7 +16,8 @@ std::string Partition::name() const {
 }
 
 bool Partition::operator<(const Partition& o) const {
-  return std::tie(threads, ranks, nodes, sms) < std::tie(o.threads, o.ranks, o.nodes, o.sms);
+  return std::tie(threads, ranks, nodes, sms, sm_method, sm_percentage) <
+         std::tie(o.threads, o.ranks, o.nodes, o.sms, o.sm_method, o.sm_percentage);
 }
 
 const char* to_string(LaunchKind k) noexcept {
@@ -82,7 +84,13 @@ Partition partition_of(const SweepPoint& p, const RunOptions& o, const LaunchSet
   Partition part;
   part.ranks = p.ranks > 0 ? p.ranks : 1;
   part.nodes = p.nodes > 0 ? p.nodes : 0;
-  part.sms = p.sms > 0 ? p.sms : 0;
+  if (p.sms > 0) {
+    // The partition is what MPS grants, so the ERT measures the app's SMs.
+    const auto snap = snap_sms_for_mps(p.sms, s.gpu.sm_count > 0 ? s.gpu.sm_count : p.sms);
+    part.sms = snap.achieved;
+    part.sm_method = "mps";
+    part.sm_percentage = snap.thread_percentage;
+  }
   if (p.threads > 0) {
     part.threads = p.threads;
   } else {

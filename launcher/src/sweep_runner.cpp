@@ -69,19 +69,21 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
     return kExitAllOk;
   }
 
-  std::optional<store::RunFile> rf;
-  try {
-    rf = open_run_file(ctx, setup, env, rtrace_argv);
-  } catch (const store::Error& e) {
-    std::fprintf(stderr, "rtrace run: cannot %s `%s`: %s\n", o.resume ? "open" : "create", o.output.c_str(), e.what());
-    return kExitCannotStart;
-  }
-
+  // The partitions first (the MPS daemon): a sweep that cannot partition
+  // leaves no run file behind.
   PartitionStage partitions(ctx, setup);
   try {
     partitions.start(env);
   } catch (const StageError& e) {
     std::fprintf(stderr, "rtrace run: %s\n", e.what());
+    return kExitCannotStart;
+  }
+
+  std::optional<store::RunFile> rf;
+  try {
+    rf = open_run_file(ctx, setup, env, rtrace_argv);
+  } catch (const store::Error& e) {
+    std::fprintf(stderr, "rtrace run: cannot %s `%s`: %s\n", o.resume ? "open" : "create", o.output.c_str(), e.what());
     return kExitCannotStart;
   }
 
@@ -109,6 +111,7 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
     ++ordinal;
     const std::string label = p.label();
     std::vector<std::string> log;
+    if (setup.launch.gpu.fake && p.sms > 0) log.push_back("warning: " + setup.launch.gpu.note);
 
     // 1. The partition's scratch, then the app under the tracer.
     std::string trace_dir;

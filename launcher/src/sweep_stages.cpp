@@ -214,6 +214,7 @@ SweepSetup check_setup(const SweepContext& ctx, const Environment& env) {
                         o.tracer == TracerChoice::CudaTrace || o.tracer == TracerChoice::CudaMetrics;
   if (want_gpu) ls.gpu = detect_gpu();
   std::vector<std::string>& notes = setup.notes;
+  if (!ls.gpu.note.empty()) notes.push_back("warning: " + ls.gpu.note);
   if (plan.has(AxisKind::Sms)) {
     const SweepAxis* sms_axis = nullptr;
     for (const auto& a : plan.axes)
@@ -239,7 +240,7 @@ SweepSetup check_setup(const SweepContext& ctx, const Environment& env) {
   switch (o.tracer) {
     case TracerChoice::None: ls.tracer_mode = "none"; break;
     case TracerChoice::Auto:
-      ls.tracer_mode = !lib_exists ? "none" : (ls.gpu.found ? "cuda-trace" : "cpu");
+      ls.tracer_mode = !lib_exists ? "none" : (ls.gpu.found && !ls.gpu.fake ? "cuda-trace" : "cpu");
       if (!lib_exists) notes.push_back("note: tracer library not found at " + ls.tracer_lib + "; running untraced");
       break;
     case TracerChoice::Cpu:
@@ -368,7 +369,7 @@ void PartitionStage::start(const Environment& env) {
   try {
     mps_->start(env);
   } catch (const std::exception& e) {
-    throw StageError(e.what());
+    throw StageError(std::string("sweep axis sms: ") + e.what());
   }
   setup_.launch.mps = mps_.get();
   build_commands(ctx_, setup_);
@@ -391,7 +392,11 @@ void PartitionStage::release(const SweepPoint& p) {
 }
 
 void PartitionStage::stop() {
-  if (mps_) mps_->stop();
+  if (mps_ && mps_->running()) {
+    mps_->stop();
+    if (mps_->stop_report() != "quit")
+      std::fprintf(stderr, "rtrace: warning: MPS control daemon: %s\n", mps_->stop_report().c_str());
+  }
   if (!ctx_.opts.keep_scratch) {
     std::error_code ec;
     fs::remove(setup_.scratch_root, ec);  // only when empty

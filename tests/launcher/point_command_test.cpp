@@ -152,6 +152,8 @@ TEST(LauncherPointCommand, PartitionNames) {
   Partition g;
   g.sms = 32;
   EXPECT_EQ(g.name(), "sm32");
+  g.sm_method = "mps";  // ceilings measured under MPS are cached apart from green-context ones
+  EXPECT_EQ(g.name(), "sm32mps");
 }
 
 TEST(LauncherMps, SnapsToTpcGranularity) {

@@ -34,6 +34,10 @@ void require_gpu();
 struct GpuRunOptions {
   int device = 0;
   int sms_requested = 0;
+  // The SM limit comes from MPS (this process is an MPS client with
+  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE): the primary context, no green context;
+  // sms_requested is the count MPS grants (from `rtrace run`).
+  bool partition_by_mps = false;
   bool quick = false;
   std::vector<Precision> precisions{Precision::FP64, Precision::FP32, Precision::FP16};
   bool tensor_cores = true;

@@ -14,8 +14,22 @@ struct GpuInfo {
   int device_count = 0;
   int sm_count = 0;      // of device 0 (the one the app sees first)
   std::string name;
+  int cc_major = -1, cc_minor = -1;
+  // The test seam (RTRACE_TEST_FAKE_GPU, see detect_gpu): a device description
+  // taken from the environment on a machine WITHOUT a GPU, so that an `sms`
+  // sweep's MPS lifecycle runs on CPU in tests. Never a measurement.
+  bool fake = false;
+  std::string fake_ert;    // program run instead of `rtrace ert` for sms partitions
+  std::string fake_probe;  // program run instead of rtrace-smid-probe
+  std::string note;        // e.g. why RTRACE_TEST_FAKE_GPU was ignored
 };
+// Device 0 through the driver. Only when the driver finds no GPU and
+// RTRACE_TEST_FAKE_GPU="sms=N[,name=S][,cc=M.m][,ert=PATH][,probe=PATH]" is set,
+// that fake device is returned instead (fake=true; rtrace prints a warning and
+// records it in every point's log). A real GPU always wins over the variable.
 GpuInfo detect_gpu();
+// Parses an RTRACE_TEST_FAKE_GPU value; throws std::invalid_argument with the reason.
+GpuInfo parse_fake_gpu(const std::string& spec);
 
 // MPS hands out SMs per TPC (2 SMs on Volta..Hopper), so requests are snapped up
 // to an even count, capped at the device.
@@ -25,26 +39,5 @@ struct SmPartition {
   int thread_percentage = 0;
 };
 SmPartition snap_sms_for_mps(int requested, int device_sms, int granularity = 2);
-
-// A private MPS control daemon: its pipe/log directories are fresh 0700
-// directories, so it serves only this sweep; started with `-d`, stopped with
-// `quit` on its control pipe. Throws std::runtime_error with context on failure.
-class MpsDaemon {
- public:
-  MpsDaemon() = default;
-  MpsDaemon(const MpsDaemon&) = delete;
-  MpsDaemon& operator=(const MpsDaemon&) = delete;
-  ~MpsDaemon();
-  void start(const Environment& base);
-  void stop() noexcept;
-  bool running() const noexcept { return running_; }
-  // Adds CUDA_MPS_PIPE_DIRECTORY/LOG_DIRECTORY and the thread percentage for one point.
-  void apply(Environment& app_env, const SmPartition& part) const;
-
- private:
-  bool running_ = false;
-  std::string root_, pipe_dir_, log_dir_, control_;
-  Environment base_;
-};
 
 }  // namespace rtrace::launcher

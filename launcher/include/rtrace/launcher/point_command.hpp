@@ -4,6 +4,7 @@
 
 #include "rtrace/launcher/environment.hpp"
 #include "rtrace/launcher/gpu.hpp"
+#include "rtrace/launcher/mps.hpp"
 #include "rtrace/launcher/options.hpp"
 #include "rtrace/launcher/sweep.hpp"
 
@@ -17,8 +18,10 @@ struct Partition {
   int threads = 1;  // per rank
   int ranks = 1;
   int nodes = 0;    // 0: not set
-  int sms = 0;      // 0: no SM limit
-  // "t4", "r2t1", "n2r4t1", "sm32": the ERT cache key (docs/architecture.md).
+  int sms = 0;      // 0: no SM limit; else the SMs GRANTED (requests are snapped)
+  std::string sm_method;  // "mps" when sms > 0
+  int sm_percentage = 0;  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE under MPS
+  // "t4", "r2t1", "n2r4t1", "sm32mps": the ERT cache key (docs/architecture.md).
   std::string name() const;
   bool operator<(const Partition& o) const;
 };
