@@ -34,6 +34,7 @@ namespace {
 
 const std::string kRtrace = RTRACE_BINARY_DIR "/bin/rtrace";
 const std::string kFake = RTRACE_FAKE_MPS_CONTROL;
+const std::string kTracerLib = RTRACE_BINARY_DIR "/lib/librtrace_tracer.so";
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
@@ -201,8 +202,11 @@ class mps_daemon : public ::testing::Test {
 
 TEST_F(mps_daemon, ThreePointsAndErtShareOneDaemonStoppedOnce) {
   ASSERT_FALSE(template_.empty()) << "rtrace ert --threads 1 --quick failed";
-  const pid_t pid = spawn({"--sweep", "sms=16,32,48", "--ert", "quick", "--tracer", "none", "-o", path("run.h5"),
-                           "--", kFake, "--client", "0.1"});
+  // --tracer cpu: the fake app declares FLOPs and bytes, so each partition's
+  // ceilings are measured (after its point, while the daemon serves it).
+  const pid_t pid = spawn({"--sweep", "sms=16,32,48", "--ert", "quick", "--tracer", "cpu", "-o", path("run.h5"),
+                           "--", kFake, "--client", "0.1"},
+                          {"RTRACE_TRACER_LIB=" + kTracerLib});
   ASSERT_EQ(wait_for(pid, 120), 0) << err_text();
   const long daemon = check_one_start(pid);
   ASSERT_GT(daemon, 0);

@@ -20,6 +20,7 @@
 //   argv[1] = --client [SECONDS]    an app: sleeps SECONDS, prints check=ok.
 // A client that cannot reach the daemon exits 3 (the real driver would
 // silently run without MPS: exactly what the tests must catch).
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -247,9 +248,19 @@ int as_client(const std::string& role, int argc, char** argv) {
     o << in.rdbuf();
     return o ? 0 : 1;
   }
-  // An app: runs for a while (signal tests), then reports.
+  // An app: runs for a while (signal tests) in a region that declares its
+  // work when rtrace's tracer is preloaded (so the sweep has counts to place
+  // on a roofline and measures ceilings), then reports.
+  using RegionFn = void (*)(const char*);
+  using CountsFn = void (*)(const char*, double, double, double, double, double, double);
+  auto begin = reinterpret_cast<RegionFn>(dlsym(RTLD_DEFAULT, "rtrace_region_begin"));
+  auto end = reinterpret_cast<RegionFn>(dlsym(RTLD_DEFAULT, "rtrace_region_end"));
+  auto counts = reinterpret_cast<CountsFn>(dlsym(RTLD_DEFAULT, "rtrace_region_counts"));
+  if (begin) begin("fake_kernel");
   const double seconds = argc > 2 ? std::atof(argv[2]) : 0;
   if (seconds > 0) usleep(static_cast<useconds_t>(seconds * 1e6));
+  if (counts) counts("fake_kernel", 1e6, 0, 0, 0, 0, 8e6);
+  if (end) end("fake_kernel");
   std::printf("check=ok\n");
   return 0;
 }
