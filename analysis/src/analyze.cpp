@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <sstream>
@@ -38,6 +39,84 @@ std::string choose_axis(const RunData& run, const std::string& requested, std::v
   return "";
 }
 
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + names[i];
+  return out.empty() ? "the concurrency" : out;
+}
+
+// Numeric value of a label token ("1000", "1e3"); NaN when not a number.
+double token_number(const std::string& v) {
+  if (v.empty()) return kNaN;
+  char* end = nullptr;
+  double x = std::strtod(v.c_str(), &end);
+  return end && *end == '\0' ? x : kNaN;
+}
+
+// The non-concurrency axes whose numeric value strictly grows with the
+// concurrency along `axis` over all configurations (a zipped weak-scaling sweep).
+std::vector<std::string> axes_growing_with(const RunData& run, const std::string& axis) {
+  std::vector<int> idx;
+  for (int i = 0; i < static_cast<int>(run.configs.size()); ++i)
+    if (available(run.configs[i].concurrency(axis))) idx.push_back(i);
+  std::sort(idx.begin(), idx.end(), [&](int a, int b) {
+    return run.configs[a].concurrency(axis) < run.configs[b].concurrency(axis);
+  });
+  std::vector<std::string> out;
+  if (idx.size() < 2) return out;
+  std::set<std::string> names;
+  for (const auto& [name, value] : run.configs[idx.front()].tokens)
+    if (!is_concurrency_axis(name)) names.insert(name);
+  for (const auto& name : names) {
+    bool grows = true;
+    double prev = kNaN, prev_c = kNaN;
+    for (int i : idx) {
+      double v = kNaN;
+      for (const auto& [n, value] : run.configs[i].tokens)
+        if (n == name) v = token_number(value);
+      double c = run.configs[i].concurrency(axis);
+      if (!available(v)) { grows = false; break; }
+      if (available(prev) && (c > prev_c ? !(v > prev) : v != prev)) { grows = false; break; }
+      prev = v;
+      prev_c = c;
+    }
+    if (grows) out.push_back(name);
+  }
+  return out;
+}
+
+std::string key_without(const Configuration& c, const std::string& axis, const std::vector<std::string>& also) {
+  std::string out;
+  for (const auto& [name, value] : c.tokens) {
+    if (name == axis || std::find(also.begin(), also.end(), name) != also.end()) continue;
+    if (!out.empty()) out += ' ';
+    out += name + "=" + value;
+  }
+  return out;
+}
+
+// What the MPI and repeat data cannot tell, said once per run.
+void add_usage_warnings(AnalysisResult& res) {
+  bool old_file = false, single = true, any_steps = res.run.configs.size() > 1;
+  for (const auto& c : res.run.configs) {
+    const PopPoint& p = c.pop.pop;
+    res.mpi |= p.mpi_initialised;
+    if (p.mpi_initialised && !p.window_measured) old_file = true;
+    if (c.repeats() > 1) single = false;
+    if (p.mpi_initialised && c.pop.calls.empty()) {
+        res.warnings.push_back("configuration '" + c.label +
+                               "': MPI was initialised but no MPI call was recorded: MPI calls not intercepted "
+                               "(e.g. Fortran bindings that call PMPI directly); MPI share unavailable");
+    }
+  }
+  if (old_file)
+    res.warnings.push_back("no MPI window in this run file (recorded before the tracer timed MPI_Init and "
+                           "MPI_Finalize): the whole wall time is the window, so startup counts as useful time");
+  if (single && any_steps)
+    res.hints.push_back("one sample per configuration: a step cannot be told from run-to-run noise; rerun with "
+                        "--repeat 3 to measure the spread");
+}
+
 }  // namespace
 
 std::string fixed_key(const Configuration& c, const std::string& axis) {
@@ -70,6 +149,7 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
   res.run = std::move(run);
   const auto& configs = res.run.configs;
   const int nconf = static_cast<int>(configs.size());
+  add_usage_warnings(res);
 
   // Kernel series.
   std::map<std::pair<std::string, std::string>, int> index;
@@ -111,12 +191,31 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
     return res;
   }
 
+  // Strong or weak scaling. Weak: a zipped axis grows with the concurrency;
+  // the groups then run along it (the growing axes leave the group key).
+  std::vector<std::string> growing = axes_growing_with(res.run, res.axis);
+  if (options.scaling != "auto" && options.scaling != "strong" && options.scaling != "weak")
+    throw InputError("--scaling " + options.scaling + ": expected strong, weak or auto");
+  bool weak = options.scaling == "weak";
+  if (options.scaling == "auto" && !growing.empty()) {
+    // Zipped (recorded, or every label differs in both): each concurrency has its own size.
+    std::set<std::string> strong_keys;
+    for (int ci = 0; ci < nconf; ++ci) strong_keys.insert(fixed_key(configs[ci], res.axis));
+    weak = res.run.zip || static_cast<int>(strong_keys.size()) == nconf;
+  }
+  if (options.scaling == "weak" && growing.empty())
+    res.warnings.push_back("--scaling weak: no swept axis grows with " + res.axis +
+                           "; taking the work as proportional to " + res.axis);
+  if (!weak) growing.clear();
+  res.scaling = weak ? "weak" : "strong";
+
   // Groups of configurations with the other axes fixed, each ordered by concurrency.
   std::vector<std::string> group_order;
   std::map<std::string, std::vector<int>> groups;
   for (int ci = 0; ci < nconf; ++ci) {
     if (!available(configs[ci].concurrency(res.axis))) continue;
-    std::string key = fixed_key(configs[ci], res.axis);
+    std::string key = weak && !configs[ci].tokens.empty() ? key_without(configs[ci], res.axis, growing)
+                                                          : fixed_key(configs[ci], res.axis);
     if (!groups.count(key)) group_order.push_back(key);
     groups[key].push_back(ci);
   }
@@ -154,8 +253,15 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
         step.to = b;
         step.c1 = configs[a].concurrency(res.axis);
         step.c2 = configs[b].concurrency(res.axis);
-        step.d = classify_step(ka, kb, s.eval[a], s.eval[b], configs[a].ceilings, configs[b].ceilings, step.c1,
-                               step.c2, evidence(configs[a], ka), evidence(configs[b], kb), th);
+        KernelAtPoint kb_work = kb;
+        if (weak && !(available(s.eval[a].gflops) && available(s.eval[b].gflops))) {
+          // Time only: compare time per unit of work (the work grows with the concurrency).
+          double r = step.c2 / step.c1;
+          kb_work.time_s /= r;
+          kb_work.mean_rank_time_s /= r;
+        }
+        step.d = classify_step(ka, kb_work, s.eval[a], s.eval[b], configs[a].ceilings, configs[b].ceilings, step.c1,
+                               step.c2, evidence(configs[a], ka), evidence(configs[b], kb_work), th);
         t.steps.push_back(std::move(step));
       }
       res.trajectories.push_back(std::move(t));
@@ -178,21 +284,27 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
         p.time_s = t > 0 ? t : kNaN;
       }
       p.mpi_share = configs[ci].mpi_share;
+      p.pop = configs[ci].pop.pop;
+      p.repeats = configs[ci].repeats();
+      p.spread = p.repeats > 1 ? configs[ci].pop.wall_spread : 0;
       sum.points.push_back(p);
     }
+    sum.weak = weak;
+    sum.grows_with = growing;
     const AppPoint& base = sum.points.front();
     for (auto& p : sum.points) {
-      p.speedup = base.time_s / p.time_s;
       double r = p.concurrency / base.concurrency;
-      p.efficiency = p.speedup / r;
-      p.karp_flatt = karp_flatt(p.speedup, r);
+      if (weak) {
+        p.efficiency = base.time_s / p.time_s;  // T(ref) / T(p)
+        p.speedup = p.efficiency * r;          // scaled speedup
+      } else {
+        p.speedup = base.time_s / p.time_s;
+        p.efficiency = p.speedup / r;
+        p.karp_flatt = karp_flatt(p.speedup, r);
+      }
     }
     sum.final_efficiency = sum.points.back().efficiency;
-    for (std::size_t i = 0; i + 1 < sum.points.size(); ++i) {
-      double step_eff = (sum.points[i].time_s / sum.points[i + 1].time_s) /
-                        (sum.points[i + 1].concurrency / sum.points[i].concurrency);
-      if (available(step_eff) && step_eff < 1 - th.ideal_tolerance) { sum.breaks_after = static_cast<int>(i); break; }
-    }
+    summarise_steps(sum, res.axis, res.run.cores, th);
     // Lost time per kernel at the group's last point.
     if (members.size() > 1) {
       int f = members.front(), l = members.back();
@@ -214,17 +326,18 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
       s1 << "Only one point at " << res.axis << "=" << fmt(last.concurrency, 6) << ": no scaling to judge.";
       sum.sentences.push_back(s1.str());
     } else {
-      s1 << "Strong-scaling efficiency at " << res.axis << "=" << fmt(last.concurrency, 6) << " is "
-         << fmt(100 * last.efficiency, 3) << "% (speedup " << fmt(last.speedup) << "x on "
-         << fmt(last.concurrency / base.concurrency) << "x the concurrency of " << res.axis << "="
-         << fmt(base.concurrency, 6) << ").";
-      sum.sentences.push_back(s1.str());
-      std::ostringstream s2;
-      if (sum.breaks_after >= 0)
-        s2 << "Scaling breaks past " << res.axis << "=" << fmt(sum.points[sum.breaks_after].concurrency, 6) << ".";
+      if (weak)
+        s1 << "Weak-scaling efficiency at " << res.axis << "=" << fmt(last.concurrency, 6) << " is "
+           << fmt(100 * last.efficiency, 3) << "% (time " << fmt(base.time_s) << " s -> " << fmt(last.time_s)
+           << " s while the work grows " << fmt(last.concurrency / base.concurrency) << "x with "
+           << join_names(growing) << ").";
       else
-        s2 << "The application scales within " << fmt(100 * th.ideal_tolerance, 3) << "% of ideal at every step.";
-      sum.sentences.push_back(s2.str());
+        s1 << "Strong-scaling efficiency at " << res.axis << "=" << fmt(last.concurrency, 6) << " is "
+           << fmt(100 * last.efficiency, 3) << "% (speedup " << fmt(last.speedup) << "x on "
+           << fmt(last.concurrency / base.concurrency) << "x the concurrency of " << res.axis << "="
+           << fmt(base.concurrency, 6) << ").";
+      sum.sentences.push_back(s1.str());
+      for (auto& sentence : step_sentences(sum, res.axis, th)) sum.sentences.push_back(std::move(sentence));
       if (!sum.lost.empty()) {
         std::ostringstream s3;
         s3 << "Most lost time: ";

@@ -2,6 +2,7 @@
 #include "subcommands.hpp"
 
 #include "rtrace/analysis/analyze.hpp"
+#include "rtrace/analysis/compare.hpp"
 #include "rtrace/analysis/report.hpp"
 
 #include <rtrace/store/hdf5.hpp>
@@ -34,10 +35,11 @@ int analyze_main(int argc, char** argv) {
   std::vector<std::string> inputs, pp_files;
   bool write = false, quiet = false;
 
-  po::options_description visible("Usage: rtrace analyze RUN.h5 [options]\n       rtrace analyze --pp A.h5 B.h5 ...\nOptions");
+  po::options_description visible("Usage: rtrace analyze RUN.h5 [options]\n       rtrace analyze A.h5 B.h5 ...   (runs side by side)\n       rtrace analyze --pp A.h5 B.h5 ...\nOptions");
   visible.add_options()
       ("help,h", "show this help")
       ("axis", po::value(&opt.axis), "concurrency axis of the trajectories: threads, ranks, nodes, sms (default: the first swept one that varies)")
+      ("scaling", po::value(&opt.scaling)->default_value(opt.scaling), "strong, weak or auto (weak when a zipped axis grows with the concurrency)")
       ("json", po::value(&json_path), "write the analysis as JSON (schemas/analysis-v1.json)")
       ("csv", po::value(&csv_dir), "write points.csv, steps.csv, summary.csv into DIR")
       ("svg", po::value(&svg_dir), "write the charts as SVG files into DIR")
@@ -78,13 +80,24 @@ int analyze_main(int argc, char** argv) {
       std::vector<AnalysisResult> runs;
       for (const auto& f : pp_files) runs.push_back(analyze(load_run(f), opt));
       PortabilityResult pp = portability(runs);
+      if (pp.kernels.empty())
+        throw InputError("--pp: no kernel or region is common to all " + std::to_string(runs.size()) +
+                         " files, so there is no portability to compute (to compare runs: rtrace analyze A.h5 B.h5)");
       if (!quiet) std::cout << render_portability_text(pp);
       if (!json_path.empty()) write_file(json_path, to_json(pp).dump(1) + "\n");
       return 0;
     }
 
     if (inputs.empty()) throw InputError("missing the run file (usage: rtrace analyze RUN.h5 [options]; --help)");
-    if (inputs.size() > 1) throw InputError("expected one run file, got " + std::to_string(inputs.size()) + " (use --pp to compare platforms)");
+    if (inputs.size() > 1) {
+      // Several runs: side by side per configuration.
+      std::vector<AnalysisResult> runs;
+      for (const auto& f : inputs) runs.push_back(analyze(load_run(f), opt));
+      CompareResult cmp = compare_runs(runs);
+      if (!quiet) std::cout << render_compare_text(cmp);
+      if (!json_path.empty()) write_file(json_path, to_json(cmp).dump(1) + "\n");
+      return 0;
+    }
     AnalysisResult res = analyze(load_run(inputs.front()), opt);
     if (!quiet) std::cout << render_text(res);
     nlohmann::json doc;

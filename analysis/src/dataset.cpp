@@ -2,8 +2,11 @@
 
 #include <rtrace/store/file.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <map>
+#include <sstream>
 #include <sys/stat.h>
 #include <unordered_map>
 
@@ -63,6 +66,50 @@ double launch_seconds(const store::KernelRow* trace, const store::KernelRow* met
   return kNaN;
 }
 
+// Why a planned point cannot be used, in one clause: "point 2 (ranks=2): failed, exit 1: <last stderr line>".
+std::string point_problem(const store::Group& root, const store::SweepPointRow& row) {
+  std::string status = store::get_str(row.status);
+  std::string out = "point " + std::to_string(row.point_id) + " (" + store::get_str(row.label) + "): ";
+  if (status == "pending" || status.empty()) return out + "not run";
+  if (!row.complete && status == "ok") out += "not committed";
+  else out += status;
+  if (row.signal > 0) out += ", signal " + std::to_string(row.signal);
+  else if (row.exit_code >= 0 && status != "ok") out += ", exit " + std::to_string(row.exit_code);
+  try {
+    if (root.exists("points") && root.open_group("points").exists(store::point_group_name(row.point_id))) {
+      store::CapturedOutput o = store::read_output(root.open_group("points").open_group(store::point_group_name(row.point_id)));
+      std::string tail = o.stderr_tail;
+      while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r' || tail.back() == ' ')) tail.pop_back();
+      auto nl = tail.find_last_of('\n');
+      std::string last = nl == std::string::npos ? tail : tail.substr(nl + 1);
+      if (last.size() > 120) last = last.substr(0, 117) + "...";
+      if (!last.empty()) out += ": " + last;
+    }
+  } catch (const store::Error&) {
+    // The output is a courtesy: a point without a readable one still has its status.
+  }
+  return out;
+}
+
+// Cores of the machine and whether the sweep was zipped (for oversubscription and weak scaling).
+void read_run_context(const store::Group& root, RunData& run) {
+  try {
+    store::MachineInfo m = store::read_machine(root);
+    run.cores = m.pus > 0 ? m.pus : m.cores;  // logical CPUs: what the scheduler time-slices
+  } catch (const store::Error&) {
+    run.cores = 0;
+  }
+  try {
+    store::RunMetadata meta = store::read_run_metadata(root);
+    if (!meta.options_json.empty()) {
+      auto j = nlohmann::json::parse(meta.options_json, nullptr, false);
+      if (j.is_object() && j.contains("zip") && j["zip"].is_boolean()) run.zip = j["zip"].get<bool>();
+    }
+  } catch (const store::Error&) {
+    run.zip = false;
+  }
+}
+
 }  // namespace
 
 bool is_concurrency_axis(const std::string& axis) noexcept {
@@ -77,7 +124,7 @@ PointAggregate aggregate_ranks(const std::vector<store::RankRecords>& ranks) {
   // Point-level kernel table: key "kind\x1fname" -> per-rank sums, one slot per rank.
   std::unordered_map<std::string, std::size_t> index;
   std::vector<std::vector<RankKernel>> per_kernel;  // [kernel][rank]
-  double wall_sum = 0, mpi_sum = 0, wall_max = kNaN;
+  double wall_max = kNaN;
   bool any_mpi = false;
   const std::size_t nranks = ranks.size();
 
@@ -99,7 +146,6 @@ PointAggregate aggregate_ranks(const std::vector<store::RankRecords>& ranks) {
       return "name#" + std::to_string(id);
     };
     if (available(rec.info.wall_s)) {
-      wall_sum += rec.info.wall_s;
       wall_max = available(wall_max) ? std::max(wall_max, rec.info.wall_s) : rec.info.wall_s;
     }
     out.counters_available |= rec.info.counters_available != 0;
@@ -110,7 +156,7 @@ PointAggregate aggregate_ranks(const std::vector<store::RankRecords>& ranks) {
       out.rank_warnings.push_back("rank " + std::to_string(rec.info.rank) + " dropped " +
                                   std::to_string(rec.info.dropped_records) + " records");
     for (const auto& m : rec.mpi) {
-      if (available(m.time_s)) { mpi_sum += m.time_s; any_mpi = true; }
+      if (available(m.time_s)) any_mpi = true;
     }
 
     // Regions: declared counts win; hardware FP counters fill in when nothing was declared.
@@ -169,7 +215,9 @@ PointAggregate aggregate_ranks(const std::vector<store::RankRecords>& ranks) {
     }
   }
   if (available(wall_max)) out.app_time_s = wall_max;
-  if (any_mpi && wall_sum > 0) out.mpi_share = mpi_sum / wall_sum;
+  // MPI share inside the MPI window, Init/Finalize excluded (pop.hpp).
+  out.usage = point_usage(ranks);
+  if (any_mpi || out.usage.mpi_initialised) out.mpi_share = pop_point(out.usage, 1).mpi_share;
 
   out.kernels.reserve(per_kernel.size());
   for (auto& ranks_of : per_kernel) {
@@ -267,6 +315,19 @@ Configuration combine_repeats(const std::vector<store::SweepPointRow>& rows, con
     c.app_time_spread = (*hi - *lo) / c.app_time_s;
   }
   c.mpi_share = median(mpi);
+  {
+    std::vector<PointUsage> usages;
+    for (const auto& p : points) usages.push_back(p.usage);
+    c.pop = combine_pop(usages, c.threads);
+  }
+  {
+    std::istringstream in(c.label);
+    std::string token;
+    while (in >> token) {
+      auto eq = token.find('=');
+      if (eq != std::string::npos) c.tokens.emplace_back(token.substr(0, eq), token.substr(eq + 1));
+    }
+  }
   if (ceilings.bandwidth(MemLevel::DRAM) && ceilings.bandwidth(MemLevel::DRAM)->name == "HBM") c.gpu = true;
 
   // Union of kernels over repeats; every field the median over the repeats that have it.
@@ -355,10 +416,15 @@ RunData load_run(const std::string& path) {
     for (const auto& row : plan) {
       std::string status = store::get_str(row.status);
       std::string label = store::get_str(row.label);
-      if (!row.complete) { ++skipped_incomplete; continue; }
+      if (!row.complete) {
+        ++skipped_incomplete;
+        run.point_problems.push_back(point_problem(root, row));
+        continue;
+      }
       if (status != "ok") {
         run.warnings.push_back("point " + std::to_string(row.point_id) + " (" + label + ") has status " + status +
                                ": left out");
+        run.point_problems.push_back(point_problem(root, row));
         continue;
       }
       if (!by_label.count(label)) order.push_back(label);
@@ -367,9 +433,14 @@ RunData load_run(const std::string& path) {
     if (skipped_incomplete)
       run.warnings.push_back(std::to_string(skipped_incomplete) + " of " + std::to_string(plan.size()) +
                              " planned points are not complete: left out");
-    if (order.empty())
+    if (order.empty()) {
+      std::string why;
+      for (std::size_t i = 0; i < run.point_problems.size() && i < 8; ++i) why += "; " + run.point_problems[i];
+      if (run.point_problems.size() > 8) why += "; ... " + std::to_string(run.point_problems.size() - 8) + " more";
       throw InputError(path + ": no complete points with status ok (" + std::to_string(plan.size()) +
-                       " planned, none usable)");
+                       " planned, none usable" + why + ")");
+    }
+    read_run_context(root, run);
     if (!root.exists("points")) throw InputError(path + ": complete points listed but no /points group");
     store::Group points_group = root.open_group("points");
 

@@ -62,16 +62,14 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
     if (!sum.fixed.empty()) h << "<b>" << xml_escape(sum.fixed) << "</b><br>";
     for (const auto& s : sum.sentences) h << xml_escape(s) << "<br>\n";
     h << "</div>\n";
-    h << "<table><tr><th>" << xml_escape(res.axis) << "</th><th>time (s)</th><th>speedup</th><th>efficiency</th>"
-      << "<th>Karp-Flatt</th><th>MPI share</th></tr>\n";
-    for (const auto& p : sum.points)
-      h << "<tr><td>" << num(p.concurrency, 6) << "</td><td>" << num(p.time_s) << "</td><td>" << num(p.speedup)
-        << "</td><td>" << num(100 * p.efficiency) << "%</td><td>" << num(p.karp_flatt, 2) << "</td><td>"
-        << (available(p.mpi_share) ? num(100 * p.mpi_share) + "%" : "&ndash;") << "</td></tr>\n";
-    h << "</table>\n";
+    h << render_pop_html(res, sum);
     chart("scaling-" + std::to_string(i + 1) + ".svg");
+    chart("efficiency-" + std::to_string(i + 1) + ".svg");
   }
+  for (const auto& w : res.hints) h << "<p class=\"warning\">hint: " << xml_escape(w) << "</p>\n";
 
+  // Sections with nothing to show are left out (an unannotated app has no kernels, rooflines or trajectories).
+  if (!res.kernels.empty()) {
   h << "<h2>Kernels by time share</h2>\n<table><tr><th class=\"l\">kernel</th><th class=\"l\">kind</th>"
     << "<th>time share</th><th>points</th><th>GFLOP/s (last)</th><th>&eta; (last)</th><th class=\"l\">bound (last)</th>"
     << "<th class=\"l\">diagnosis per step</th></tr>\n";
@@ -135,8 +133,13 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
     }
   }
 
-  h << "<h2>Rooflines per configuration</h2>\n";
-  for (int ci = 0; ci < static_cast<int>(configs.size()); ++ci) {
+  }  // kernels
+
+  bool any_roofline = false;
+  for (const auto& c : charts)
+    any_roofline |= c.file.compare(0, 9, "roofline-") == 0 || c.file.compare(0, 12, "instruction-") == 0;
+  if (any_roofline) h << "<h2>Rooflines per configuration</h2>\n";
+  for (int ci = 0; ci < static_cast<int>(configs.size()) && any_roofline; ++ci) {
     char name[32];
     std::snprintf(name, sizeof name, "roofline-c%03d.svg", ci);
     chart(name);

@@ -84,6 +84,7 @@ json to_json(const AnalysisResult& res) {
                   {"app_time", q(c.app_time_s, "s")},
                   {"app_time_spread", n(c.app_time_spread)},
                   {"mpi_share", n(c.mpi_share)},
+                  {"mpi_calls", mpi_calls_json(c.pop.calls)},
                   {"ceilings", ceil}});
   }
   doc["configurations"] = jc;
@@ -176,14 +177,22 @@ json to_json(const AnalysisResult& res) {
                      {"speedup", n(p.speedup)},
                      {"efficiency", n(p.efficiency)},
                      {"karp_flatt", n(p.karp_flatt)},
-                     {"mpi_share", n(p.mpi_share)}});
+                     {"mpi_share", n(p.mpi_share)},
+                     {"repeats", p.repeats},
+                     {"spread", n(p.spread)},
+                     {"pop", pop_json(p.pop)}});
     json lost = json::array();
     for (const auto& l : sum.lost)
       lost.push_back({{"kernel", res.kernels[l.kernel].name},
                       {"kind", res.kernels[l.kernel].kind},
                       {"lost", q(l.lost_s, "s")},
                       {"share", l.share}});
+    json steps = json::array();
+    for (const auto& st : sum.steps) steps.push_back(app_step_json(st));
     js.push_back({{"fixed", sum.fixed},
+                  {"scaling", sum.weak ? "weak" : "strong"},
+                  {"grows_with", sum.grows_with},
+                  {"steps", steps},
                   {"points", pts},
                   {"final_efficiency", n(sum.final_efficiency)},
                   {"breaks_after", sum.breaks_after >= 0 ? json(sum.points[sum.breaks_after].concurrency) : json(nullptr)},
@@ -205,6 +214,8 @@ json to_json(const AnalysisResult& res) {
                                 {"DRAM", q(ip.gtxn_dram, "GTXN/s")}}}});
   doc["instruction_roofline"] = ji;
   doc["warnings"] = res.warnings;
+  doc["hints"] = res.hints;
+  doc["scaling"] = res.scaling;
   return doc;
 }
 
@@ -273,13 +284,14 @@ std::vector<std::string> write_csv(const AnalysisResult& res, const std::string&
   {
     std::ofstream out;
     open("summary.csv", out);
-    out << "fixed,configuration,concurrency,time_s,speedup,efficiency,karp_flatt,mpi_share\n";
+    out << "fixed,configuration,concurrency,time_s,speedup,efficiency,karp_flatt,mpi_share,repeats,spread\n";
     for (const auto& sum : res.summaries)
       for (const auto& p : sum.points)
         out << csv_field(sum.fixed) << "," << p.config << "," << csv_num(p.concurrency) << "," << csv_num(p.time_s)
             << "," << csv_num(p.speedup) << "," << csv_num(p.efficiency) << "," << csv_num(p.karp_flatt) << ","
-            << csv_num(p.mpi_share) << "\n";
+            << csv_num(p.mpi_share) << "," << p.repeats << "," << csv_num(p.spread) << "\n";
   }
+  write_pop_csv(res, dir, written);
   return written;
 }
 

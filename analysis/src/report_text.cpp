@@ -38,6 +38,21 @@ std::string wrap(const std::string& text, std::size_t width, const std::string& 
   return out;
 }
 
+// No concurrency axis varies: what one configuration shows.
+std::string single_point_text(const AnalysisResult& res) {
+  std::ostringstream os;
+  for (const auto& c : res.run.configs) {
+    const auto& q = c.pop.pop;
+    os << "\n" << (c.label.empty() ? std::string("configuration") : c.label) << ": time " << num(c.app_time_s) << " s";
+    if (available(c.mpi_share)) os << ", MPI " << num(100 * c.mpi_share, 3) << "% of the window";
+    if (available(q.load_balance)) os << ", load balance " << num(q.load_balance, 2);
+    if (available(q.communication_efficiency)) os << ", comm. efficiency " << num(q.communication_efficiency, 2);
+    if (available(q.cpu_per_wall)) os << ", CPU/wall " << num(q.cpu_per_wall, 3);
+    os << "\n";
+  }
+  return os.str();
+}
+
 }  // namespace
 
 std::string describe_step(const StepDiagnosis& d) {
@@ -66,6 +81,13 @@ std::string render_text(const AnalysisResult& res, int width) {
      << " planned points; axis: " << (res.axis.empty() ? "none" : res.axis) << "; " << res.kernels.size()
      << " kernels/regions\n";
   for (const auto& w : res.warnings) os << wrap("warning: " + w, static_cast<std::size_t>(width), "  ");
+  for (const auto& w : res.hints) os << wrap("hint: " + w, static_cast<std::size_t>(width), "  ");
+  // An unannotated application: lead with the whole-application diagnosis.
+  if (res.kernels.empty()) {
+    for (const auto& sum : res.summaries) os << render_pop_text(res, sum, width);
+    if (res.summaries.empty()) os << single_point_text(res);
+    return os.str();
+  }
 
   // Level names as this run's ceilings call them.
   std::string level_names[kLevelCount] = {"L1", "L2", "L3", "DRAM"};
@@ -130,16 +152,7 @@ std::string render_text(const AnalysisResult& res, int width) {
     }
   }
 
-  for (const auto& sum : res.summaries) {
-    os << "\nSummary" << (sum.fixed.empty() ? "" : " (" + sum.fixed + ")") << "\n";
-    os << "  " << pad(axis, 8) << " " << pad("time s", 10) << " " << pad("speedup", 8) << " " << pad("eff", 6) << " "
-       << pad("Karp-Flatt", 10) << " " << pad("MPI %", 6) << "\n";
-    for (const auto& p : sum.points)
-      os << "  " << pad(num(p.concurrency, 6), 8) << " " << pad(num(p.time_s), 10) << " " << pad(num(p.speedup), 8)
-         << " " << pad(num(100 * p.efficiency, 3) + "%", 6) << " " << pad(num(p.karp_flatt, 2), 10) << " "
-         << pad(available(p.mpi_share) ? num(100 * p.mpi_share, 3) : "-", 6) << "\n";
-    for (const auto& sentence : sum.sentences) os << wrap(sentence, static_cast<std::size_t>(width), "  ");
-  }
+  for (const auto& sum : res.summaries) os << render_pop_text(res, sum, width);
   return os.str();
 }
 

@@ -480,6 +480,59 @@ std::string scaling_chart(const AnalysisResult& res, const AppSummary& sum) {
   return c.str();
 }
 
+// POP efficiencies against the concurrency: one line per factor, 0..1 (clipped at 1.2).
+std::string efficiency_chart(const AnalysisResult& res, const AppSummary& sum) {
+  if (sum.points.size() < 2) return "";
+  struct Series { const char* name; std::string color; std::vector<std::pair<double, double>> pts; };
+  std::vector<Series> series = {{"load balance", kPalette[0], {}},
+                                {"communication efficiency", kPalette[1], {}},
+                                {"parallel efficiency", kPalette[2], {}},
+                                {"computation scalability", kPalette[3], {}},
+                                {"global efficiency", "#111", {}}};
+  for (const auto& p : sum.points) {
+    const PopPoint& q = p.pop;
+    double v[] = {q.load_balance, q.communication_efficiency, q.parallel_efficiency, q.computation_scalability,
+                  q.global_efficiency};
+    for (int i = 0; i < 5; ++i)
+      if (available(v[i])) series[static_cast<std::size_t>(i)].pts.push_back({p.concurrency, std::min(v[i], 1.2)});
+  }
+  series.erase(std::remove_if(series.begin(), series.end(), [](const Series& s) { return s.pts.size() < 2; }),
+               series.end());
+  if (series.empty()) return "";
+  const double c0 = sum.points.front().concurrency, cmax = sum.points.back().concurrency;
+  const double pw = 520, ph = 320, top = 60, left = 80;
+  const int W = static_cast<int>(left + pw + 260), H = static_cast<int>(top + ph + 70);
+  Canvas c(W, H);
+  c.text(left, 30, "POP efficiencies along " + res.axis + (sum.fixed.empty() ? "" : " (" + sum.fixed + ")"), 17,
+         "start", "#111", 0, true);
+  double lx0 = std::log2(c0), lx1 = std::log2(cmax);
+  if (lx1 <= lx0) lx1 = lx0 + 1;
+  auto X = [&](double v) { return left + (std::log2(v) - lx0) / (lx1 - lx0) * pw; };
+  auto Y = [&](double v) { return top + (1.2 - v) / 1.2 * ph; };
+  c.rect(left, top, pw, ph, "#fbfbfb", "#999");
+  for (const auto& p : sum.points) {
+    c.line(X(p.concurrency), top, X(p.concurrency), top + ph, "#e4e4e4");
+    c.text(X(p.concurrency), top + ph + 20, num(p.concurrency, 6), 13, "middle");
+  }
+  for (double e = 0; e <= 1.2 + 1e-9; e += 0.2) {
+    c.line(left, Y(e), left + pw, Y(e), "#e4e4e4");
+    c.text(left - 8, Y(e) + 4.5, num(e, 2), 13, "end");
+  }
+  c.line(left, Y(1), left + pw, Y(1), "#888", 1.5, "6,4");
+  c.text(left + pw / 2, top + ph + 44, res.axis, 14, "middle");
+  c.text(left - 52, top + ph / 2, "Efficiency", 14, "middle", "#222", -90);
+  for (std::size_t si = 0; si < series.size(); ++si) {
+    const auto& s = series[si];
+    for (std::size_t i = 0; i + 1 < s.pts.size(); ++i)
+      c.line(X(s.pts[i].first), Y(s.pts[i].second), X(s.pts[i + 1].first), Y(s.pts[i + 1].second), s.color,
+             si + 1 == series.size() ? 3 : 1.8);
+    for (const auto& [x, y] : s.pts) c.marker(static_cast<int>(si), X(x), Y(y), s.color, 4);
+    c.rect(left + pw + 24, top + 10 + 24 * static_cast<double>(si), 14, 14, s.color);
+    c.text(left + pw + 46, top + 22 + 24 * static_cast<double>(si), s.name, 13);
+  }
+  return c.str();
+}
+
 std::string instruction_chart(const AnalysisResult& res, int ci) {
   std::vector<const InstructionPoint*> pts;
   for (const auto& ip : res.instruction)
@@ -572,7 +625,10 @@ std::vector<SvgChart> render_svgs(const AnalysisResult& res) {
   for (int ci = 0; ci < static_cast<int>(res.run.configs.size()); ++ci) {
     char name[32];
     std::snprintf(name, sizeof name, "roofline-c%03d.svg", ci);
-    out.push_back({name, "Roofline at " + res.run.configs[ci].label, roofline_chart(res, ci)});
+    // A roofline without a point (no kernel with counts here) shows nothing: left out.
+    bool any_point = false;
+    for (const auto& s : res.kernels) any_point |= s.at[ci] >= 0 && s.eval[ci].counts_available();
+    if (any_point) out.push_back({name, "Roofline at " + res.run.configs[ci].label, roofline_chart(res, ci)});
     std::string ir = instruction_chart(res, ci);
     if (!ir.empty()) {
       std::snprintf(name, sizeof name, "instruction-c%03d.svg", ci);
@@ -595,6 +651,9 @@ std::vector<SvgChart> render_svgs(const AnalysisResult& res) {
     ++si;
     if (svg.empty()) continue;
     out.push_back({"scaling-" + std::to_string(si) + ".svg", "Speedup and efficiency" + (sum.fixed.empty() ? "" : " (" + sum.fixed + ")"), svg});
+    std::string eff = efficiency_chart(res, sum);
+    if (!eff.empty())
+      out.push_back({"efficiency-" + std::to_string(si) + ".svg", "POP efficiencies" + (sum.fixed.empty() ? "" : " (" + sum.fixed + ")"), eff});
   }
   return out;
 }

@@ -3,6 +3,7 @@
 
 #include "rtrace/analysis/dataset.hpp"
 #include "rtrace/analysis/model.hpp"
+#include "rtrace/analysis/pop.hpp"
 
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@ namespace rtrace::analysis {
 
 struct AnalyzeOptions {
   std::string axis;        // "" = auto: the first swept concurrency axis that varies
+  std::string scaling = "auto";  // strong | weak | auto (weak: a zipped axis grows with the concurrency)
   Thresholds thresholds;
 };
 
@@ -43,6 +45,9 @@ struct AppPoint {
   int config = -1;
   double concurrency = kNaN, time_s = kNaN, speedup = kNaN, efficiency = kNaN, karp_flatt = kNaN;
   double mpi_share = kNaN;
+  PopPoint pop;             // POP efficiencies (CS and GE against the group's first point)
+  double spread = 0;        // wall-time spread of the repeats, (max - min) / median; 0 with one sample
+  int repeats = 1;
 };
 struct LostTime {
   int kernel = -1;
@@ -56,6 +61,9 @@ struct AppSummary {
   double final_efficiency = kNaN;
   int breaks_after = -1;    // index into points: the last point before the first non-ideal step
   std::vector<LostTime> lost;
+  std::vector<AppStep> steps;          // whole-application steps with their named cause
+  bool weak = false;                   // weak scaling: work grows with the concurrency
+  std::vector<std::string> grows_with; // weak: the axes that grow with the concurrency
   std::vector<std::string> sentences;  // the diagnosis in words
 };
 
@@ -79,10 +87,19 @@ struct AnalysisResult {
   std::vector<AppSummary> summaries;
   std::vector<InstructionPoint> instruction;
   std::vector<std::string> warnings;
+  std::vector<std::string> hints;    // how to get a better answer (e.g. --repeat 3)
+  std::string scaling = "strong";    // strong | weak (as applied)
   bool counts_available = false;     // any kernel has operation counts
+  bool mpi = false;                  // some configuration initialised MPI
 };
 
 AnalysisResult analyze(RunData run, const AnalyzeOptions& options);
+
+// Fills sum.points[].pop's cross-point factors, sum.steps (with their causes)
+// and sum.breaks_after (the last point before the first step that loses time).
+void summarise_steps(AppSummary& sum, const std::string& axis, int cores, const Thresholds& th);
+// The steps in words: where scaling breaks and why, superlinear and noise steps.
+std::vector<std::string> step_sentences(const AppSummary& sum, const std::string& axis, const Thresholds& th);
 
 // The "fixed" key of a configuration along an axis: its label without that axis' token.
 std::string fixed_key(const Configuration& c, const std::string& axis);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "rtrace/analysis/model.hpp"
+#include "rtrace/analysis/pop.hpp"
 
 #include <rtrace/store/run_file.hpp>
 
@@ -26,11 +27,12 @@ struct PointAggregate {
   std::int64_t point_id = -1;
   int ranks_found = 0;
   double app_time_s = kNaN;      // slowest rank's wall time
-  double mpi_share = kNaN;       // sum of MPI time / sum of wall time over ranks (NaN: no MPI)
+  double mpi_share = kNaN;       // MPI time in the window (Init/Finalize excluded) / window, summed over ranks (NaN: no MPI)
   bool counters_available = false;
   bool gpu = false;
   std::vector<KernelAtPoint> kernels;  // sorted by (kind, name)
   std::vector<std::string> rank_warnings;
+  PointUsage usage;              // per-rank rusage, MPI window and per-call MPI statistics
 };
 
 // Aggregates the ranks of one point. Pure: usable on records built in memory.
@@ -48,6 +50,8 @@ struct Configuration {
   double app_time_spread = 0;     // (max - min) / median
   double mpi_share = kNaN;        // median over repeats
   std::vector<KernelAtPoint> kernels;  // sorted by (kind, name)
+  PopConfig pop;                  // POP metrics of the representative repeat, per-call MPI table
+  std::vector<std::pair<std::string, std::string>> tokens;  // the label's axis=value tokens
 
   int repeats() const noexcept { return static_cast<int>(point_ids.size()); }
   double sms() const noexcept;    // achieved if known, else requested; NaN if none
@@ -67,6 +71,9 @@ struct RunData {
   std::vector<std::string> warnings;
   int points_planned = 0;
   int points_used = 0;
+  int cores = 0;                          // the machine's cores (0 unknown)
+  bool zip = false;                       // the sweep paired its axes (--zip)
+  std::vector<std::string> point_problems;  // per unusable point: why (for "no complete points")
 };
 
 // Reads a run file. Throws InputError for unusable input (one line, with the path).

@@ -12,7 +12,7 @@
 
 namespace rtrace::analysis {
 
-inline constexpr const char* kAnalysisSchemaVersion = "1.1.0";  // 1.1: cause `slowdown`
+inline constexpr const char* kAnalysisSchemaVersion = "1.2.0";  // 1.1: cause `slowdown`; 1.2: POP, app steps, MPI calls
 extern const char* const kAnalysisSchemaJson;  // schemas/analysis-v1.json, compiled in
 
 // Terminal report: per kernel (sorted by time share) one block of rows, each <= width columns.
@@ -45,6 +45,14 @@ void write_back(const AnalysisResult& res, const nlohmann::json& doc);
 // required, additionalProperties, items, enum, minimum, maximum, minItems,
 // $ref to "#/$defs/...". Returns one message per violation ("" path = root).
 std::vector<std::string> validate_json(const nlohmann::json& doc, const nlohmann::json& schema);
+
+// The whole-application diagnosis (report_pop.cpp): POP table, step causes, per-call MPI breakdown.
+std::string render_pop_text(const AnalysisResult& res, const AppSummary& sum, int width);
+nlohmann::json pop_json(const PopPoint& p);
+nlohmann::json app_step_json(const AppStep& st);
+nlohmann::json mpi_calls_json(const std::vector<MpiCallStats>& calls);
+void write_pop_csv(const AnalysisResult& res, const std::string& dir, std::vector<std::string>& written);
+std::string render_pop_html(const AnalysisResult& res, const AppSummary& sum);
 
 // Human sentence for one step ("cache-capacity at L2: ...").
 std::string describe_step(const StepDiagnosis& d);

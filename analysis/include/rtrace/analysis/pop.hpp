@@ -1,0 +1,138 @@
+// Diagnosis of unannotated applications: the MPI window, the POP efficiency
+// model, per-call MPI statistics, named causes per scaling step and the
+// repeat spread. Everything is computed from what the tracer records for every
+// rank (wall, rusage, MPI call totals, the MPI_Init end and MPI_Finalize start),
+// so it needs no annotation and no hardware counters.
+//
+// Model (POP Centre of Excellence; the same as Scalasca, Paraver's basic
+// analysis and TALP), per point with n ranks:
+//   window W_r   = MPI_Finalize start - MPI_Init end (whole wall without MPI)
+//   useful U_r   = W_r - MPI time of rank r inside the window
+//   load balance LB  = mean U / max U
+//   communication efficiency CommE = max U / max W
+//   parallel efficiency PE = LB x CommE = mean U / max W
+// and across the points of a scaling group, against its first point:
+//   computation scalability CS = (sum U_ref / work_ref) / (sum U / work)
+//   global efficiency GE = PE x CS
+// Work is constant in strong scaling and proportional to the concurrency in
+// weak scaling. Thread sweeps without MPI use CPU time as the useful time
+// (per-thread useful time is not measured): PE = (user+system)/(wall x threads).
+#pragma once
+
+#include "rtrace/analysis/model.hpp"
+
+#include <rtrace/store/run_file.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rtrace::analysis {
+
+// What one rank recorded, reduced to what the diagnosis needs.
+struct RankUsage {
+  double wall_s = kNaN, user_s = kNaN, system_s = kNaN;
+  double involuntary_ctxsw = kNaN, voluntary_ctxsw = kNaN;
+  int omp_threads = -1;
+  double init_end_s = kNaN;        // from the rank's start to the end of MPI_Init(_thread); NaN: not recorded
+  double finalize_start_s = kNaN;  // from the rank's start to the start of MPI_Finalize; NaN: not recorded
+  double mpi_s = 0;                // MPI time excluding Init/Init_thread/Finalize
+  double init_s = 0, finalize_s = 0;
+  bool mpi_initialised = false;    // window fields set or an Init row present
+  bool window_fields = false;      // the file has the window fields (newer tracer)
+  // The window of this rank (seconds); the whole wall when MPI is not used.
+  double window_s() const noexcept;
+  double startup_s() const noexcept;   // exec to the end of MPI_Init (0 without MPI)
+  double teardown_s() const noexcept;  // start of MPI_Finalize to exit (0 without MPI)
+};
+
+// One MPI function at one point.
+struct MpiCallStats {
+  std::string name;
+  std::int64_t calls = 0;
+  double time_s = 0;               // summed over ranks
+  double bytes = 0;                // sent + received, summed over ranks
+  double rank_min_s = kNaN, rank_mean_s = kNaN, rank_max_s = kNaN;  // per-rank time (absent rank = 0)
+};
+
+// The usage of one point (one repeat), per rank.
+struct PointUsage {
+  std::vector<RankUsage> ranks;
+  std::vector<MpiCallStats> calls;  // sorted by time, largest first; Init/Finalize included
+  bool any_mpi_rows = false;        // a row other than Init/Finalize
+  bool any_rows = false;            // any MPI row at all
+  bool mpi_initialised = false;     // some rank initialised MPI (window fields or an Init row)
+  bool window_fields = false;       // the file records the MPI window (newer tracer)
+  // MPI initialised but the mpi table empty: the calls went around the C
+  // interposition layer (e.g. Fortran bindings calling PMPI directly).
+  bool calls_not_intercepted() const noexcept { return mpi_initialised && !any_rows; }
+};
+PointUsage point_usage(const std::vector<store::RankRecords>& ranks);
+
+// The POP metrics of one point. Cross-point factors (CS, GE) are filled by pop_scaling.
+struct PopPoint {
+  std::string basis;                // "mpi" (window and MPI time), "cpu-time" (threads), "" (unavailable)
+  int workers = 0;                  // ranks x threads
+  int threads = 1;                  // threads per rank
+  double window_s = kNaN;           // max over ranks
+  double wall_s = kNaN;             // max over ranks
+  double startup_s = kNaN, teardown_s = kNaN;  // max over ranks
+  double useful_sum_s = kNaN, useful_max_s = kNaN, useful_mean_s = kNaN;
+  double mpi_share = kNaN;          // sum MPI in window / sum window
+  double load_balance = kNaN, communication_efficiency = kNaN, parallel_efficiency = kNaN;
+  double computation_scalability = kNaN, global_efficiency = kNaN;
+  double cpu_per_wall = kNaN;       // mean over ranks of (user+system)/wall
+  double cpu_utilisation = kNaN;    // sum (user+system) / (sum wall x threads)
+  double system_share = kNaN;       // system / (user+system), summed over ranks
+  double cpu_s = kNaN;              // sum user+system
+  double ivcsw_rate = kNaN;         // involuntary context switches per second of wall, mean over ranks
+  bool mpi_initialised = false, mpi_calls_seen = false, window_measured = false;
+};
+PopPoint pop_point(const PointUsage& usage, int threads_per_rank);
+
+// A configuration's repeats: the representative repeat (median window time)
+// supplies all POP values, so the identities hold exactly; the spread is kept.
+struct PopConfig {
+  PopPoint pop;
+  std::vector<MpiCallStats> calls;
+  int representative = -1;          // index into the repeats
+  double wall_spread = 0;           // (max - min) / median of the wall time over repeats
+  int repeats = 0;
+};
+PopConfig combine_pop(const std::vector<PointUsage>& repeats, int threads_per_rank);
+
+// A step c1 -> c2 of the whole application, decomposed:
+//   e = (T1/T2) x (work2/work1) / r
+//     = LB ratio x CommE ratio x CS step x window-share ratio      (mpi basis)
+//     = PE ratio x CS step                                         (cpu-time basis; window share 1)
+// Each factor < 1 is a loss; the largest loss names the cause.
+struct AppStep {
+  int from = -1, to = -1;           // indices into AppSummary::points
+  double c1 = kNaN, c2 = kNaN, ratio = kNaN;
+  double speedup = kNaN;            // T1/T2
+  double efficiency = kNaN;         // step efficiency (weak: T1/T2)
+  double lb_factor = kNaN, comm_factor = kNaN, cs_factor = kNaN, startup_factor = kNaN, pe_factor = kNaN;
+  double spread = 0;                // the larger repeat spread of the two points
+  std::string diagnosis;            // ideal | superlinear | noise | loss
+  std::string cause;                // loss: one of kAppCauses
+  std::string explanation;          // the evidence in one sentence
+};
+inline constexpr const char* kAppCauses[] = {"imbalance", "mpi", "computation-scaling", "startup", "threads-unused",
+                                             "spin-wait", "oversubscription", "serial-fraction", "slowdown"};
+
+struct StepContext {
+  int cores = 0;                    // cores the run may use (machine info), 0 unknown
+  bool weak = false;
+  std::string axis;
+};
+AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, double c2, double t1, double t2,
+                          double spread, const StepContext& ctx, const Thresholds& th);
+
+// Cross-point factors against the first point of a group: CS and GE.
+// work[i] is the relative amount of work (1 strong; concurrency ratio weak).
+void pop_scaling(std::vector<PopPoint*>& points, const std::vector<double>& work);
+
+// The per-call table of a configuration, merged into one row per function.
+std::string mpi_call_sentence(const std::vector<MpiCallStats>& calls, double window_sum_s);
+
+}  // namespace rtrace::analysis

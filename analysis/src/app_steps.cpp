@@ -1,0 +1,85 @@
+// Whole-application steps of a scaling group: POP factors, named causes, words.
+#include "rtrace/analysis/analyze.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace rtrace::analysis {
+namespace {
+
+std::string fmt(double v, int precision = 3) {
+  if (!available(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+  return buf;
+}
+
+}  // namespace
+
+void summarise_steps(AppSummary& sum, const std::string& axis, int cores, const Thresholds& th) {
+  if (sum.points.empty()) return;
+  std::vector<PopPoint*> pops;
+  std::vector<double> work;
+  const double c0 = sum.points.front().concurrency;
+  for (auto& p : sum.points) {
+    pops.push_back(&p.pop);
+    work.push_back(sum.weak ? p.concurrency / c0 : 1.0);
+  }
+  pop_scaling(pops, work);
+  StepContext ctx;
+  ctx.cores = cores;
+  ctx.weak = sum.weak;
+  ctx.axis = axis;
+  sum.steps.clear();
+  sum.breaks_after = -1;
+  for (std::size_t i = 0; i + 1 < sum.points.size(); ++i) {
+    const AppPoint& a = sum.points[i];
+    const AppPoint& b = sum.points[i + 1];
+    // The POP factors come from each configuration's representative repeat;
+    // its wall time keeps the step's product identity exact.
+    double t1 = available(a.pop.wall_s) ? a.pop.wall_s : a.time_s;
+    double t2 = available(b.pop.wall_s) ? b.pop.wall_s : b.time_s;
+    AppStep st = classify_app_step(a.pop, b.pop, a.concurrency, b.concurrency, t1, t2, std::max(a.spread, b.spread),
+                                   ctx, th);
+    st.from = static_cast<int>(i);
+    st.to = static_cast<int>(i + 1);
+    if (st.diagnosis == "loss" && sum.breaks_after < 0) sum.breaks_after = static_cast<int>(i);
+    sum.steps.push_back(std::move(st));
+  }
+}
+
+std::vector<std::string> step_sentences(const AppSummary& sum, const std::string& axis, const Thresholds& th) {
+  std::vector<std::string> out;
+  if (sum.steps.empty()) return out;
+  bool superlinear = false, noise = false;
+  for (const auto& st : sum.steps) {
+    superlinear |= st.diagnosis == "superlinear";
+    noise |= st.diagnosis == "noise";
+  }
+  if (sum.breaks_after >= 0) {
+    const AppStep& st = sum.steps[static_cast<std::size_t>(sum.breaks_after)];
+    out.push_back("Scaling breaks past " + axis + "=" + fmt(st.c1, 6) + ": " + st.cause + " - " + st.explanation + ".");
+    // Later losses with another cause, once each.
+    std::string seen = st.cause;
+    for (std::size_t i = static_cast<std::size_t>(sum.breaks_after) + 1; i < sum.steps.size(); ++i) {
+      const AppStep& s = sum.steps[i];
+      if (s.diagnosis != "loss" || seen.find(s.cause) != std::string::npos) continue;
+      seen += " " + s.cause;
+      out.push_back("Past " + axis + "=" + fmt(s.c1, 6) + ": " + s.cause + " - " + s.explanation + ".");
+    }
+  } else if (!superlinear && !noise) {
+    out.push_back("The application scales within " + fmt(100 * th.ideal_tolerance, 3) + "% of ideal at every step.");
+  } else if (!superlinear) {
+    out.push_back("No step loses more than the repeats' spread: the remaining differences are noise.");
+  }
+  for (const auto& st : sum.steps) {
+    if (st.diagnosis == "superlinear")
+      out.push_back("Superlinear at " + axis + " " + fmt(st.c1, 6) + "->" + fmt(st.c2, 6) + ": " + st.explanation + ".");
+    else if (st.diagnosis == "noise")
+      out.push_back("Noise at " + axis + " " + fmt(st.c1, 6) + "->" + fmt(st.c2, 6) + ": " + st.explanation + ".");
+  }
+  return out;
+}
+
+}  // namespace rtrace::analysis

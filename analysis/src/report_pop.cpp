@@ -1,0 +1,314 @@
+// Renderings of the whole-application diagnosis: the POP table, the steps'
+// causes, startup/teardown, the repeat spread and the per-call MPI breakdown.
+#include "rtrace/analysis/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace rtrace::analysis {
+namespace {
+
+using nlohmann::json;
+
+std::string num(double v, int precision = 3) {
+  if (!available(v)) return "-";
+  char buf[64];
+  double a = std::fabs(v);
+  if (a != 0 && (a >= 1e5 || a < 1e-3)) std::snprintf(buf, sizeof buf, "%.*e", precision - 1, v);
+  else std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+  return buf;
+}
+std::string fixed2(double v) {
+  if (!available(v)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+std::string pct1(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+std::string pad(const std::string& s, std::size_t w, bool right = true) {
+  if (s.size() >= w) return s.substr(0, w);
+  return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
+}
+std::string wrap(const std::string& text, std::size_t width, const std::string& indent) {
+  std::istringstream in(text);
+  std::string word, line = indent, out;
+  while (in >> word) {
+    if (line.size() > indent.size() && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line = indent + "  ";
+    }
+    if (line.size() > indent.size() && line.back() != ' ') line += ' ';
+    line += word;
+  }
+  if (line.size() > indent.size()) out += line + "\n";
+  return out;
+}
+json n(double v) { return available(v) ? json(v) : json(nullptr); }
+std::string csv_num(double v) {
+  if (!available(v)) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+std::string h(double v, int p = 3) {
+  std::string s = num(v, p);
+  return s == "-" ? "&ndash;" : s;
+}
+
+bool is_init_or_finalize(const std::string& name) {
+  return name == "MPI_Init" || name == "MPI_Init_thread" || name == "MPI_Finalize";
+}
+
+// The step that ends at point i of the summary, nullptr for the first point.
+const AppStep* step_into(const AppSummary& sum, std::size_t i) {
+  for (const auto& st : sum.steps)
+    if (st.to == static_cast<int>(i)) return &st;
+  return nullptr;
+}
+std::string step_label(const AppStep* st) {
+  if (!st) return "";
+  return st->diagnosis == "loss" ? st->cause : st->diagnosis;
+}
+
+// Heat colour of an efficiency: red (<= 0.5) through amber to green (>= 0.95).
+std::string heat(double e) {
+  if (!available(e)) return "#ffffff";
+  double t = std::clamp((e - 0.5) / 0.45, 0.0, 1.0);
+  int r = static_cast<int>(230 - t * (230 - 120)), g = static_cast<int>(120 + t * (200 - 120)), b = 110;
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", r, g, b);
+  return buf;
+}
+
+}  // namespace
+
+json pop_json(const PopPoint& p) {
+  return json{{"basis", p.basis.empty() ? json(nullptr) : json(p.basis)},
+              {"workers", p.workers},
+              {"load_balance", n(p.load_balance)},
+              {"communication_efficiency", n(p.communication_efficiency)},
+              {"parallel_efficiency", n(p.parallel_efficiency)},
+              {"computation_scalability", n(p.computation_scalability)},
+              {"global_efficiency", n(p.global_efficiency)},
+              {"window", {{"value", n(p.window_s)}, {"unit", "s"}}},
+              {"startup", {{"value", n(p.startup_s)}, {"unit", "s"}}},
+              {"teardown", {{"value", n(p.teardown_s)}, {"unit", "s"}}},
+              {"useful_max", {{"value", n(p.useful_max_s)}, {"unit", "s"}}},
+              {"useful_mean", {{"value", n(p.useful_mean_s)}, {"unit", "s"}}},
+              {"cpu_per_wall", n(p.cpu_per_wall)},
+              {"system_share", n(p.system_share)},
+              {"involuntary_ctxsw_per_s", n(p.ivcsw_rate)}};
+}
+
+json app_step_json(const AppStep& st) {
+  return json{{"c1", n(st.c1)},
+              {"c2", n(st.c2)},
+              {"speedup", n(st.speedup)},
+              {"efficiency", n(st.efficiency)},
+              {"factors",
+               {{"load_balance", n(st.lb_factor)},
+                {"communication_efficiency", n(st.comm_factor)},
+                {"computation_scalability", n(st.cs_factor)},
+                {"startup", n(st.startup_factor)},
+                {"parallel_efficiency", n(st.pe_factor)}}},
+              {"spread", n(st.spread)},
+              {"diagnosis", st.diagnosis},
+              {"cause", st.cause.empty() ? json(nullptr) : json(st.cause)},
+              {"explanation", st.explanation}};
+}
+
+json mpi_calls_json(const std::vector<MpiCallStats>& calls) {
+  json out = json::array();
+  for (const auto& c : calls)
+    out.push_back({{"name", c.name},
+                   {"calls", c.calls},
+                   {"time", {{"value", n(c.time_s)}, {"unit", "s"}}},
+                   {"bytes", {{"value", n(c.bytes)}, {"unit", "B"}}},
+                   {"rank_time_min", {{"value", n(c.rank_min_s)}, {"unit", "s"}}},
+                   {"rank_time_mean", {{"value", n(c.rank_mean_s)}, {"unit", "s"}}},
+                   {"rank_time_max", {{"value", n(c.rank_max_s)}, {"unit", "s"}}},
+                   {"in_window", !is_init_or_finalize(c.name)}});
+  return out;
+}
+
+std::string render_pop_text(const AnalysisResult& res, const AppSummary& sum, int width) {
+  std::ostringstream os;
+  const std::string axis = res.axis.empty() ? "point" : res.axis;
+  const auto& configs = res.run.configs;
+  os << "\nSummary" << (sum.fixed.empty() ? "" : " (" + sum.fixed + ")") << ": "
+     << (sum.weak ? "weak scaling" : "strong scaling");
+  if (sum.weak && !sum.grows_with.empty()) {
+    os << " (";
+    for (std::size_t i = 0; i < sum.grows_with.size(); ++i) os << (i ? ", " : "") << sum.grows_with[i];
+    os << " grows with " << axis << ")";
+  }
+  os << "\n";
+  const bool mpi_basis = std::any_of(sum.points.begin(), sum.points.end(), [](const AppPoint& p) { return p.pop.basis == "mpi"; });
+  // axis(7) time(8) speedup(7) eff(6) MPI%(5) CPU/w(5) LB CommE PE CS GE (5 each) step(rest)
+  os << "  " << pad(axis, 7) << " " << pad("time s", 8) << " " << pad(sum.weak ? "scaled" : "speedup", 7) << " "
+     << pad("eff", 6) << " " << pad("MPI %", 5) << " " << pad("CPU/w", 5) << " " << pad("LB", 5) << " "
+     << pad("CommE", 5) << " " << pad("PE", 5) << " " << pad("CS", 5) << " " << pad("GE", 5) << "  step\n";
+  bool any_spread = false;
+  for (std::size_t i = 0; i < sum.points.size(); ++i) {
+    const AppPoint& p = sum.points[i];
+    const PopPoint& q = p.pop;
+    std::string mpi = available(p.mpi_share) ? pct1(100 * p.mpi_share) : (q.mpi_initialised ? "?" : "-");
+    std::string time = num(p.time_s);
+    if (p.repeats > 1) any_spread = true;
+    os << "  " << pad(num(p.concurrency, 6), 7) << " " << pad(time, 8) << " " << pad(num(p.speedup), 7) << " "
+       << pad(available(p.efficiency) ? num(100 * p.efficiency, 3) + "%" : "-", 6) << " " << pad(mpi, 5) << " "
+       << pad(fixed2(q.cpu_per_wall), 5) << " " << pad(fixed2(q.load_balance), 5) << " "
+       << pad(fixed2(q.communication_efficiency), 5) << " " << pad(fixed2(q.parallel_efficiency), 5) << " "
+       << pad(fixed2(q.computation_scalability), 5) << " " << pad(fixed2(q.global_efficiency), 5) << "  "
+       << step_label(step_into(sum, i)) << "\n";
+  }
+  if (!mpi_basis && std::any_of(sum.points.begin(), sum.points.end(), [](const AppPoint& p) { return p.pop.basis == "cpu-time"; }))
+    os << "  (no MPI: PE = CPU time / (wall x threads), CS from CPU time; LB and CommE need per-thread useful time)\n";
+  if (mpi_basis) {
+    std::string line = "startup (exec to MPI_Init end) / teardown (MPI_Finalize to exit), s:";
+    for (const auto& p : sum.points)
+      line += " " + num(p.concurrency, 6) + ": " + num(p.pop.startup_s, 2) + "/" + num(p.pop.teardown_s, 2) + ";";
+    line.pop_back();
+    os << wrap(line, static_cast<std::size_t>(width), "  ");
+  }
+  if (any_spread) {
+    std::string line = "repeats (wall-time spread, (max-min)/median):";
+    for (const auto& p : sum.points)
+      line += " " + num(p.concurrency, 6) + ": " + std::to_string(p.repeats) + "x " + num(100 * p.spread, 2) + "%;";
+    line.pop_back();
+    os << wrap(line, static_cast<std::size_t>(width), "  ");
+  }
+  for (const auto& sentence : sum.sentences) os << wrap(sentence, static_cast<std::size_t>(width), "  ");
+
+  // Per-call MPI breakdown at the group's largest point: top 5 by time.
+  if (!sum.points.empty()) {
+    const auto& last = sum.points.back();
+    const auto& calls = configs[static_cast<std::size_t>(last.config)].pop.calls;
+    if (!calls.empty()) {
+      os << "  MPI calls at " << axis << "=" << num(last.concurrency, 6) << " (top 5 by time; per-rank time s):\n";
+      os << "    " << pad("call", 18, false) << " " << pad("calls", 9) << " " << pad("time s", 9) << " "
+         << pad("bytes", 9) << " " << pad("min", 8) << " " << pad("mean", 8) << " " << pad("max", 8) << "\n";
+      int shown = 0;
+      for (const auto& c : calls) {
+        if (shown++ == 5) break;
+        os << "    " << pad(c.name + (is_init_or_finalize(c.name) ? "*" : ""), 18, false) << " "
+           << pad(std::to_string(c.calls), 9) << " " << pad(num(c.time_s), 9) << " " << pad(num(c.bytes), 9) << " "
+           << pad(num(c.rank_min_s), 8) << " " << pad(num(c.rank_mean_s), 8) << " " << pad(num(c.rank_max_s), 8) << "\n";
+      }
+      if (std::any_of(calls.begin(), calls.begin() + std::min<std::size_t>(5, calls.size()),
+                      [](const MpiCallStats& c) { return is_init_or_finalize(c.name); }))
+        os << "    (* outside the MPI window: startup/teardown, not in the MPI share)\n";
+    }
+  }
+  return os.str();
+}
+
+void write_pop_csv(const AnalysisResult& res, const std::string& dir, std::vector<std::string>& written) {
+  const auto& configs = res.run.configs;
+  {
+    std::string path = dir + "/pop.csv";
+    std::ofstream out(path);
+    if (!out) throw InputError(path + ": cannot write");
+    written.push_back(path);
+    out << "fixed,scaling,configuration,concurrency,time_s,efficiency,repeats,spread,basis,workers,window_s,startup_s,"
+           "teardown_s,mpi_share,load_balance,communication_efficiency,parallel_efficiency,computation_scalability,"
+           "global_efficiency,cpu_per_wall,system_share,involuntary_ctxsw_per_s,step_diagnosis,step_cause,"
+           "step_explanation\n";
+    for (const auto& sum : res.summaries)
+      for (std::size_t i = 0; i < sum.points.size(); ++i) {
+        const auto& p = sum.points[i];
+        const auto& q = p.pop;
+        const AppStep* st = step_into(sum, i);
+        out << csv_field(sum.fixed) << "," << (sum.weak ? "weak" : "strong") << "," << p.config << ","
+            << csv_num(p.concurrency) << "," << csv_num(p.time_s) << "," << csv_num(p.efficiency) << "," << p.repeats
+            << "," << csv_num(p.spread) << "," << q.basis << "," << q.workers << "," << csv_num(q.window_s) << ","
+            << csv_num(q.startup_s) << "," << csv_num(q.teardown_s) << "," << csv_num(p.mpi_share) << ","
+            << csv_num(q.load_balance) << "," << csv_num(q.communication_efficiency) << ","
+            << csv_num(q.parallel_efficiency) << "," << csv_num(q.computation_scalability) << ","
+            << csv_num(q.global_efficiency) << "," << csv_num(q.cpu_per_wall) << "," << csv_num(q.system_share) << ","
+            << csv_num(q.ivcsw_rate) << "," << (st ? st->diagnosis : "") << "," << (st ? st->cause : "") << ","
+            << csv_field(st ? st->explanation : "") << "\n";
+      }
+  }
+  bool any_calls = std::any_of(configs.begin(), configs.end(), [](const Configuration& c) { return !c.pop.calls.empty(); });
+  if (any_calls) {
+    std::string path = dir + "/mpi_calls.csv";
+    std::ofstream out(path);
+    if (!out) throw InputError(path + ": cannot write");
+    written.push_back(path);
+    out << "configuration,label,call,calls,time_s,bytes,rank_time_min_s,rank_time_mean_s,rank_time_max_s,in_window\n";
+    for (std::size_t ci = 0; ci < configs.size(); ++ci)
+      for (const auto& c : configs[ci].pop.calls)
+        out << ci << "," << csv_field(configs[ci].label) << "," << c.name << "," << c.calls << "," << csv_num(c.time_s)
+            << "," << csv_num(c.bytes) << "," << csv_num(c.rank_min_s) << "," << csv_num(c.rank_mean_s) << ","
+            << csv_num(c.rank_max_s) << "," << (is_init_or_finalize(c.name) ? 0 : 1) << "\n";
+  }
+}
+
+std::string render_pop_html(const AnalysisResult& res, const AppSummary& sum) {
+  std::ostringstream o;
+  const auto& configs = res.run.configs;
+  const std::string axis = res.axis.empty() ? "point" : xml_escape(res.axis);
+  o << "<table><tr><th>" << axis << "</th><th>time (s)</th><th>" << (sum.weak ? "scaled speedup" : "speedup")
+    << "</th><th>efficiency</th><th>MPI share</th><th>CPU/wall</th><th>load balance</th><th>comm. eff.</th>"
+    << "<th>parallel eff.</th><th>comp. scalability</th><th>global eff.</th><th>startup/teardown (s)</th>"
+    << "<th class=\"l\">step</th></tr>\n";
+  for (std::size_t i = 0; i < sum.points.size(); ++i) {
+    const auto& p = sum.points[i];
+    const auto& q = p.pop;
+    auto cell = [&](double v) { return "<td style=\"background:" + heat(v) + "\">" + h(v, 3) + "</td>"; };
+    const AppStep* st = step_into(sum, i);
+    o << "<tr><td>" << h(p.concurrency, 6) << "</td><td>" << h(p.time_s)
+      << (p.repeats > 1 ? " &plusmn;" + h(50 * p.spread, 2) + "%" : "") << "</td><td>" << h(p.speedup) << "</td>"
+      << cell(p.efficiency) << "<td>" << (available(p.mpi_share) ? h(100 * p.mpi_share) + "%" : "&ndash;")
+      << "</td><td>" << h(q.cpu_per_wall) << "</td>" << cell(q.load_balance) << cell(q.communication_efficiency)
+      << cell(q.parallel_efficiency) << cell(q.computation_scalability) << cell(q.global_efficiency) << "<td>"
+      << (q.basis == "mpi" ? h(q.startup_s, 2) + " / " + h(q.teardown_s, 2) : "&ndash;") << "</td><td class=\"l\">"
+      << (st ? "<span title=\"" + xml_escape(st->explanation) + "\">" + xml_escape(step_label(st)) + "</span>" : "")
+      << "</td></tr>\n";
+  }
+  o << "</table>\n";
+  if (!sum.steps.empty()) {
+    o << "<table><tr><th>step</th><th>efficiency</th><th>LB &times;</th><th>CommE &times;</th><th>CS &times;</th>"
+      << "<th>startup &times;</th><th class=\"l\">diagnosis</th><th class=\"l\">evidence</th></tr>\n";
+    for (const auto& st : sum.steps) {
+      const char* cls = st.diagnosis == "loss" ? "bad" : st.diagnosis == "noise" ? "warn" : "good";
+      o << "<tr><td>" << h(st.c1, 6) << "&rarr;" << h(st.c2, 6) << "</td><td>" << h(100 * st.efficiency) << "%</td><td>"
+        << h(st.lb_factor) << "</td><td>" << h(st.comm_factor) << "</td><td>" << h(st.cs_factor) << "</td><td>"
+        << h(st.startup_factor) << "</td><td class=\"l\"><span class=\"badge " << cls << "\">"
+        << xml_escape(step_label(&st)) << "</span></td><td class=\"l\">" << xml_escape(st.explanation) << "</td></tr>\n";
+    }
+    o << "</table>\n";
+  }
+  if (!sum.points.empty()) {
+    const auto& last = sum.points.back();
+    const auto& calls = configs[static_cast<std::size_t>(last.config)].pop.calls;
+    if (!calls.empty()) {
+      o << "<h3>MPI calls at " << axis << "=" << h(last.concurrency, 6) << "</h3>\n"
+        << "<table><tr><th class=\"l\">call</th><th>calls</th><th>time (s)</th><th>bytes</th>"
+        << "<th>per-rank min (s)</th><th>mean</th><th>max</th><th class=\"l\">where</th></tr>\n";
+      for (const auto& c : calls)
+        o << "<tr><td class=\"l\">" << xml_escape(c.name) << "</td><td>" << c.calls << "</td><td>" << h(c.time_s)
+          << "</td><td>" << h(c.bytes) << "</td><td>" << h(c.rank_min_s) << "</td><td>" << h(c.rank_mean_s)
+          << "</td><td>" << h(c.rank_max_s) << "</td><td class=\"l\">"
+          << (is_init_or_finalize(c.name) ? "startup/teardown" : "MPI window") << "</td></tr>\n";
+      o << "</table>\n";
+    }
+  }
+  return o.str();
+}
+
+}  // namespace rtrace::analysis

@@ -1,0 +1,65 @@
+#!/bin/bash
+# Known answers from real runs under the tracer (issue 14): small apps with a
+# known behaviour are swept by the real `rtrace` and analysed by `rtrace analyze`.
+#   MPI 3:1 work split          -> load balance <= 0.75 at 2 ranks, step cause `imbalance`
+#   MPI balanced                -> load balance >= 0.95 at 2 ranks, step `ideal`
+#   MPI communication-free      -> MPI share < 2% at 1 rank
+#   OpenMP app ignoring threads -> step cause `threads-unused`
+#   OpenMP app spinning         -> step cause `spin-wait`
+# At most 2 ranks/threads: the CI machine has 2 cores.
+set -u
+RTRACE=$1 OMP_APP=$2 MPI_APP=$3 DIR=$4
+rm -rf "$DIR" && mkdir -p "$DIR" && cd "$DIR" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+
+sweep() {  # sweep OUT AXIS APP ARGS...
+  local out=$1 axis=$2
+  shift 2
+  "$RTRACE" --sweep "$axis" --ert none --timeout 120 -o "$out" -- "$@" > "$out.log" 2>&1 ||
+    fail "rtrace run $out: $(tail -3 "$out.log")"
+  "$RTRACE" analyze "$out" --json "${out%.h5}.json" --csv "${out%.h5}-csv" > "${out%.h5}.txt" ||
+    fail "rtrace analyze $out"
+}
+
+# query JSON EXPR: prints the Python expression's value over the analysis document `d`.
+query() {
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["summary"][0]; print(eval(sys.argv[2]))' "$1" "$2"
+}
+check() {  # check JSON EXPR MESSAGE: EXPR must be true
+  local v
+  v=$(query "$1" "$2") || fail "$3: cannot evaluate $2"
+  [ "$v" = "True" ] || { cat "${1%.json}.txt"; fail "$3 ($2 is $v)"; }
+}
+# The POP product identities must hold to rounding wherever the factors are defined.
+identities() {
+  check "$1" 'all(abs(p["pop"]["parallel_efficiency"] - p["pop"]["load_balance"] * p["pop"]["communication_efficiency"]) < 1e-9 for p in s["points"] if p["pop"]["load_balance"] is not None)' "PE = LB x CommE"
+  check "$1" 'all(abs(p["pop"]["global_efficiency"] - p["pop"]["parallel_efficiency"] * p["pop"]["computation_scalability"]) < 1e-9 for p in s["points"] if p["pop"]["global_efficiency"] is not None)' "GE = PE x CS"
+}
+
+if [ "$MPI_APP" != none ]; then
+  sweep imbalance.h5 ranks=1,2 "$MPI_APP" 3:1 2
+  check imbalance.json 's["points"][1]["pop"]["load_balance"] <= 0.75' "3:1 split: load balance at 2 ranks"
+  check imbalance.json 's["steps"][0]["cause"] == "imbalance"' "3:1 split: step cause"
+  identities imbalance.json
+  grep -q "Scaling breaks past ranks=1: imbalance" imbalance.txt || fail "no cause in the breaks-past sentence"
+  grep -q "MPI_Barrier" imbalance.txt || fail "no per-call MPI breakdown in the terminal"
+  [ -s imbalance-csv/pop.csv ] && [ -s imbalance-csv/mpi_calls.csv ] || fail "pop.csv / mpi_calls.csv missing"
+
+  sweep balanced.h5 ranks=1,2 "$MPI_APP" balanced 6
+  check balanced.json 's["points"][1]["pop"]["load_balance"] >= 0.95' "balanced: load balance at 2 ranks"
+  check balanced.json 's["steps"][0]["diagnosis"] == "ideal"' "balanced: step diagnosis"
+  identities balanced.json
+
+  sweep commfree.h5 ranks=1 "$MPI_APP" none 0.5
+  check commfree.json 'd["configurations"][0]["mpi_share"] is not None and d["configurations"][0]["mpi_share"] < 0.02' \
+    "communication-free app: MPI share at 1 rank"
+fi
+
+sweep unused.h5 threads=1,2 "$OMP_APP" ignore 1.0
+check unused.json 's["steps"][0]["cause"] == "threads-unused"' "app ignoring its threads: step cause"
+identities unused.json
+
+sweep spin.h5 threads=1,2 "$OMP_APP" spin 1.0
+check spin.json 's["steps"][0]["cause"] == "spin-wait"' "spinning app: step cause"
+identities spin.json
+echo "analysis_known_answers: ok"
