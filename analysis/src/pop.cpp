@@ -17,22 +17,6 @@ std::string fmt(double v, int precision = 3) {
 }
 std::string pct(double v) { return fmt(100 * v, 3) + "%"; }
 
-// The window fields are read by name: files written before the tracer
-// recorded them (rtrace schema < the window fields) have none, and then the
-// whole wall time is the window (said in a warning).
-template <class Row>
-auto init_end_field(const Row& r, int) -> decltype(r.mpi_init_end, double()) { return r.mpi_init_end; }
-template <class Row>
-double init_end_field(const Row&, long) { return kNaN; }
-template <class Row>
-auto finalize_start_field(const Row& r, int) -> decltype(r.mpi_finalize_start, double()) { return r.mpi_finalize_start; }
-template <class Row>
-double finalize_start_field(const Row&, long) { return kNaN; }
-template <class Row>
-constexpr auto has_window_fields(const Row& r, int) -> decltype(r.mpi_init_end, bool()) { return true; }
-template <class Row>
-constexpr bool has_window_fields(const Row&, long) { return false; }
-
 bool is_init(const std::string& n) { return n == "MPI_Init" || n == "MPI_Init_thread"; }
 bool is_finalize(const std::string& n) { return n == "MPI_Finalize"; }
 
@@ -75,9 +59,9 @@ PointUsage point_usage(const std::vector<store::RankRecords>& ranks) {
     u.involuntary_ctxsw = rec.info.involuntary_ctxsw >= 0 ? static_cast<double>(rec.info.involuntary_ctxsw) : kNaN;
     u.voluntary_ctxsw = rec.info.voluntary_ctxsw >= 0 ? static_cast<double>(rec.info.voluntary_ctxsw) : kNaN;
     u.omp_threads = rec.info.omp_threads;
-    u.window_fields = has_window_fields(rec.info, 0);
-    u.init_end_s = init_end_field(rec.info, 0);
-    u.finalize_start_s = finalize_start_field(rec.info, 0);
+    // NaN when absent: MPI not initialised, or a file from before the tracer recorded the window.
+    u.init_end_s = rec.info.mpi_init_end;
+    u.finalize_start_s = rec.info.mpi_finalize_start;
     if (available(u.init_end_s)) u.mpi_initialised = true;
     for (const auto& m : rec.mpi) {
       std::string name = (m.name_id >= 0 && static_cast<std::size_t>(m.name_id) < rec.names.size())
@@ -86,7 +70,7 @@ PointUsage point_usage(const std::vector<store::RankRecords>& ranks) {
       double t = available(m.time_s) ? m.time_s : 0;
       if (is_init(name)) { u.init_s += t; u.mpi_initialised = true; }
       else if (is_finalize(name)) u.finalize_s += t;
-      else { u.mpi_s += t; out.any_mpi_rows = true; }
+      else { u.mpi_s += t; out.any_mpi_rows = true; u.mpi_initialised = true; }
       auto it = call_index.find(name);
       if (it == call_index.end()) {
         it = call_index.emplace(name, out.calls.size()).first;
@@ -103,7 +87,6 @@ PointUsage point_usage(const std::vector<store::RankRecords>& ranks) {
     }
     out.any_rows |= !rec.mpi.empty();
     out.mpi_initialised |= u.mpi_initialised;
-    out.window_fields |= u.window_fields;
     out.ranks.push_back(u);
   }
   for (std::size_t i = 0; i < out.calls.size(); ++i) {
@@ -137,7 +120,7 @@ PopPoint pop_point(const PointUsage& usage, int threads_per_rank) {
   p.window_measured = mpi && window_measured;
   p.workers = nranks * threads;
   p.threads = threads;
-  double wall_max = 0, window_max = 0, startup_max = 0, teardown_max = 0;
+  double wall_max = 0, window_max = 0, startup_max = 0, teardown_max = 0, init_max = 0;
   double useful_sum = 0, useful_max = 0, mpi_sum = 0, window_sum = 0, wall_sum = 0;
   double cpu_sum = 0, sys_sum = 0, cpu_per_wall_sum = 0, ivcsw_rate_sum = 0;
   int cpu_n = 0, ivcsw_n = 0;
@@ -151,6 +134,7 @@ PopPoint pop_point(const PointUsage& usage, int threads_per_rank) {
     window_max = std::max(window_max, w);
     window_sum += w;
     startup_max = std::max(startup_max, r.startup_s());
+    init_max = std::max(init_max, r.init_s);
     teardown_max = std::max(teardown_max, r.teardown_s());
     useful_sum += useful;
     useful_max = std::max(useful_max, useful);
@@ -169,6 +153,7 @@ PopPoint pop_point(const PointUsage& usage, int threads_per_rank) {
   p.window_s = window_max;
   p.startup_s = startup_max;
   p.teardown_s = teardown_max;
+  if (mpi) p.init_s = init_max;
   if (cpu_n == nranks) {
     p.cpu_s = cpu_sum;
     p.cpu_per_wall = cpu_per_wall_sum / nranks;

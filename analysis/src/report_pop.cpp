@@ -176,11 +176,14 @@ std::string render_pop_text(const AnalysisResult& res, const AppSummary& sum, in
        << step_label(step_into(sum, i)) << "\n";
   }
   if (!mpi_basis && std::any_of(sum.points.begin(), sum.points.end(), [](const AppPoint& p) { return p.pop.basis == "cpu-time"; }))
-    os << "  (no MPI: PE = CPU time / (wall x threads), CS from CPU time; LB and CommE need per-thread useful time)\n";
+    os << wrap("(no MPI: PE = CPU time / (wall x threads), CS from CPU time; LB and CommE need per-thread useful "
+               "time)", static_cast<std::size_t>(width), "  ");
   if (mpi_basis) {
     std::string line = "startup (exec to MPI_Init end) / teardown (MPI_Finalize to exit), s:";
     for (const auto& p : sum.points)
-      line += " " + num(p.concurrency, 6) + ": " + num(p.pop.startup_s, 2) + "/" + num(p.pop.teardown_s, 2) + ";";
+      line += " " + num(p.concurrency, 6) + ": " +
+              (p.pop.window_measured ? num(p.pop.startup_s, 2) + "/" + num(p.pop.teardown_s, 2)
+                                     : "not recorded (MPI_Init " + num(p.pop.init_s, 2) + ")") + ";";
     line.pop_back();
     os << wrap(line, static_cast<std::size_t>(width), "  ");
   }

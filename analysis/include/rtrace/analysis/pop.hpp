@@ -39,7 +39,6 @@ struct RankUsage {
   double mpi_s = 0;                // MPI time excluding Init/Init_thread/Finalize
   double init_s = 0, finalize_s = 0;
   bool mpi_initialised = false;    // window fields set or an Init row present
-  bool window_fields = false;      // the file has the window fields (newer tracer)
   // The window of this rank (seconds); the whole wall when MPI is not used.
   double window_s() const noexcept;
   double startup_s() const noexcept;   // exec to the end of MPI_Init (0 without MPI)
@@ -62,7 +61,6 @@ struct PointUsage {
   bool any_mpi_rows = false;        // a row other than Init/Finalize
   bool any_rows = false;            // any MPI row at all
   bool mpi_initialised = false;     // some rank initialised MPI (window fields or an Init row)
-  bool window_fields = false;       // the file records the MPI window (newer tracer)
   // MPI initialised but the mpi table empty: the calls went around the C
   // interposition layer (e.g. Fortran bindings calling PMPI directly).
   bool calls_not_intercepted() const noexcept { return mpi_initialised && !any_rows; }
@@ -77,6 +75,7 @@ struct PopPoint {
   double window_s = kNaN;           // max over ranks
   double wall_s = kNaN;             // max over ranks
   double startup_s = kNaN, teardown_s = kNaN;  // max over ranks
+  double init_s = kNaN;             // longest MPI_Init(_thread) call over ranks
   double useful_sum_s = kNaN, useful_max_s = kNaN, useful_mean_s = kNaN;
   double mpi_share = kNaN;          // sum MPI in window / sum window
   double load_balance = kNaN, communication_efficiency = kNaN, parallel_efficiency = kNaN;
