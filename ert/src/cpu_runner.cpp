@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
@@ -74,6 +75,13 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
   max_bytes = (max_bytes + align - 1) / align * align;
 
   const std::vector<int> cpus = allowed_cpus();
+  // Ranks of one node that were not bound by their launcher (mpirun --bind-to
+  // none) all see the same CPUs: give each rank its own slice (rank-major), or
+  // every rank's thread 0 would share CPU 0 and each run would be preempted.
+  double cpu_set_id = double(cpus.size());
+  for (int c : cpus) cpu_set_id = std::fmod(cpu_set_id * 131.0 + c + 1, 9007199254740881.0);
+  const bool node_shares_cpus = ranks.local_size() > 1 && ranks.node_agrees(cpu_set_id);
+  const int first_slot = node_shares_cpus ? ranks.local_rank() * threads : 0;
   // OMP_PROC_BIND/OMP_PLACES set by the user: OpenMP already places the
   // threads (and has bound the master), so keep its placement.
   const char* bind_env = std::getenv("OMP_PROC_BIND");
@@ -85,6 +93,7 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
   std::atomic<int> failures{0};
   std::string failure;  // written once under the atomic's protection
   bool done = false;
+  bool synchronised = false;  // the ranks left their last collective together (master writes, after a barrier)
   PlannedRun run;
   // Per thread: when its kernel started and ended, and the fraction of that
   // time it was on its CPU.
@@ -98,7 +107,7 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
   {
     const int tid = omp_get_thread_num();
     if (!openmp_binds) {
-      const int cpu = cpus[std::size_t(tid) % cpus.size()];
+      const int cpu = cpus[std::size_t(first_slot + tid) % cpus.size()];
       cpu_set_t set;
       CPU_ZERO(&set);
       CPU_SET(cpu, &set);
@@ -144,9 +153,14 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
       if (run.first_of_measurement && m.series == Series::Flops)
         init_cpu_block(m.kernel.precision, block.data, std::size_t(m.elements_per_worker));
 #pragma omp barrier
+      // All ranks start together: a barrier once per measurement (working
+      // set), every other run right after the allgather that ended the
+      // previous one (one collective per run).
+      if (!synchronised || run.first_of_measurement) {
 #pragma omp master
-      { ranks.barrier(); }  // all ranks start together
+        { ranks.barrier(); }
 #pragma omp barrier
+      }
       const double wall0 = now_seconds();
       const double cpu0 = thread_cpu_seconds();
       run_cpu_kernel(m.kernel, block.data, std::size_t(m.elements_per_worker), run.trials);
@@ -173,10 +187,15 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
           std::fprintf(stderr, "ert run: measurement %zu trials %lld warmup %d span %.6f skew %.6f on_cpu %.3f\n",
                        run.measurement, static_cast<long long>(run.trials), int(run.warmup), span, last_start - first,
                        *std::min_element(on_cpu.begin(), on_cpu.end()));
-        const std::vector<double> all = ranks.allgather(span);
-        const std::vector<double> fractions = ranks.allgather(fraction);
+        const std::vector<double> pairs = ranks.allgather2(span, fraction);
+        std::vector<double> all, fractions;
+        for (std::size_t i = 0; i + 1 < pairs.size(); i += 2) {
+          all.push_back(pairs[i]);
+          fractions.push_back(pairs[i + 1]);
+        }
         controller.record(*std::max_element(all.begin(), all.end()), all,
                           *std::min_element(fractions.begin(), fractions.end()));
+        synchronised = true;
       }
     }
   }

@@ -17,6 +17,10 @@ class SingleRank final : public RankGroup {
   int size() const override { return 1; }
   void barrier() override {}
   std::vector<double> allgather(double value) override { return {value}; }
+  std::vector<double> allgather2(double a, double b) override { return {a, b}; }
+  int local_rank() const override { return 0; }
+  int local_size() const override { return 1; }
+  bool node_agrees(double) override { return true; }
   bool any(bool flag) override { return flag; }
   std::string description() const override { return "single process"; }
 };
@@ -50,9 +54,29 @@ class MpiWorld final : public RankGroup {
     MPI_Get_library_version(version, &len);
     std::string v(version, len);
     library_ = v.substr(0, v.find_first_of(",\n"));
+    // The ranks sharing this node (they may share its CPUs too).
+    check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_),
+              "MPI_Comm_split_type");
+    MPI_Comm_rank(node_, &local_rank_);
+    MPI_Comm_size(node_, &local_size_);
   }
   ~MpiWorld() override {
+    if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
     if (owns_) MPI_Finalize();
+  }
+  std::vector<double> allgather2(double a, double b) override {
+    const double mine[2] = {a, b};
+    std::vector<double> all(2 * static_cast<std::size_t>(size_));
+    check_mpi(MPI_Allgather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, MPI_COMM_WORLD), "MPI_Allgather");
+    return all;
+  }
+  int local_rank() const override { return local_rank_; }
+  int local_size() const override { return local_size_; }
+  bool node_agrees(double value) override {
+    double lo = 0, hi = 0;
+    check_mpi(MPI_Allreduce(&value, &lo, 1, MPI_DOUBLE, MPI_MIN, node_), "MPI_Allreduce");
+    check_mpi(MPI_Allreduce(&value, &hi, 1, MPI_DOUBLE, MPI_MAX, node_), "MPI_Allreduce");
+    return any(lo != hi) == false;
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -71,6 +95,8 @@ class MpiWorld final : public RankGroup {
 
  private:
   int rank_ = 0, size_ = 1;
+  int local_rank_ = 0, local_size_ = 1;
+  MPI_Comm node_ = MPI_COMM_NULL;
   bool owns_ = false;
   std::string library_;
 };

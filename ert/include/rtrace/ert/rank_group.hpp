@@ -15,6 +15,13 @@ class RankGroup {
   virtual void barrier() = 0;
   // Every rank's value, in rank order, on every rank.
   virtual std::vector<double> allgather(double value) = 0;
+  // Every rank's pair (a, b), as a0,b0,a1,b1,...: one collective instead of two.
+  virtual std::vector<double> allgather2(double a, double b) = 0;
+  // This process's index among the ranks on its node, and how many there are.
+  virtual int local_rank() const = 0;
+  virtual int local_size() const = 0;
+  // True on every rank when every rank of this node passed the same value.
+  virtual bool node_agrees(double value) = 0;
   // True on every rank when any rank passes true (used to agree on errors).
   virtual bool any(bool flag) = 0;
   virtual std::string description() const = 0;  // "single process", "MPI (OpenMPI 4.1.4)"
