@@ -199,6 +199,8 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
       }
     }
   }
+  for (double c : ranks.allgather(double(result.thread_cpus.empty() ? -1 : result.thread_cpus[0])))
+    result.rank_cpus.push_back(int(c));
   if (failures.load() > 0) throw CpuRunError("ERT: " + (failure.empty() ? std::string("another rank failed") : failure));
   result.seconds = now_seconds() - start;
   result.runs = controller.runs_done();

@@ -298,9 +298,12 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
                                     " unreliable on a machine this busy");
   std::string pinning;
   for (std::size_t i = 0; i < run.thread_cpus.size(); ++i) pinning += (i ? "," : "") + std::to_string(run.thread_cpus[i]);
+  std::string rank_pinning;
+  for (std::size_t i = 0; i < run.rank_cpus.size(); ++i) rank_pinning += (i ? "," : "") + std::to_string(run.rank_cpus[i]);
   report.text_attributes = {{"isa", cpu_kernel_isa()},
                             {"fma_hardware", cpu_kernel_has_fma() ? "yes" : "no"},
                             {"thread_cpus", pinning},
+                            {"rank_cpus", rank_pinning},
                             {"rank_group", group->description()},
                             {"kernel", "ERT 1.1.0 beta = beta*A[i] + alpha; register-blocked x" +
                                            std::to_string(kernel_block_elements(Precision::FP64)) + " fp64"}};

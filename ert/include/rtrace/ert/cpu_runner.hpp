@@ -17,6 +17,7 @@ class CpuRunError : public std::runtime_error {
 struct CpuRunResult {
   std::vector<Sample> samples;
   std::vector<int> thread_cpus;  // logical CPU each thread was pinned to (rank 0's view)
+  std::vector<int> rank_cpus;    // the CPU of each rank's thread 0, in rank order
   double seconds = 0;            // wall time of the whole sweep
   std::size_t runs = 0;          // timed runs including warm-ups
   std::size_t runs_redone = 0;   // runs thrown away because a thread was preempted
