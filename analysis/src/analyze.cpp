@@ -181,10 +181,21 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
   }
   std::stable_sort(res.kernels.begin(), res.kernels.end(),
                    [](const KernelSeries& a, const KernelSeries& b) { return a.time_share > b.time_share; });
-  if (!res.counts_available)
+  if (res.kernels.empty()) {
+    // An unannotated application: ceilings have nothing to bound, the diagnosis is the whole application's.
+    res.warnings.erase(std::remove_if(res.warnings.begin(), res.warnings.end(),
+                                      [](const std::string& w) {
+                                        return w.find("has no ceilings: roofline bounds unavailable") !=
+                                               std::string::npos;
+                                      }),
+                       res.warnings.end());
+    res.warnings.push_back("no annotated regions or GPU kernels: whole-application diagnosis only (POP "
+                           "efficiencies, named causes, MPI calls)");
+  } else if (!res.counts_available) {
     res.warnings.push_back(
         "no operation counts in this run (no annotations, no hardware counters, no CUPTI metrics): reporting time "
         "scaling, efficiency, Karp-Flatt serial fraction, MPI share and imbalance only");
+  }
 
   if (res.axis.empty()) {
     if (nconf > 1) res.warnings.push_back("no concurrency axis varies across configurations: no trajectories");

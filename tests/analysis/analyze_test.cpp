@@ -1,5 +1,6 @@
 // Synthetic runs with known answers, written through the store API and read back.
 #include "rtrace/analysis/analyze.hpp"
+#include "rtrace/analysis/compare.hpp"
 #include "rtrace/analysis/dataset.hpp"
 #include "rtrace/analysis/report.hpp"
 #include "synthetic_run.hpp"
@@ -213,4 +214,85 @@ TEST(Analyze, BadInputsGiveOneLineErrors) {
   EXPECT_NE(m.find("no complete points"), std::string::npos) << m;
   EXPECT_EQ(m.find('\n'), std::string::npos);
   std::remove(pending.c_str());
+}
+
+namespace {
+// An unannotated MPI point: per-rank wall times, the MPI window and one barrier row per rank.
+synth::SynthPoint mpi_point(std::int64_t id, const std::string& label, int ranks, const std::vector<double>& useful,
+                            double startup) {
+  synth::SynthPoint p;
+  p.row = synth::point_row(id, label, -1, ranks);
+  double max_useful = 0;
+  for (double u : useful) max_useful = std::max(max_useful, u);
+  for (int r = 0; r < ranks; ++r) {
+    double wall = startup + max_useful + 0.01;
+    store::RankRecords rr = synth::rank(r, wall);
+    rr.info.mpi_init_end = startup;
+    rr.info.mpi_finalize_start = startup + max_useful;
+    synth::mpi(rr, "MPI_Init", 1, startup * 0.8);
+    synth::mpi(rr, "MPI_Barrier", 1, max_useful - useful[static_cast<std::size_t>(r)]);
+    synth::mpi(rr, "MPI_Finalize", 1, 0.005);
+    p.ranks.push_back(std::move(rr));
+  }
+  return p;
+}
+}  // namespace
+
+TEST(Analyze, ZippedSizeAxisIsWeakScalingWithOneGroupAndPopInTheJson) {
+  std::string path = temp_path("weak");
+  // Work per rank constant (1 s), 2 ranks 10% slower: weak efficiency 1/1.1.
+  synth::write_run(path, {{"ranks", "1,2"}, {"env:N", "100,200"}},
+                   {mpi_point(0, "ranks=1 env:N=100", 1, {1.0}, 0.3), mpi_point(1, "ranks=2 env:N=200", 2, {1.1, 1.1}, 0.3)});
+  AnalysisResult res = analyze(load_run(path), {});
+  std::remove(path.c_str());
+  EXPECT_EQ(res.scaling, "weak");
+  ASSERT_EQ(res.summaries.size(), 1u);
+  const auto& sum = res.summaries[0];
+  ASSERT_EQ(sum.points.size(), 2u);
+  EXPECT_EQ(sum.grows_with, std::vector<std::string>{"env:N"});
+  EXPECT_NEAR(sum.points[1].efficiency, 1.31 / 1.41, 1e-9);  // T(ref)/T(p), wall = startup + useful + 0.01
+  ASSERT_EQ(sum.steps.size(), 1u);
+  const auto& st = sum.steps[0];
+  EXPECT_NEAR(st.lb_factor * st.comm_factor * st.cs_factor * st.startup_factor, st.efficiency, 1e-12);
+  EXPECT_NEAR(sum.points[1].pop.computation_scalability, 1.0 / 1.1, 1e-9);  // per unit of work
+  EXPECT_NEAR(sum.points[1].pop.global_efficiency,
+              sum.points[1].pop.parallel_efficiency * sum.points[1].pop.computation_scalability, 1e-15);
+  // Strong scaling on request: the zip then falls apart into one-point groups.
+  AnalyzeOptions strong;
+  strong.scaling = "strong";
+  synth::write_run(path, {{"ranks", "1,2"}, {"env:N", "100,200"}},
+                   {mpi_point(0, "ranks=1 env:N=100", 1, {1.0}, 0.3), mpi_point(1, "ranks=2 env:N=200", 2, {1.1, 1.1}, 0.3)});
+  EXPECT_EQ(analyze(load_run(path), strong).summaries.size(), 2u);
+  std::remove(path.c_str());
+
+  nlohmann::json schema = nlohmann::json::parse(kAnalysisSchemaJson);
+  nlohmann::json doc = to_json(res);
+  auto errors = validate_json(doc, schema);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_EQ(doc["summary"][0]["scaling"], "weak");
+  for (const char* key : {"load_balance", "communication_efficiency", "parallel_efficiency", "computation_scalability",
+                          "global_efficiency"})
+    EXPECT_TRUE(doc["summary"][0]["points"][1]["pop"][key].is_number()) << key;
+  EXPECT_EQ(doc["configurations"][1]["mpi_calls"][0]["name"], "MPI_Init");
+
+  CompareResult cmp = compare_runs({res, res});
+  ASSERT_EQ(cmp.configs.size(), 2u);
+  EXPECT_NEAR(cmp.configs[1].runs[1].time_change, 0.0, 1e-12);
+  errors = validate_json(to_json(cmp), schema);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+}
+
+TEST(Analyze, ImbalancedMpiRunIsDiagnosedAsImbalanceWithWindowedMpiShare) {
+  std::string path = temp_path("imbalance-pop");
+  synth::write_run(path, {{"ranks", "1,2"}},
+                   {mpi_point(0, "ranks=1", 1, {2.0}, 0.3), mpi_point(1, "ranks=2", 2, {1.5, 0.5}, 0.3)});
+  AnalysisResult res = analyze(load_run(path), {});
+  std::remove(path.c_str());
+  ASSERT_EQ(res.summaries.size(), 1u);
+  const auto& sum = res.summaries[0];
+  EXPECT_NEAR(sum.points[1].pop.load_balance, 1.0 / 1.5, 1e-9);
+  EXPECT_NEAR(sum.points[1].mpi_share, 1.0 / 3.0, 1e-9);  // MPI_Init and MPI_Finalize are outside the window
+  EXPECT_EQ(sum.steps.at(0).cause, "imbalance");
+  ASSERT_GE(sum.sentences.size(), 2u);
+  EXPECT_EQ(sum.sentences[1].rfind("Scaling breaks past ranks=1: imbalance - ", 0), 0u) << sum.sentences[1];
 }

@@ -32,5 +32,13 @@ check_bad text.h5
 check_bad cpu.h5 --axis bogus
 check_bad cpu.h5 --ai-drop 7
 check_bad --pp cpu.h5
+check_bad --pp cpu.h5 gpu.h5   # no kernel in common: one line, exit 2
+# Two runs side by side per configuration.
+"$RTRACE" analyze cpu.h5 cpu.h5 --json cmp.json > cmp.txt || fail "compare two runs"
+grep -q "side by side" cmp.txt || fail "no comparison table"
+grep -q '"kind": "comparison"' cmp.json || fail "comparison JSON kind"
+grep -q '"load_balance"' cpu.json || fail "no POP keys in the JSON"
+[ -s csv/pop.csv ] && [ -s csv/mpi_calls.csv ] || fail "pop.csv / mpi_calls.csv missing"
+ls svg/efficiency-1.svg > /dev/null || fail "no efficiency chart"
 check_bad
 echo "analysis_cli_demo: ok"

@@ -48,6 +48,13 @@ if [ "$MODE" = mpi ]; then
   identities imbalance.json
   grep -q "Scaling breaks past ranks=1: imbalance" imbalance.txt || fail "no cause in the breaks-past sentence"
   grep -q "MPI_Barrier" imbalance.txt || fail "no per-call MPI breakdown in the terminal"
+  # The report fits the run: POP table and calls first, no empty kernel/roofline sections.
+  "$RTRACE" analyze imbalance.h5 --html imbalance.html -q || fail "analyze --html"
+  grep -q "load balance" imbalance.html || fail "no POP table in the HTML"
+  grep -q "MPI_Barrier" imbalance.html || fail "no MPI call table in the HTML"
+  grep -q "efficiency-1.svg\|POP efficiencies" imbalance.html || fail "no efficiency chart in the HTML"
+  grep -q "Kernels by time share\|Rooflines per configuration\|Per-kernel trajectories" imbalance.html &&
+    fail "empty kernel/roofline sections drawn for an unannotated app"
   [ -s imbalance-csv/pop.csv ] && [ -s imbalance-csv/mpi_calls.csv ] || fail "pop.csv / mpi_calls.csv missing"
 
   sweep balanced.h5 ranks=1,2 "$MPI_APP" balanced 6
@@ -69,6 +76,13 @@ starved() {  # the 1-thread point's CPU/wall below 0.7: CPU-time evidence is the
     { echo "SKIP: machine too loaded for CPU-time known answers (CPU/wall $v for one busy thread)"; exit 77; }
   return 0
 }
+# A run whose only point failed: "no complete points" names the point's reason (its last stderr line).
+"$RTRACE" --sweep threads=1 --ert none --timeout 60 -o failed.h5 -- "$OMP_APP" bogus 1 > failed.log 2>&1
+"$RTRACE" analyze failed.h5 > /dev/null 2> failed.err
+[ $? -eq 2 ] || fail "analyze of a run without complete points: expected exit 2"
+[ "$(wc -l < failed.err)" -eq 1 ] || fail "expected one error line, got: $(cat failed.err)"
+grep -q "point 0 (threads=1): failed, exit 2: .*unknown mode bogus" failed.err || fail "no reason per point: $(cat failed.err)"
+
 sweep unused.h5 threads=1,2 "$OMP_APP" ignore 1.0
 check unused.json 's["steps"][0]["cause"] == "threads-unused"' "app ignoring its threads: step cause"
 identities unused.json
