@@ -1,10 +1,14 @@
 // `rtrace run` command line: Boost.Program_options plus the `-- APP ARGS` split.
 #include "rtrace/launcher/options.hpp"
 
+#include "rtrace/launcher/app_arguments.hpp"
+
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <optional>
+#include <set>
 #include <sstream>
 
 namespace po = boost::program_options;
@@ -89,6 +93,42 @@ std::vector<std::string> split_words(const std::string& s) {
   return out;
 }
 
+// The first word before `--` that is neither an option nor an option's
+// value: most likely the app, typed without `--` in front of it.
+std::optional<std::size_t> stray_word(const std::vector<std::string>& args) {
+  static const std::set<std::string> switches = {"--zip", "--fail-fast", "--resume", "--keep-scratch", "--dry-run",
+                                                 "--quiet", "-q", "--verbose", "-v", "--help", "-h"};
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.empty() || a[0] != '-') return i;
+    const bool inline_value = a.find('=') != std::string::npos || (a.size() > 2 && a[1] != '-');  // --x=v, -ofile
+    if (!switches.count(a) && !inline_value) ++i;  // skips the option's value
+  }
+  return std::nullopt;
+}
+
+UsageError stray_error(const std::vector<std::string>& args, std::size_t stray) {
+  std::string rest;
+  for (std::size_t i = stray + 1; i < args.size(); ++i) rest += " " + args[i];
+  return UsageError("`" + args[stray] + "` is not an option of rtrace run: the app and its arguments go after `--`, as "
+                    "in `rtrace [options] -- " + args[stray] + rest + "`");
+}
+
+// A Boost error, with a hint when the app was written without `--`.
+UsageError usage_error(const po::error& e, const std::vector<std::string>& args) {
+  const auto stray = stray_word(args);
+  if (stray) {
+    const std::string& app = args[*stray];
+    std::string rest;
+    for (std::size_t i = *stray + 1; i < args.size(); ++i) rest += " " + args[i];
+    if (const auto* unknown = dynamic_cast<const po::unknown_option*>(&e))
+      return UsageError(std::string(unknown->what()) + " after `" + app +
+                        "`: the app and its arguments go after `--`, as in `rtrace [options] -- " + app + rest + "`");
+    if (dynamic_cast<const po::too_many_positional_options_error*>(&e)) return stray_error(args, *stray);
+  }
+  return UsageError(std::string() + e.what() + " (see `rtrace run --help`)");
+}
+
 }  // namespace
 
 RunOptions parse_run_options(int argc, char** argv) {
@@ -157,8 +197,10 @@ RunOptions parse_run_options(int argc, char** argv) {
               vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(std::string() + e.what() + " (see `rtrace run --help`)");
+    throw usage_error(e, args);
   }
+  // Boost drops words that are not options: most likely the app without `--`.
+  if (const auto stray = stray_word(args)) throw stray_error(args, *stray);
 
   std::ostringstream help;
   help << "usage: rtrace [run] --sweep AXIS=SPEC [--sweep ...] [options] -- APP [ARGS...]\n"
@@ -197,6 +239,7 @@ RunOptions parse_run_options(int argc, char** argv) {
   if (o.app_argv.empty() && !o.resume)
     throw UsageError("missing `-- APP [ARGS...]`: the app to run goes after `--`");
   if (!o.app_argv.empty() && o.app_argv[0].empty()) throw UsageError("the app name after `--` is empty");
+  check_app_placeholders(o.app_argv);
   return o;
 }
 

@@ -1,5 +1,7 @@
 #include "rtrace/launcher/point_command.hpp"
 
+#include "rtrace/launcher/app_arguments.hpp"
+
 #include <algorithm>
 #include <set>
 #include <tuple>
@@ -40,6 +42,29 @@ std::string user_value(const std::string& name, const RunOptions& o, const Launc
   for (auto it = o.env.rbegin(); it != o.env.rend(); ++it)
     if (it->first == name) return it->second;
   return s.base.get(name);
+}
+
+// The app's argv for this point: placeholders replaced (app_arguments.hpp).
+std::vector<std::string> point_app_argv(const SweepPoint& p, const RunOptions& o, const LaunchSetup& s,
+                                        const Partition& part, const Environment& app_env) {
+  if (!has_placeholders(o.app_argv)) return o.app_argv;
+  PlaceholderValues v;
+  v.threads = part.threads;
+  v.ranks = part.ranks;
+  v.nodes = part.nodes > 0 ? part.nodes : 1;
+  if (p.sms > 0) v.sms = p.sms;
+  else if (s.gpu.found && s.gpu.sm_count > 0) v.sms = s.gpu.sm_count;
+  v.point = p.id;
+  v.env = [&](const std::string& name) -> std::optional<std::string> {
+    // The expanded command is recorded in the run file: no secrets in it.
+    if (is_denied(name, o.env_deny))
+      throw UsageError("app argument placeholder `{env:" + name + "}`: " + name +
+                       " matches a deny pattern, and the command line is recorded in the run file; "
+                       "let the app read it from its environment instead");
+    if (!app_env.has(name)) return std::nullopt;
+    return app_env.get(name);
+  };
+  return expand_app_arguments(o.app_argv, v);
 }
 
 }  // namespace
@@ -147,6 +172,8 @@ PointCommand build_point_command(const SweepPoint& p, const SweepPlan& plan, con
   }
   for (const auto& n : set_names) cmd.app_env.push_back(n + "=" + app.get(n));
 
+  const std::vector<std::string> app_argv = point_app_argv(p, o, s, cmd.partition, app);
+
   const std::string old_preload = app.get("LD_PRELOAD");
   const std::string app_preload = preload.empty() ? old_preload : (old_preload.empty() ? preload : preload + ":" + old_preload);
   if (!preload.empty()) cmd.app_env.push_back("LD_PRELOAD=" + app_preload);
@@ -154,7 +181,7 @@ PointCommand build_point_command(const SweepPoint& p, const SweepPlan& plan, con
   switch (cmd.launch) {
     case LaunchKind::Direct:
       cmd.path = s.app_path;
-      cmd.argv = o.app_argv;
+      cmd.argv = app_argv;
       cmd.env = app;
       if (!preload.empty()) cmd.env.set("LD_PRELOAD", app_preload);
       break;
@@ -173,7 +200,7 @@ PointCommand build_point_command(const SweepPoint& p, const SweepPlan& plan, con
       if (!preload.empty()) cmd.argv.insert(cmd.argv.end(), {"-x", "LD_PRELOAD=" + app_preload});
       cmd.argv.insert(cmd.argv.end(), o.mpi_args.begin(), o.mpi_args.end());
       cmd.argv.push_back(s.app_path);
-      cmd.argv.insert(cmd.argv.end(), o.app_argv.begin() + 1, o.app_argv.end());
+      cmd.argv.insert(cmd.argv.end(), app_argv.begin() + 1, app_argv.end());
       break;
     }
     case LaunchKind::Srun: {
@@ -192,7 +219,7 @@ PointCommand build_point_command(const SweepPoint& p, const SweepPlan& plan, con
       }
       cmd.argv.insert(cmd.argv.end(), o.mpi_args.begin(), o.mpi_args.end());
       cmd.argv.push_back(s.app_path);
-      cmd.argv.insert(cmd.argv.end(), o.app_argv.begin() + 1, o.app_argv.end());
+      cmd.argv.insert(cmd.argv.end(), app_argv.begin() + 1, app_argv.end());
       break;
     }
   }

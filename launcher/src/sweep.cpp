@@ -5,6 +5,8 @@
 #include <cctype>
 #include <limits>
 #include <set>
+#include <utility>
+#include <vector>
 #include <sstream>
 
 namespace rtrace::launcher {
@@ -34,6 +36,43 @@ bool all_digits(const std::string& s) {
 bool valid_env_name(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isalnum(c) || c == '_'; });
+}
+
+// Edit distance with adjacent transpositions ("rnaks" -> "ranks" is 1).
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// What a user probably meant by an unknown axis name ("" when nothing fits):
+// common aliases, a case or one-letter slip, or an environment variable.
+std::string did_you_mean(const std::string& name) {
+  std::string lower;
+  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::vector<std::pair<std::vector<std::string>, std::string>> aliases = {
+      {{"rank", "np", "nranks", "nprocs", "procs", "processes", "mpi", "tasks", "ntasks"}, "`ranks`"},
+      {{"omp", "openmp", "omp_num_threads", "omp_threads", "nthreads", "thread", "num_threads"},
+       "`threads` or `env:OMP_NUM_THREADS`"},
+      {{"node", "nnodes", "num_nodes"}, "`nodes`"},
+      {{"sm", "nsms", "num_sms", "smcount"}, "`sms`"},
+  };
+  for (const auto& [names, hint] : aliases)
+    if (std::find(names.begin(), names.end(), lower) != names.end()) return hint;
+  for (const char* known : {"threads", "ranks", "nodes", "sms"})
+    if (edit_distance(lower, known) <= 1) return std::string("`") + known + "`";
+  // NAME in capitals: an environment variable.
+  const bool env_like = std::isalpha(static_cast<unsigned char>(name[0])) &&
+                        std::all_of(name.begin(), name.end(), [](unsigned char c) {
+                          return std::isupper(c) || std::isdigit(c) || c == '_';
+                        });
+  return env_like ? "`env:" + name + "`" : std::string();
 }
 
 class ItemParser {
@@ -133,7 +172,9 @@ SweepAxis parse_sweep_axis(const std::string& text) {
   } else if (axis.name.empty()) {
     fail(text, "missing axis name before '='");
   } else {
-    fail(text, "unknown axis `" + axis.name + "` (expected threads, ranks, nodes, sms or env:NAME)");
+    const std::string hint = did_you_mean(axis.name);
+    fail(text, "unknown axis `" + axis.name + "` (expected threads, ranks, nodes, sms or env:NAME)" +
+                   (hint.empty() ? std::string() : "; did you mean " + hint + "?"));
   }
   if (axis.spec.empty()) fail(text, "no values after '='");
 

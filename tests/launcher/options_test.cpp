@@ -67,6 +67,34 @@ TEST(LauncherRunOptions, BadInputIsOneClearLine) {
   EXPECT_NE(error_of({"--timeout", "soon", "--", "a"}).find("timeout"), std::string::npos);
 }
 
+TEST(LauncherRunOptions, AnAppWithoutDashesGetsAHint) {
+  EXPECT_EQ(error_of({"--sweep", "threads=1,2", "./app", "--size", "10"}),
+            "unrecognised option '--size' after `./app`: the app and its arguments go after `--`, as in "
+            "`rtrace [options] -- ./app --size 10`");
+  EXPECT_EQ(error_of({"--sweep", "threads=1,2", "-o", "x.h5", "--zip", "./app", "in.dat"}),
+            "`./app` is not an option of rtrace run: the app and its arguments go after `--`, as in "
+            "`rtrace [options] -- ./app in.dat`");
+  // An option's value is not the app; an unknown option before any word gets no hint.
+  EXPECT_EQ(error_of({"--sweep", "threads=1", "--bogus", "--", "a"}),
+            "unrecognised option '--bogus' (see `rtrace run --help`)");
+}
+
+TEST(LauncherRunOptions, UnknownPlaceholdersAreRefusedBeforeAnythingRuns) {
+  EXPECT_EQ(parse({"--", "app", "{threads}", "{{x}}", "{env:N}"}).app_argv,
+            (std::vector<std::string>{"app", "{threads}", "{{x}}", "{env:N}"}));  // expanded per point, later
+  EXPECT_EQ(error_of({"--", "app", "--size", "{n}"}),
+            "app argument `{n}`: unknown placeholder `{n}` (known: {threads}, {ranks}, {nodes}, {sms}, {point}, "
+            "{env:NAME}; write {{ and }} for literal braces)");
+  EXPECT_EQ(error_of({"--", "app", "--size={env:N"}),
+            "app argument `--size={env:N`: `{` without a closing `}` (known: {threads}, {ranks}, {nodes}, {sms}, "
+            "{point}, {env:NAME}; write {{ and }} for literal braces)");
+  EXPECT_EQ(error_of({"--", "app", "a}b"}), "app argument `a}b`: a lone `}` (write }} for a literal brace)");
+  EXPECT_EQ(error_of({"--", "app", "{env:A-B}"}),
+            "app argument `{env:A-B}`: unknown placeholder `{env:A-B}` (known: {threads}, {ranks}, {nodes}, {sms}, "
+            "{point}, {env:NAME}; write {{ and }} for literal braces)");
+  EXPECT_EQ(parse({"--", "{threads}"}).app_argv[0], "{threads}");  // APP itself is never expanded
+}
+
 TEST(LauncherRunOptions, JsonRoundTripRestoresThePlan) {
   auto o = parse({"--sweep", "threads=1,2", "--zip", "--repeat", "3", "--env", "X=1", "--ert", "none", "--timeout",
                   "9", "--tracer", "none", "--", "app", "a b"});

@@ -202,3 +202,43 @@ TEST(LauncherErtCommand, SingleRankRunsItselfMultiRankUnderTheLauncher) {
   auto g = ert_command("/b/rtrace", sm, true, "/c/z.h5", o, &s, path, env);
   EXPECT_EQ(g, (std::vector<std::string>{"rtrace", "ert", "--sms", "32", "--quick", "-o", "/c/z.h5", "--quiet"}));
 }
+
+TEST(LauncherPointCommand, PlaceholdersInTheAppArgumentsArePerPoint) {
+  RunOptions o;
+  o.sweep = {"ranks=1,2", "env:N=1000,2000"};
+  o.app_argv = {"./app", "--size", "{env:N}", "--t={threads}x{ranks}", "{{literal}}", "p{point}-n{nodes}", "{env:X}"};
+  o.env = {{"X", "from --env"}};
+  auto plan = make_sweep_plan(o.sweep, /*zip=*/true, 1);
+  auto s = setup();
+  auto direct = build_point_command(plan.points[0], plan, o, s, "/s");
+  EXPECT_EQ(direct.argv, (std::vector<std::string>{"./app", "--size", "1000", "--t=2x1", "{literal}", "p0-n1",
+                                                    "from --env"}));  // threads: the 2 cores of one rank
+  auto mpi = build_point_command(plan.points[1], plan, o, s, "/s");
+  ASSERT_EQ(mpi.launch, LaunchKind::Mpirun);
+  const std::vector<std::string> tail(mpi.argv.end() - 6, mpi.argv.end());
+  EXPECT_EQ(tail, (std::vector<std::string>{"--size", "2000", "--t=1x2", "{literal}", "p1-n1", "from --env"}));
+  EXPECT_EQ(mpi.argv[mpi.argv.size() - 7], "/abs/app");
+}
+
+TEST(LauncherPointCommand, PlaceholderValuesThatDoNotExistAreOneLine) {
+  auto error_of = [](std::vector<std::string> app, std::vector<std::string> sweep) {
+    RunOptions o;
+    o.sweep = std::move(sweep);
+    o.app_argv = std::move(app);
+    auto plan = make_sweep_plan(o.sweep, false, 1);
+    try {
+      build_point_command(plan.points[0], plan, o, setup(), "/s");
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(error_of({"./app", "--size", "{env:NOT_SET_ANYWHERE}"}, {"threads=1"}),
+            "app argument `{env:NOT_SET_ANYWHERE}`: {env:NOT_SET_ANYWHERE}: NOT_SET_ANYWHERE is not set (sweep it with "
+            "--sweep env:NOT_SET_ANYWHERE=..., or pass --env NOT_SET_ANYWHERE=...)");
+  EXPECT_EQ(error_of({"./app", "--sms={sms}"}, {"threads=1"}),
+            "app argument `--sms={sms}`: {sms} needs an `sms` sweep axis or a GPU");
+  EXPECT_EQ(error_of({"./app", "{env:API_TOKEN}"}, {"env:API_TOKEN=a"}),
+            "app argument placeholder `{env:API_TOKEN}`: API_TOKEN matches a deny pattern, and the command line is "
+            "recorded in the run file; let the app read it from its environment instead");
+}

@@ -73,6 +73,28 @@ TEST(LauncherSweepAxis, ErrorsNameTheAxisAndTheBadPart) {
   EXPECT_EQ(error_of("cores=4"),
             "sweep axis `cores=4`: unknown axis `cores` (expected threads, ranks, nodes, sms or env:NAME)");
   EXPECT_EQ(error_of("env:=4"), "sweep axis `env:=4`: missing variable name after 'env:'");
+  // Did you mean: aliases, slips, environment variables.
+  EXPECT_EQ(error_of("rank=1,2"),
+            "sweep axis `rank=1,2`: unknown axis `rank` (expected threads, ranks, nodes, sms or env:NAME); "
+            "did you mean `ranks`?");
+  EXPECT_EQ(error_of("omp=1,2"),
+            "sweep axis `omp=1,2`: unknown axis `omp` (expected threads, ranks, nodes, sms or env:NAME); "
+            "did you mean `threads` or `env:OMP_NUM_THREADS`?");
+  EXPECT_EQ(error_of("OMP_NUM_THREADS=1,2"),
+            "sweep axis `OMP_NUM_THREADS=1,2`: unknown axis `OMP_NUM_THREADS` (expected threads, ranks, nodes, sms "
+            "or env:NAME); did you mean `threads` or `env:OMP_NUM_THREADS`?");
+  EXPECT_EQ(error_of("Threads=1"),
+            "sweep axis `Threads=1`: unknown axis `Threads` (expected threads, ranks, nodes, sms or env:NAME); "
+            "did you mean `threads`?");
+  EXPECT_EQ(error_of("rnaks=2"),
+            "sweep axis `rnaks=2`: unknown axis `rnaks` (expected threads, ranks, nodes, sms or env:NAME); "
+            "did you mean `ranks`?");
+  EXPECT_EQ(error_of("node=2"),
+            "sweep axis `node=2`: unknown axis `node` (expected threads, ranks, nodes, sms or env:NAME); "
+            "did you mean `nodes`?");
+  EXPECT_EQ(error_of("SIZE=10,20"),
+            "sweep axis `SIZE=10,20`: unknown axis `SIZE` (expected threads, ranks, nodes, sms or env:NAME); "
+            "did you mean `env:SIZE`?");
   EXPECT_EQ(error_of("env:1N=4"), "sweep axis `env:1N=4`: `1N` is not a valid environment variable name");
   EXPECT_EQ(error_of("threads=99999999999"), "sweep axis `threads=99999999999`: number `99999999999` is too large");
   EXPECT_EQ(error_of("threads=1..1000000"), "sweep axis `threads=1..1000000`: more than 100000 values");
