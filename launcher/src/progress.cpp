@@ -40,16 +40,50 @@ void Progress::begin_point(int ordinal, const std::string& label, const std::str
   line_open_ = true;
 }
 
-void Progress::end_point(const std::string& label, const std::string& status, double wall_s) {
+void Progress::end_point(const std::string& label, const std::string& status, double wall_s, const std::string& why) {
   ++ran_;
   const int ordinal = done_before_ + ran_;
+  const std::string detail = (status != "ok" && !why.empty()) ? ": " + why : std::string();
   if (mode_ == Mode::Lines) {
-    std::fprintf(stderr, "rtrace: [%d/%d] %s: %s (%.2f s)\n", ordinal, total_, label.c_str(), status.c_str(), wall_s);
+    std::fprintf(stderr, "rtrace: [%d/%d] %s: %s (%.2f s)%s\n", ordinal, total_, label.c_str(), status.c_str(), wall_s,
+                 detail.c_str());
   } else if (mode_ == Mode::Terminal && status != "ok") {
     // Failures stay visible; successes are overwritten by the next point.
-    std::fprintf(stderr, "\r\033[K[%d/%d] %s: %s (%.2f s)\n", ordinal, total_, label.c_str(), status.c_str(), wall_s);
+    std::fprintf(stderr, "\r\033[K[%d/%d] %s: %s (%.2f s)%s\n", ordinal, total_, label.c_str(), status.c_str(), wall_s,
+                 detail.c_str());
     line_open_ = false;
   }
+}
+
+std::string last_stderr_line(const std::string& tail) {
+  auto is_rule = [](const std::string& l) {
+    return l.size() >= 3 && l.find_first_not_of("-=*_ \t") == std::string::npos;
+  };
+  bool in_block = false;  // between two rules, read from the end: an mpirun notice
+  std::size_t end = tail.size();
+  while (end > 0) {
+    std::size_t begin = tail.rfind('\n', end - 1);
+    begin = begin == std::string::npos ? 0 : begin + 1;
+    std::string line = tail.substr(begin, end - begin);
+    end = begin > 0 ? begin - 1 : 0;
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos) {
+      if (begin == 0) break;
+      continue;
+    }
+    line = line.substr(first);
+    if (is_rule(line)) {
+      in_block = !in_block;
+    } else if (!in_block && line.rfind("rtrace tracer[", 0) != 0) {
+      for (auto& c : line)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+      if (line.size() > 200) line = line.substr(0, 197) + "...";
+      return line;
+    }
+    if (begin == 0) break;
+  }
+  return "";
 }
 
 void Progress::note(const std::string& line) {

@@ -221,6 +221,51 @@ TEST_F(LauncherCli, CrashAndNonZeroExitAreRecordedAndTheSweepGoesOn) {
   expect_valid(failed);
 }
 
+TEST_F(LauncherCli, AFailedPointShowsTheAppsLastStderrLine) {
+  const auto out = path("fail.h5");
+  auto r = rtrace({"--sweep", "threads=1", "--ert", "none", "-o", out, "--", kApp, "fail", "4",
+                   "error: cannot open input.dat"});
+  EXPECT_EQ(r.status, 1);
+  // Not a terminal: one line per point.
+  EXPECT_NE(r.err.find("rtrace: [1/1] threads=1: failed (exit 4) ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" s): error: cannot open input.dat\n"), std::string::npos) << r.err;
+  auto ok = rtrace({"--sweep", "threads=1", "--ert", "none", "-o", path("ok.h5"), "--", kApp, "close-stdout"});
+  EXPECT_EQ(ok.status, 0);
+  EXPECT_EQ(ok.err.find("still here"), std::string::npos) << ok.err;  // only failures say why
+}
+
+TEST_F(LauncherCli, PlaceholdersAreExpandedPerPointAndRecorded) {
+  const auto out = path("ph.h5");
+  const std::vector<std::string> sweep{"--sweep", "threads=1,2", "--sweep", "env:N=10,20", "--zip", "--ert", "none"};
+  auto args = sweep;
+  args.insert(args.end(), {"-o", out, "--", kApp, "args", "--size={env:N}", "t{threads}", "{{raw}}", "p{point}"});
+  auto r = rtrace(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_valid(out);
+  auto f = store::File::open(out);
+  for (int id : {0, 1}) {
+    auto g = point_group(f, id);
+    const std::string n = id == 0 ? "10" : "20", t = std::to_string(id + 1);
+    EXPECT_EQ(store::read_output(g).stdout_tail,
+              "arg --size=" + n + "\narg t" + t + "\narg {raw}\narg p" + std::to_string(id) + "\n");
+    EXPECT_NE(g.attr_string("command").find("--size=" + n + " t" + t), std::string::npos) << g.attr_string("command");
+  }
+  // The file keeps the template: --resume compares it, and re-expands per point.
+  EXPECT_EQ(store::read_run_metadata(f.root()).app_argv[2], "--size={env:N}");
+  // --dry-run shows the expanded commands; a bad placeholder is one line, exit 2, nothing run.
+  args = sweep;
+  args.insert(args.end(), {"--dry-run", "-o", path("dry.h5"), "--", kApp, "args", "--size={env:N}"});
+  auto dry = rtrace(args);
+  EXPECT_EQ(dry.status, 0) << dry.err;
+  EXPECT_NE(dry.out.find("args --size=20"), std::string::npos) << dry.out;
+  auto bad = rtrace({"--sweep", "threads=1", "-o", path("bad.h5"), "--", kApp, "args", "{thread}"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_EQ(bad.err,
+            "rtrace run: app argument `{thread}`: unknown placeholder `{thread}` (known: {threads}, {ranks}, {nodes}, "
+            "{sms}, {point}, {env:NAME}; write {{ and }} for literal braces)\n");
+  EXPECT_FALSE(fs::exists(path("bad.h5")));
+}
+
 TEST_F(LauncherCli, MissingAppAndExistingOutputAreRefusedBeforeAnythingRuns) {
   auto r = rtrace({"--ert", "none", "-o", path("x.h5"), "--", "no-such-app-rtrace"});
   EXPECT_EQ(r.status, 2);
@@ -542,6 +587,25 @@ TEST_F(LauncherCli, DemoTwoAxisSweepThreadsByEnv) {
   ASSERT_EQ(r.status, 0) << r.err;
   expect_valid(out);
   EXPECT_EQ(complete_count(out), 4);
+}
+
+// Weak scaling: the problem grows with the threads, zipped, through a
+// placeholder (the demo sizes itself from --size).
+TEST_F(LauncherCli, DemoZippedWeakScalingSweep) {
+  const std::string demo = RTRACE_LAUNCHER_DEMO;
+  if (!fs::exists(demo)) GTEST_SKIP() << demo << " not built";
+  const auto out = path("weak.h5");
+  auto r = rtrace({"--sweep", "threads=1,2", "--sweep", "env:N=100000,200000", "--zip", "--ert", "none", "--timeout",
+                   "60", "-o", out, "--", demo, "triad", "--size", "{env:N}", "--iters", "2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_valid(out);
+  auto f = store::File::open(out);
+  for (int id : {0, 1}) {
+    const std::string out_text = store::read_output(point_group(f, id)).stdout_tail;
+    const std::string size = id == 0 ? "size=100000 " : "size=200000 ";
+    EXPECT_NE(out_text.find(size), std::string::npos) << out_text;
+    EXPECT_NE(out_text.find("threads=" + std::to_string(id + 1)), std::string::npos) << out_text;
+  }
 }
 #endif
 

@@ -1,5 +1,6 @@
 #include "rtrace/launcher/environment.hpp"
 #include "rtrace/launcher/process.hpp"
+#include "rtrace/launcher/progress.hpp"
 
 #include <gtest/gtest.h>
 
@@ -164,6 +165,31 @@ TEST(LauncherOutputTail, KeepsTheLastBytes) {
   t.append("i", 1);
   EXPECT_EQ(t.str(), "fghi");
   EXPECT_EQ(t.total(), 9);
+}
+
+TEST(LauncherProgress, LastStderrLineSkipsBlanksRulesAndMpirunNotices) {
+  EXPECT_EQ(last_stderr_line(""), "");
+  EXPECT_EQ(last_stderr_line("\n\n  \n"), "");
+  EXPECT_EQ(last_stderr_line("reading\nerror: no file x\n\n"), "error: no file x");
+  EXPECT_EQ(last_stderr_line("only line, no newline"), "only line, no newline");
+  EXPECT_EQ(last_stderr_line("  indented\r\n"), "indented");
+  EXPECT_EQ(last_stderr_line("bad\x1b[31mred\n"), "bad?[31mred");
+  EXPECT_EQ(last_stderr_line(std::string(300, 'x')), std::string(197, 'x') + "...");
+  // What mpirun appends after a rank failed: the app's line comes before it.
+  const std::string mpirun_tail =
+      "app: matrix is singular\n"
+      "--------------------------------------------------------------------------\n"
+      "Primary job  terminated normally, but 1 process returned\n"
+      "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+      "--------------------------------------------------------------------------\n"
+      "--------------------------------------------------------------------------\n"
+      "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+      "\n"
+      "  Process name: [[52437,1],0]\n"
+      "  Exit code:    3\n"
+      "--------------------------------------------------------------------------\n";
+  EXPECT_EQ(last_stderr_line(mpirun_tail), "app: matrix is singular");
+  EXPECT_EQ(last_stderr_line("real reason\nrtrace tracer[pid 7]: warning: x\n"), "real reason");
 }
 
 TEST(LauncherEnvironment, DenyListAndRecording) {

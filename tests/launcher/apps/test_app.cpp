@@ -1,7 +1,7 @@
 // A misbehaving app for the launcher tests: each mode is one fault.
 //   exit N | segv | hang PIDFILE | ignore-term PIDFILE | flood MIB | close-stdout |
-//   sleep MS | env NAME... | annotated (a region with FLOPs and bytes, through the
-//   preloaded tracer's rtrace_region_* when present)
+//   sleep MS | env NAME... | args ARG... | fail CODE MESSAGE | annotated (a region
+//   with FLOPs and bytes, through the preloaded tracer's rtrace_region_* when present)
 #include <dlfcn.h>
 #include <csignal>
 #include <cstdio>
@@ -92,6 +92,14 @@ int main(int argc, char** argv) {
     }
     std::printf("annotated: %s\n", begin ? "traced" : "no tracer");
     return 0;
+  }
+  if (mode == "args") {  // one argument per line, as received
+    for (int i = 2; i < argc; ++i) std::printf("arg %s\n", argv[i]);
+    return 0;
+  }
+  if (mode == "fail" && argc > 3) {  // the reason last on stderr, then a blank line
+    std::fprintf(stderr, "reading input\n%s\n\n", argv[3]);
+    return std::atoi(argv[2]);
   }
   if (mode == "env") {
     for (int i = 2; i < argc; ++i) {

@@ -13,7 +13,9 @@ class Progress {
 
   Progress(Mode mode, int total_points, int already_complete);
   void begin_point(int ordinal, const std::string& label, const std::string& what = "");
-  void end_point(const std::string& label, const std::string& status, double wall_s);
+  // `why`: for a point that did not succeed, the app's last stderr line
+  // (last_stderr_line), shown after the status.
+  void end_point(const std::string& label, const std::string& status, double wall_s, const std::string& why = "");
   void note(const std::string& line);  // a message that must not be overwritten
   void finish();
 
@@ -26,5 +28,11 @@ class Progress {
 };
 
 std::string format_duration(double seconds);  // "1:02:03", "02:03"
+
+// The last line of an app's stderr tail that says something: blank lines,
+// rules (`-----`) and the notice blocks mpirun frames with them, and the
+// tracer's own lines are skipped; control characters become '?', at most 200
+// characters. "" when there is none.
+std::string last_stderr_line(const std::string& stderr_tail);
 
 }  // namespace rtrace::launcher
