@@ -182,7 +182,7 @@ std::string render_pop_text(const AnalysisResult& res, const AppSummary& sum, in
     std::string line = "startup (exec to MPI_Init end) / teardown (MPI_Finalize to exit), s:";
     for (const auto& p : sum.points)
       line += " " + num(p.concurrency, 6) + ": " +
-              (p.pop.window_measured ? num(p.pop.startup_s, 2) + "/" + num(p.pop.teardown_s, 2)
+              (p.pop.window_measured ? fixed2(p.pop.startup_s) + "/" + fixed2(p.pop.teardown_s)
                                      : "not recorded (MPI_Init " + num(p.pop.init_s, 2) + ")") + ";";
     line.pop_back();
     os << wrap(line, static_cast<std::size_t>(width), "  ");

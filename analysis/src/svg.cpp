@@ -406,6 +406,7 @@ std::string scaling_chart(const AnalysisResult& res, const AppSummary& sum) {
       if (s.at[p.config] < 0) continue;
       double sp = t0 / configs[p.config].kernels[s.at[p.config]].time_s;
       if (!available(sp)) continue;
+      if (sum.weak) sp *= p.concurrency / c0;  // scaled speedup: the work grows with the concurrency
       ser.speedup.push_back({p.concurrency, sp});
       ser.eff.push_back({p.concurrency, sp / (p.concurrency / c0)});
     }
@@ -421,7 +422,12 @@ std::string scaling_chart(const AnalysisResult& res, const AppSummary& sum) {
   const double pw = 420, ph = 360, top = 60, left1 = 80, left2 = left1 + pw + 110;
   const int W = static_cast<int>(left2 + pw + 40), H = static_cast<int>(top + ph + 70 + 22 * ((series.size() + 2) / 3));
   Canvas c(W, H);
-  c.text(left1, 30, "Scaling along " + res.axis + (sum.fixed.empty() ? "" : " (" + sum.fixed + ")"), 17, "start", "#111", 0, true);
+  std::string grows;
+  for (const auto& g : sum.grows_with) grows += (grows.empty() ? "" : ", ") + g;
+  c.text(left1, 30,
+         (sum.weak ? "Weak scaling along " : "Scaling along ") + res.axis + (grows.empty() ? "" : " (" + grows + " grows)") +
+             (sum.fixed.empty() ? "" : " (" + sum.fixed + ")"),
+         17, "start", "#111", 0, true);
   double lx0 = std::log2(c0), lx1 = std::log2(cmax);
   if (lx1 <= lx0) lx1 = lx0 + 1;
   double ly0 = std::floor(std::log2(smin)), ly1 = std::ceil(std::log2(smax));
@@ -450,8 +456,8 @@ std::string scaling_chart(const AnalysisResult& res, const AppSummary& sum) {
   }
   c.text(left1 + pw / 2, top + ph + 44, res.axis, 14, "middle");
   c.text(left2 + pw / 2, top + ph + 44, res.axis, 14, "middle");
-  c.text(left1 - 52, top + ph / 2, "Speedup", 14, "middle", "#222", -90);
-  c.text(left2 - 52, top + ph / 2, "Parallel efficiency", 14, "middle", "#222", -90);
+  c.text(left1 - 52, top + ph / 2, sum.weak ? "Scaled speedup" : "Speedup", 14, "middle", "#222", -90);
+  c.text(left2 - 52, top + ph / 2, sum.weak ? "Weak-scaling efficiency" : "Parallel efficiency", 14, "middle", "#222", -90);
   // Ideal lines.
   c.line(X1(c0), Y1(1), X1(cmax), Y1(cmax / c0), "#888", 1.5, "6,4");
   c.text(X1(cmax) - 6, Y1(cmax / c0) + 16, "ideal", 12, "end", "#666");
