@@ -19,11 +19,13 @@ for name, t in schema["tables"].items():
     out.append(f"\n### `{name}`\n\n{t['description']}\n\n| field | type | unit |\n|---|---|---|\n")
     for f in t["fields"]:
         out.append(f"| `{f['name']}` | {f['type']} | {f['unit'] or '–'} |\n")
-    notes = [f for f in t["fields"] if f.get("note") or f.get("since")]
+    notes = [f for f in t["fields"] if f.get("note") or f.get("since") or f.get("unit_since")]
     if notes:
         out.append("\n")
         for f in notes:
             since = f" (since {f['since']}; absent from older files, read as NaN/-1)" if f.get("since") else ""
+            if f.get("unit_since"):
+                since += f" (unit `{f['unit']}` since {f['unit_since']}; older files label it `{f['former_unit']}`)"
             out.append(f"- `{f['name']}`{since}: {f.get('note', '')}\n")
 doc_path.write_text("".join(out))
 print(f"wrote {doc_path}")

@@ -62,7 +62,8 @@ const Ceiling* CeilingSet::peak(const std::string& precision, bool tensor) const
 
 double Counts::total_flops() const noexcept {
   double t = kNaN;
-  for (double v : {flops_fp64, flops_fp32, flops_fp16, tensor_ops}) t = nan_add(t, v);
+  // tensor_ops are math ops (multiply-accumulates): 2 FLOPs each, as the ERT's tensor ceilings count.
+  for (double v : {flops_fp64, flops_fp32, flops_fp16, 2.0 * tensor_ops}) t = nan_add(t, v);
   return t;
 }
 

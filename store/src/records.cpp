@@ -195,7 +195,7 @@ const RowLayout& KernelRow::layout() {
                                  .add("flops_fp64", &R::flops_fp64, "FLOP")
                                  .add("flops_fp32", &R::flops_fp32, "FLOP")
                                  .add("flops_fp16", &R::flops_fp16, "FLOP")
-                                 .add("tensor_ops", &R::tensor_ops, "FLOP")
+                                 .add("tensor_ops", &R::tensor_ops, "math_op")
                                  .add("bytes_l1", &R::bytes_l1, "B")
                                  .add("bytes_l2", &R::bytes_l2, "B")
                                  .add("bytes_dram_read", &R::bytes_dram_read, "B")

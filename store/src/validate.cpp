@@ -38,7 +38,9 @@ struct ObjectSpec {
 };
 
 struct TableSpec {
-  struct F { std::string name, type, unit, since; };  // since: minor version that added it ("" = 1.0)
+  // since: minor version that added it ("" = 1.0); former_unit: the unit files
+  // before unit_since label the field with (same values, relabelled).
+  struct F { std::string name, type, unit, since, unit_since, former_unit; };
   std::vector<F> fields;
 };
 
@@ -67,7 +69,9 @@ const Schema& schema() {
     }
     for (auto& [name, t] : j.at("tables").items()) {
       TableSpec ts;
-      for (auto& f : t.at("fields")) ts.fields.push_back({f.at("name"), f.at("type"), f.at("unit"), f.value("since", "")});
+      for (auto& f : t.at("fields"))
+        ts.fields.push_back({f.at("name"), f.at("type"), f.at("unit"), f.value("since", ""), f.value("unit_since", ""),
+                             f.value("former_unit", "")});
       out.tables[name] = ts;
     }
     return out;
@@ -318,9 +322,13 @@ class Validator {
       bool ok = f.type == "str" ? mc == H5T_STRING : f.type == "f64" ? mc == H5T_FLOAT : mc == H5T_INTEGER;
       if (ok && f.type != "str" && H5Tget_size(mt.get()) != (f.type == "i32" ? 4u : f.type == "u8" ? 1u : 8u)) ok = false;
       if (!ok) deviate(path, "field `" + f.name + "` is not " + f.type);
-      if (!units.empty() && static_cast<int>(units.size()) == nmembers && units[static_cast<std::size_t>(m->second)] != f.unit)
-        deviate(path, "field `" + f.name + "` has unit `" + units[static_cast<std::size_t>(m->second)] + "`, schema says `" +
-                          f.unit + "`");
+      if (!units.empty() && static_cast<int>(units.size()) == nmembers) {
+        const std::string& unit = units[static_cast<std::size_t>(m->second)];
+        const bool former = !f.former_unit.empty() && unit == f.former_unit &&
+                            version_before(report_.schema_version, f.unit_since);
+        if (unit != f.unit && !former)
+          deviate(path, "field `" + f.name + "` has unit `" + unit + "`, schema says `" + f.unit + "`");
+      }
     }
     read_every_row(d.get(), type.get(), space.get(), path);
   }

@@ -97,6 +97,34 @@ TEST(Validate, OlderMinorWithoutLaterFieldsIsValid) {
   EXPECT_TRUE(mentions(validate_file(path), "missing field `mpi_init_end`"));
 }
 
+// kernel.tensor_ops: always math ops, labelled FLOP before 1.2.0 and math_op
+// since. An older file with the old label is valid; a 1.2.0 file is not.
+TEST(Validate, TensorOpsFormerUnitIsValidOnlyInOlderMinors) {
+  TempDir d;
+  auto path = make_run(d);
+  auto relabel = [](File& f) {
+    Group ranks = f.root().open_group("points").open_group(point_group_name(0)).open_group("ranks");
+    for (const auto& name : ranks.children()) {
+      Group r = ranks.open_group(name);
+      Group kernels(Id(H5Oopen(r.id(), "kernels", H5P_DEFAULT)), r.file(), r.path() + "/kernels");
+      std::vector<std::string> units = kernels.attr_strings("units");
+      const auto& fields = KernelRow::layout().fields();
+      for (std::size_t i = 0; i < fields.size(); ++i)
+        if (fields[i].name == "tensor_ops") {
+          ASSERT_EQ(units.at(i), "math_op");
+          units[i] = "FLOP";
+        }
+      kernels.set_attr("units", units);
+    }
+  };
+  EXPECT_FALSE(mentions(validate_file(path), "tensor_ops"));
+  transaction(path, relabel);
+  auto now = validate_file(path);
+  EXPECT_TRUE(mentions(now, "field `tensor_ops` has unit `FLOP`, schema says `math_op`"));
+  transaction(path, [](File& f) { f.root().set_attr("schema_version", "1.1.0"); });
+  EXPECT_FALSE(mentions(validate_file(path), "tensor_ops"));
+}
+
 TEST(Validate, ListsEveryDeviation) {
   TempDir d;
   auto path = make_run(d);

@@ -65,7 +65,7 @@ class CeilingSet {
 // Operation counts of one kernel at one point, summed over ranks.
 struct Counts {
   double flops_fp64 = kNaN, flops_fp32 = kNaN, flops_fp16 = kNaN;
-  double tensor_ops = kNaN;                            // tensor-core FLOPs (GPU)
+  double tensor_ops = kNaN;                            // tensor-core math ops (GPU); FLOPs = 2 x this
   std::array<double, kLevelCount> bytes{kNaN, kNaN, kNaN, kNaN};
 
   double total_flops() const noexcept;                  // NaN when no precision was counted
