@@ -9,6 +9,7 @@
 #     the shipped example run file;
 #   - `rtrace --sweep threads=1 -- rtrace-demo triad` under the bundled tracer,
 #     and the run file it writes validates and holds the demo's triad region;
+#   - `rtrace ert --list-gpus` says "no GPU found" in one line, non-zero exit;
 #   - rtrace-demo-cuda (when built) starts and says "no GPU found" (exit 2);
 #   - unpacked size <= 60 MiB (bundle.sh enforces it; checked again here).
 # Needs root (chroot, mount); exits 77 (skip) otherwise.
@@ -119,7 +120,14 @@ if command -v h5dump >/dev/null; then
     *) fail "the sweep's run file has no triad region name: the tracer did not run: $names" ;; esac
 fi
 
-# ---- 4. the CUDA demo starts without a GPU (and without libcuda) and says so
+# ---- 4. rtrace ert --list-gpus without a driver: one line, non-zero exit
+out=$(in_root /opt/rtrace/bin/rtrace ert --list-gpus 2>&1); rc=$?
+if [ "$rc" -eq 0 ] || [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ] || ! printf '%s\n' "$out" | grep -q "no GPU found"; then
+  fail "rtrace ert --list-gpus in the root (no libcuda) exited $rc: $out (expected one 'no GPU found' line, non-zero)"
+fi
+echo "ok: rtrace ert --list-gpus: $out (exit $rc)"
+
+# ---- 5. the CUDA demo starts without a GPU (and without libcuda) and says so
 if [ -x "$bundle/bin/rtrace-demo-cuda" ]; then
   out=$(in_root /opt/rtrace/bin/rtrace-demo-cuda triad --size 1024 2>&1); rc=$?
   [ "$rc" -eq 2 ] && printf '%s\n' "$out" | grep -q "no GPU found" ||

@@ -20,7 +20,7 @@
 #   - an SM sweep of triad: every point's measured SMs (sms_achieved) equal to
 #     the SMs it was granted, and triad's kernel time falling as SMs grow until
 #     HBM saturates (>= 0.8 x the whole-device HBM ceiling);
-#   - no MPS daemon (nvidia-cuda-mps-control) left running by rtrace.
+#   - no MPS daemon or server (nvidia-cuda-mps-control/-server) left running by rtrace.
 # Writes OUT/<gpu-name>.md (copy it to docs/validation/), OUT/*.h5 and logs.
 #
 # Exit: 0 every check passed; 1 a check failed; 2 bad usage or an incomplete
@@ -103,7 +103,18 @@ row() {  # check, measured, expected, verdict
 ratio_ok() { awk -v r="$1" -v t="$2" 'BEGIN { exit !(r != "" && r != "n/a" && r - 1 <= t && 1 - r <= t) }'; }
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && a + 0 >= b + 0) }'; }
 
-MPS_BEFORE="$(pgrep -x nvidia-cuda-mps-control 2>/dev/null | sort | tr '\n' ' ')"
+# MPS control daemons and servers, from /proc (no pgrep needed): "pid:name ".
+# comm is cut at 15 characters ("nvidia-cuda-mps"); argv[0] tells which one.
+mps_processes() {
+  local p comm name
+  for p in /proc/[0-9]*; do
+    comm="$(cat "$p/comm" 2>/dev/null)" || continue
+    [ "$comm" = "nvidia-cuda-mps" ] || continue
+    name="$(tr '\0' '\n' <"$p/cmdline" 2>/dev/null | head -1)"
+    printf '%s:%s ' "${p#/proc/}" "${name##*/}"
+  done
+}
+MPS_BEFORE="$(mps_processes)"
 
 # ---- 1. ERT on the whole device
 log "ERT on the whole device ($SMS SMs)"
@@ -245,9 +256,9 @@ else
 fi
 
 # ---- 4. no MPS daemon left behind
-MPS_AFTER="$(pgrep -x nvidia-cuda-mps-control 2>/dev/null | sort | tr '\n' ' ')"
-if [ "$MPS_AFTER" = "$MPS_BEFORE" ]; then row "MPS control daemons after the run" "${MPS_AFTER:-none}" "as before: ${MPS_BEFORE:-none}" pass
-else row "MPS control daemons after the run" "$MPS_AFTER" "as before: ${MPS_BEFORE:-none}" FAIL; fi
+MPS_AFTER="$(mps_processes)"
+if [ "$MPS_AFTER" = "$MPS_BEFORE" ]; then row "MPS daemons/servers after the run" "${MPS_AFTER:-none}" "as before: ${MPS_BEFORE:-none}" pass
+else row "MPS daemons/servers after the run" "$MPS_AFTER" "as before: ${MPS_BEFORE:-none}" FAIL; fi
 
 # ---- the report
 ELAPSED=$(( $(date +%s) - START ))
