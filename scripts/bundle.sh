@@ -136,7 +136,10 @@ cuda_version="$(grep -o 'CMAKE_CUDA_COMPILER_VERSION:[A-Z]*=[0-9.]*' "$BUILD/CMa
   echo "  - glibc with ${glibc_needed:-GLIBC_2.17} or newer (libc, libm, libpthread, libdl, librt, libresolv, ld-linux)"
   echo "  - for GPUs: the NVIDIA driver (libcuda.so.1) and, for the tracer's CUDA modes, CUPTI from a CUDA"
   echo "    ${cuda_version:-13} toolkit (libcupti.so.13 on the loader path, or under \$CUDA_HOME or /usr/local/cuda)"
-  echo "  - for MPI programs: the node's MPI and its launcher (mpirun, srun); single-process sweeps need none"
+  echo "  - for MPI programs: the node's MPI and its launcher (mpirun, srun); single-process sweeps need none."
+  echo "    lib/ holds the OpenMPI 4 libraries HDF5 was built with (libmpi.so.40): an app built with"
+  echo "    OpenMPI 4 or 5 shares them; an app built with another MPI (MPICH, Intel MPI: libmpi.so.12)"
+  echo "    would load two MPIs under the tracer: trace such apps with an rtrace built against that MPI"
   echo
   echo "Everything else is in lib/ (RUNPATH \$ORIGIN/../lib): no LD_LIBRARY_PATH needed."
   echo

@@ -643,8 +643,8 @@ __global__ void rtd_fma_half2_k(__half2* __restrict__ x, std::int64_t n, __half2
   }
 }
 
-// One 16x16x16 MMA chain per warp: A = 1/16 everywhere, B = 1 (+ or -), so
-// each MMA adds +-1 to every accumulator element (exact in FP32).
+// One 16x16x16 MMA chain per warp: A = c/16 everywhere, B = +-1, so each MMA
+// adds +-c to every accumulator element (c = 2^-8: exact in FP16 and FP32).
 __global__ void rtd_fma_wmma_fp16_k(const __half* __restrict__ ab, float* __restrict__ acc_io) {
   using namespace nvcuda;
   wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
@@ -658,7 +658,7 @@ __global__ void rtd_fma_wmma_fp16_k(const __half* __restrict__ ab, float* __rest
   wmma::store_matrix_sync(acc_io + warp * 256, acc, 16, wmma::mem_row_major);
 }
 
-// FP64 tensor cores (DMMA, sm_80+): 8x8x4, A = 1/4, B = +-1: +-1 per MMA.
+// FP64 tensor cores (DMMA, sm_80+): 8x8x4, A = c/4, B = +-1: +-c per MMA.
 __global__ void rtd_fma_dmma_fp64_k(const double* __restrict__ ab, double* __restrict__ acc_io) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   using namespace nvcuda;
@@ -757,7 +757,7 @@ KernelResult gpu_fma(const KernelConfig& cfg) {
     if (fp64) {
       DeviceArray<double> up(64), down(64), acc(acc0.size());
       std::vector<double> a_up(64), a_down(64);
-      for (int i = 0; i < 32; ++i) a_up[i] = a_down[i] = 0.25;               // A: 8x4
+      for (int i = 0; i < 32; ++i) a_up[i] = a_down[i] = kFmaStep / 4;       // A: 8x4
       for (int i = 32; i < 64; ++i) { a_up[i] = 1.0; a_down[i] = -1.0; }     // B: 4x8
       up.upload(a_up);
       down.upload(a_down);
@@ -774,7 +774,7 @@ KernelResult gpu_fma(const KernelConfig& cfg) {
       DeviceArray<__half> up(512), down(512);
       DeviceArray<float> acc(acc0.size());
       std::vector<__half> a_up(512), a_down(512);
-      for (int i = 0; i < 256; ++i) a_up[i] = a_down[i] = __double2half(1.0 / 16);  // A: 16x16
+      for (int i = 0; i < 256; ++i) a_up[i] = a_down[i] = __double2half(kFmaStep / 16);  // A: 16x16, 2^-12
       for (int i = 256; i < 512; ++i) { a_up[i] = __double2half(1.0); a_down[i] = __double2half(-1.0); }
       up.upload(a_up);
       down.upload(a_down);
