@@ -86,7 +86,12 @@ int main(int argc, char** argv) {
       }
     }
     if (first.empty() || first[0] != '-') {
-      std::fprintf(stderr, "rtrace: unknown subcommand `%s` (try `rtrace --help`)\n", first.c_str());
+      // A path is an app typed without `--` (`rtrace ./app`): say where it goes.
+      if (first.find('/') != std::string::npos)
+        std::fprintf(stderr, "rtrace: unknown subcommand `%s`: to run an app, put it after `--`, as in "
+                             "`rtrace [options] -- %s` (try `rtrace --help`)\n", first.c_str(), first.c_str());
+      else
+        std::fprintf(stderr, "rtrace: unknown subcommand `%s` (try `rtrace --help`)\n", first.c_str());
       return 2;
     }
   }

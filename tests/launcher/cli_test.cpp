@@ -266,6 +266,21 @@ TEST_F(LauncherCli, PlaceholdersAreExpandedPerPointAndRecorded) {
   EXPECT_FALSE(fs::exists(path("bad.h5")));
 }
 
+TEST_F(LauncherCli, AnAppWithoutDashesGetsAHint) {
+  auto r = rtrace({"./app", "--size", "10"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "rtrace: unknown subcommand `./app`: to run an app, put it after `--`, as in "
+                   "`rtrace [options] -- ./app` (try `rtrace --help`)\n");
+  r = rtrace({"--sweep", "rank=1,2", "--", kApp, "exit", "0"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "rtrace run: sweep axis `rank=1,2`: unknown axis `rank` (expected threads, ranks, nodes, sms or "
+                   "env:NAME); did you mean `ranks`?\n");
+  r = rtrace({"--sweep", "threads=1", kApp, "--size", "10"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "rtrace run: unrecognised option '--size' after `" + kApp +
+                       "`: the app and its arguments go after `--`, as in `rtrace [options] -- " + kApp + " --size 10`\n");
+}
+
 TEST_F(LauncherCli, MissingAppAndExistingOutputAreRefusedBeforeAnythingRuns) {
   auto r = rtrace({"--ert", "none", "-o", path("x.h5"), "--", "no-such-app-rtrace"});
   EXPECT_EQ(r.status, 2);
