@@ -9,6 +9,13 @@
 #include "rtrace/ert/gpu.hpp"
 
 #include "cuda_driver.hpp"
+#ifdef RTRACE_ERT_HAVE_WGMMA
+#include "gpu_wgmma.hpp"
+#else
+namespace rtrace::ert {
+constexpr int kWgmmaFp16FlopsPerWarp = -1;  // no sm_90a kernel in this build
+}
+#endif
 #include "rtrace/ert/kernel_spec.hpp"
 #include "rtrace/ert/sweep.hpp"
 
@@ -18,6 +25,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <cstdlib>
 #include <set>
@@ -376,9 +384,20 @@ GpuRunResult run_gpu_ert(const GpuRunOptions& options) {
       for (int f : flops) plan.push_back({Series::Flops, {p, v, f}, per_sm});
   }
   const std::int64_t warps_per_sm = 32;
+  bool wgmma = false;
   if (options.tensor_cores) {
     if (g.cc_major >= 7) plan.push_back({Series::Flops, {Precision::FP16, Variant::Mma, kMmaFp16Flops}, warps_per_sm});
     if (g.cc_major >= 8) plan.push_back({Series::Flops, {Precision::FP64, Variant::Mma, kMmaFp64Flops}, warps_per_sm});
+#ifdef RTRACE_ERT_HAVE_WGMMA
+    // Experimental (never run before a GPU session confirms it): the same FP16
+    // tensor family, so the ceiling is the best of WMMA and wgmma.
+    const char* opt_in = std::getenv("RTRACE_ERT_WGMMA");
+    wgmma = opt_in && std::string(opt_in) == "1" && g.cc_major == 9 && g.cc_minor == 0;
+    if (wgmma) {
+      plan.push_back({Series::Flops, {Precision::FP16, Variant::Mma, kWgmmaFp16FlopsPerWarp}, kWgmmaWarpsPerSm});
+      result.warnings.push_back("experimental wgmma (sm_90a) FP16 tensor kernel included (RTRACE_ERT_WGMMA=1)");
+    }
+#endif
   }
 
   std::int64_t max_bytes = 0;
@@ -418,7 +437,13 @@ GpuRunResult run_gpu_ert(const GpuRunOptions& options) {
         blocks_per_sm = std::clamp(occ, 1, 8);
       }
       check_rt(cudaEventRecord(e0, part.stream()), "cudaEventRecord");
-      if (m.kernel.variant == Variant::Mma) {
+      if (m.kernel.variant == Variant::Mma && wgmma && m.kernel.flops_per_element == kWgmmaFp16FlopsPerWarp) {
+#ifdef RTRACE_ERT_HAVE_WGMMA
+        // One warpgroup (4 warps) per block.
+        check_rt(launch_wgmma_fp16(mma_out.ptr, sms * int(m.elements_per_worker) / 4, run.trials, part.stream()),
+                 "wgmma kernel launch");
+#endif
+      } else if (m.kernel.variant == Variant::Mma) {
         const int blocks = sms * int(m.elements_per_worker) * 32 / kThreadsPerBlock;
         if (m.kernel.precision == Precision::FP16)
           mma_fp16_kernel<<<blocks, kThreadsPerBlock, 0, part.stream()>>>(reinterpret_cast<const __half*>(mma_in.ptr),

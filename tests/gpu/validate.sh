@@ -135,6 +135,21 @@ else
   row "ERT whole device" "exit $?" "0" "FAIL (see logs/ert-full.log)"
 fi
 
+# ---- 1b. the FP16 tensor ceiling, WMMA (mma.sync) and, on compute capability
+# 9.0, with the experimental wgmma kernel (RTRACE_ERT_WGMMA=1, sm_90a): reported,
+# not judged, until a GPU run has confirmed the wgmma kernel (ert/README.md).
+tc_fp16() { awk -F'|' '{n = $2; gsub(/^ +| +$/, "", n)} n == "TC FP16->FP32" {gsub(/ /, "", $3); print $3; exit}' "$1" 2>/dev/null; }
+[ -f "$OUT/ert-full.md" ] && row "FP16 tensor ceiling, WMMA mma.sync (GFLOP/s)" "$(tc_fp16 "$OUT/ert-full.md")" "reported" info
+if [ "$CC" = "9.0" ]; then
+  log "experimental wgmma FP16 tensor ceiling (RTRACE_ERT_WGMMA=1)"
+  if RTRACE_ERT_WGMMA=1 timeout "$POINT_TIMEOUT" "$RTRACE" ert --sms "$SMS" --quick --precision tc -o "$OUT/ert-wgmma.h5" \
+       --quiet >"$LOG/ert-wgmma.log" 2>&1 && "$CHECK" ceilings "$OUT/ert-wgmma.h5" >"$OUT/ert-wgmma.md" 2>>"$LOG/ert-wgmma.log"; then
+    row "FP16 tensor ceiling, best of WMMA and wgmma (GFLOP/s)" "$(tc_fp16 "$OUT/ert-wgmma.md")" "reported (H100 SXM spec 989400 dense)" info
+  else
+    row "FP16 tensor ceiling with wgmma (experimental)" "failed, see logs/ert-wgmma.log" "reported" info
+  fi
+fi
+
 # ---- 2. metrics mode: result checks, analytic FLOPs, compulsory bytes
 # kernel variant size iters (triad's 3 x 8 x size bytes are far beyond any L2)
 if [ "$QUICK" -eq 1 ]; then
