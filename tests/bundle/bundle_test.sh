@@ -77,6 +77,12 @@ in_root() {
   ' "$root" "$TIMEOUT_BIN" "$CHROOT_BIN" "$@"
 }
 
+# A container without mount rights cannot build the root: skip, saying so.
+if ! probe=$(unshare -m --propagation private sh -c 'mount -t proc proc "$0/proc"' "$root" 2>&1); then
+  echo "skipped: cannot mount /proc in a private mount namespace here ($probe)"
+  exit 77
+fi
+
 # ---- 1. every ELF resolves inside the root
 for f in "$root"/opt/rtrace/bin/* "$root"/opt/rtrace/lib/*; do
   rel=${f#"$root"}
