@@ -85,6 +85,12 @@ PointUsage point_usage(const std::vector<store::RankRecords>& ranks) {
       s.bytes += static_cast<double>(std::max<std::int64_t>(0, m.bytes_sent) + std::max<std::int64_t>(0, m.bytes_received));
       call_rank_time[it->second][r] += t;
     }
+    for (const auto& row : rec.regions) {
+      if (!available(row.hw_instructions) || !available(row.hw_cycles) || !available(row.time_s)) continue;
+      u.hw_instructions = (available(u.hw_instructions) ? u.hw_instructions : 0) + row.hw_instructions;
+      u.hw_cycles = (available(u.hw_cycles) ? u.hw_cycles : 0) + row.hw_cycles;
+      u.hw_time_s = (available(u.hw_time_s) ? u.hw_time_s : 0) + row.time_s;
+    }
     out.any_rows |= !rec.mpi.empty();
     out.mpi_initialised |= u.mpi_initialised;
     out.ranks.push_back(u);
@@ -161,6 +167,19 @@ PopPoint pop_point(const PointUsage& usage, int threads_per_rank) {
     p.system_share = cpu_sum > 0 ? sys_sum / cpu_sum : kNaN;
   }
   if (ivcsw_n) p.ivcsw_rate = ivcsw_rate_sum / ivcsw_n;
+  bool counters = true;
+  double ins = 0, cyc = 0, hwt = 0;
+  for (const auto& r : usage.ranks) {
+    if (!available(r.hw_instructions)) { counters = false; break; }
+    ins += r.hw_instructions;
+    cyc += r.hw_cycles;
+    hwt += r.hw_time_s;
+  }
+  if (counters && ins > 0 && cyc > 0 && hwt > 0) {
+    p.hw_instructions = ins;
+    p.hw_cycles = cyc;
+    p.hw_time_s = hwt;
+  }
   if (mpi) {
     // Wall-clock useful time per rank; with t threads per rank every rank is
     // t workers, so the sums count t x useful (PE is unchanged by t).
@@ -216,6 +235,11 @@ void pop_scaling(std::vector<PopPoint*>& points, const std::vector<double>& work
         work[0] > 0 && p.basis == ref.basis)
       p.computation_scalability = (ref.useful_sum_s / work[0]) / (p.useful_sum_s / work[i]);
     p.global_efficiency = p.parallel_efficiency * p.computation_scalability;
+    if (available(ref.hw_instructions) && available(p.hw_instructions) && work[i] > 0 && work[0] > 0) {
+      p.instruction_scalability = (ref.hw_instructions / work[0]) / (p.hw_instructions / work[i]);
+      p.ipc_scalability = (p.hw_instructions / p.hw_cycles) / (ref.hw_instructions / ref.hw_cycles);
+      p.frequency_scalability = (p.hw_cycles / p.hw_time_s) / (ref.hw_cycles / ref.hw_time_s);
+    }
   }
 }
 

@@ -110,7 +110,10 @@ json pop_json(const PopPoint& p) {
               {"useful_mean", {{"value", n(p.useful_mean_s)}, {"unit", "s"}}},
               {"cpu_per_wall", n(p.cpu_per_wall)},
               {"system_share", n(p.system_share)},
-              {"involuntary_ctxsw_per_s", n(p.ivcsw_rate)}};
+              {"involuntary_ctxsw_per_s", n(p.ivcsw_rate)},
+              {"instruction_scalability", n(p.instruction_scalability)},
+              {"ipc_scalability", n(p.ipc_scalability)},
+              {"frequency_scalability", n(p.frequency_scalability)}};
 }
 
 json app_step_json(const AppStep& st) {
@@ -184,6 +187,14 @@ std::string render_pop_text(const AnalysisResult& res, const AppSummary& sum, in
       line += " " + num(p.concurrency, 6) + ": " +
               (p.pop.window_measured ? fixed2(p.pop.startup_s) + "/" + fixed2(p.pop.teardown_s)
                                      : "not recorded (MPI_Init " + num(p.pop.init_s, 2) + ")") + ";";
+    line.pop_back();
+    os << wrap(line, static_cast<std::size_t>(width), "  ");
+  }
+  if (std::any_of(sum.points.begin(), sum.points.end(), [](const AppPoint& p) { return available(p.pop.ipc_scalability); })) {
+    std::string line = "hardware counters of the annotated regions: instruction x IPC x frequency scalability:";
+    for (const auto& p : sum.points)
+      line += " " + num(p.concurrency, 6) + ": " + fixed2(p.pop.instruction_scalability) + " x " +
+              fixed2(p.pop.ipc_scalability) + " x " + fixed2(p.pop.frequency_scalability) + ";";
     line.pop_back();
     os << wrap(line, static_cast<std::size_t>(width), "  ");
   }

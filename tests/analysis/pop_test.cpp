@@ -172,3 +172,25 @@ TEST(Pop, RepresentativeRepeatIsTheMedianWall) {
   EXPECT_NEAR(c.pop.wall_s, 2.0, 1e-12);
   EXPECT_NEAR(c.wall_spread, 1.0, 1e-12);
 }
+
+TEST(Pop, CounterFactorsMultiplyToTheRegionsTimeScalability) {
+  auto with_counters = [](store::RankRecords r, double instructions, double cycles, double time) {
+    store::RegionRow row{};
+    row.name_id = name_id(r, "loop");
+    row.calls = 1;
+    row.time_s = time;
+    row.hw_instructions = instructions;
+    row.hw_cycles = cycles;
+    r.regions.push_back(row);
+    return r;
+  };
+  PointUsage u1 = point_usage({with_counters(rank(0, 2.0, 0, 0, 2.0), 4e9, 4e9, 1.6)});
+  PointUsage u2 = point_usage({with_counters(rank(0, 1.2, 0, 0, 2.3), 2.2e9, 2.6e9, 1.0),
+                               with_counters(rank(1, 1.2, 0, 0, 2.3), 2.2e9, 2.6e9, 1.0)});
+  PopPoint a = pop_point(u1, 1), b = pop_point(u2, 1);
+  std::vector<PopPoint*> pts{&a, &b};
+  pop_scaling(pts, {1.0, 1.0});
+  EXPECT_NEAR(b.instruction_scalability, 4e9 / 4.4e9, 1e-12);
+  EXPECT_NEAR(b.instruction_scalability * b.ipc_scalability * b.frequency_scalability, 1.6 / 2.0, 1e-12);
+  EXPECT_FALSE(available(pop_point(point_usage({rank(0, 1, 0, 0, 1)}), 1).hw_instructions));
+}

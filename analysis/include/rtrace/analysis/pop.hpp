@@ -38,6 +38,8 @@ struct RankUsage {
   double finalize_start_s = kNaN;  // from the rank's start to the start of MPI_Finalize; NaN: not recorded
   double mpi_s = 0;                // MPI time excluding Init/Init_thread/Finalize
   double init_s = 0, finalize_s = 0;
+  // Hardware counters of the annotated regions (NaN when unavailable).
+  double hw_instructions = kNaN, hw_cycles = kNaN, hw_time_s = kNaN;
   bool mpi_initialised = false;    // window fields set or an Init row present
   // The window of this rank (seconds); the whole wall when MPI is not used.
   double window_s() const noexcept;
@@ -85,6 +87,10 @@ struct PopPoint {
   double system_share = kNaN;       // system / (user+system), summed over ranks
   double cpu_s = kNaN;              // sum user+system
   double ivcsw_rate = kNaN;         // involuntary context switches per second of wall, mean over ranks
+  // Hardware-counter factors of the annotated regions' time against the group's first point:
+  // instruction x IPC x frequency scalability = the regions' computation scalability (exact).
+  double hw_instructions = kNaN, hw_cycles = kNaN, hw_time_s = kNaN;  // summed over ranks
+  double instruction_scalability = kNaN, ipc_scalability = kNaN, frequency_scalability = kNaN;
   bool mpi_initialised = false, mpi_calls_seen = false, window_measured = false;
 };
 PopPoint pop_point(const PointUsage& usage, int threads_per_rank);
