@@ -213,6 +213,9 @@ RunOptions parse_run_options(int argc, char** argv) {
           "  rtrace --sweep ranks=1,2,4 --sweep threads=1,2 --timeout 600 -o scaling.h5 -- ./mpi_app\n"
           "  rtrace --sweep threads=1,2,4 --sweep env:N=1000,2000 --zip --ert quick -- ./app\n"
           "  rtrace --sweep sms=16..128:16 -- ./cuda_app\n"
+          "  rtrace --sweep ranks=1,2,4 --sweep env:N=1000,2000,4000 --zip -- ./app --size {env:N}\n"
+          "\nThe app's arguments may hold {threads}, {ranks}, {nodes}, {sms}, {point} and {env:NAME},\n"
+          "replaced per point (no shell); {{ and }} are literal braces.\n"
           "\nExit status: 0 every point ok, 1 some point failed, 2 the sweep could not start,\n"
           "128+signal when interrupted (the file stays valid: continue with --resume).\n";
   o.help_text = help.str();

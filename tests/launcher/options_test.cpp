@@ -53,6 +53,7 @@ TEST(LauncherRunOptions, ModesAndDefaults) {
   EXPECT_EQ(f.mpi_args, (std::vector<std::string>{"--mca", "btl", "self"}));
   EXPECT_TRUE(parse({"--help"}).help);
   EXPECT_NE(parse({"--help"}).help_text.find("--sweep AXIS=SPEC"), std::string::npos);
+  EXPECT_NE(parse({"--help"}).help_text.find("{env:NAME}"), std::string::npos);
   EXPECT_TRUE(parse({"--resume", "-o", "x.h5"}).resume);  // the app may come from the file
 }
 
