@@ -48,7 +48,12 @@ done
 if [ -z "$BUILD" ]; then
   BUILD="$SRC/build-bundle"
   echo "bundle.sh: building rtrace in $BUILD (Release, portable ISA)" >&2
-  cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DRTRACE_ENABLE_TESTS=OFF -DRTRACE_NATIVE=OFF >"$BUILD.configure.log" 2>&1 ||
+  launcher=()
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DRTRACE_ENABLE_TESTS=OFF -DRTRACE_NATIVE=OFF "${launcher[@]}" \
+    >"$BUILD.configure.log" 2>&1 ||
     die "configure failed, see $BUILD.configure.log"
   targets=(rtrace rtrace_tracer rtrace-demo rtrace-demo-check)
   grep -q '^RTRACE_ENABLE_MPI:BOOL=ON' "$BUILD/CMakeCache.txt" && targets+=(rtrace-demo-mpi)
