@@ -26,6 +26,7 @@
 # Exit: 0 every check passed; 1 a check failed; 2 bad usage or an incomplete
 # DIR; 77 no GPU (nothing was validated: this is not a pass; ctest's skip code).
 set -uo pipefail
+export LC_ALL=C  # sort/join order and the decimal point of every number parsed here
 
 FLOPS_TOL="${FLOPS_TOL:-0.01}"
 DRAM_TOL="${DRAM_TOL:-0.10}"
