@@ -296,3 +296,41 @@ TEST(Analyze, ImbalancedMpiRunIsDiagnosedAsImbalanceWithWindowedMpiShare) {
   ASSERT_GE(sum.sentences.size(), 2u);
   EXPECT_EQ(sum.sentences[1].rfind("Scaling breaks past ranks=1: imbalance - ", 0), 0u) << sum.sentences[1];
 }
+
+TEST(Analyze, SuperlinearSingleSampleIsNeverWithinTenPercentOfIdeal) {
+  std::string path = temp_path("superlinear");
+  // 2.0 s -> 0.7 s on 2 ranks: 143% step efficiency, one sample each.
+  synth::write_run(path, {{"ranks", "1,2"}},
+                   {mpi_point(0, "ranks=1", 1, {2.0}, 0.01), mpi_point(1, "ranks=2", 2, {0.7, 0.7}, 0.01)});
+  AnalysisResult res = analyze(load_run(path), {});
+  std::remove(path.c_str());
+  ASSERT_EQ(res.summaries.size(), 1u);
+  EXPECT_EQ(res.summaries[0].steps.at(0).diagnosis, "superlinear");
+  for (const auto& s : res.summaries[0].sentences) EXPECT_EQ(s.find("within"), std::string::npos) << s;
+  ASSERT_EQ(res.hints.size(), 1u);
+  EXPECT_NE(res.hints[0].find("--repeat 3"), std::string::npos);
+}
+
+TEST(Analyze, StepWithinTheRepeatSpreadIsNoise) {
+  std::string path = temp_path("noise");
+  std::vector<synth::SynthPoint> pts;
+  // ranks=1: walls 2.02 / 2.62 / 3.22 s (spread 46%); ranks=2: 1.82 s: 72% step efficiency, inside the spread.
+  const double t1[] = {2.0, 2.6, 3.2};
+  for (int i = 0; i < 3; ++i) {
+    auto p = mpi_point(i, "ranks=1", 1, {t1[i]}, 0.01);
+    p.row.repeat = i;
+    pts.push_back(p);
+  }
+  for (int i = 0; i < 3; ++i) {
+    auto p = mpi_point(3 + i, "ranks=2", 2, {1.8, 1.8}, 0.01);
+    p.row.repeat = i;
+    pts.push_back(p);
+  }
+  synth::write_run(path, {{"ranks", "1,2"}}, pts);
+  AnalysisResult res = analyze(load_run(path), {});
+  std::remove(path.c_str());
+  ASSERT_EQ(res.summaries.size(), 1u);
+  EXPECT_EQ(res.summaries[0].steps.at(0).diagnosis, "noise");
+  EXPECT_GT(res.summaries[0].points[0].spread, 0.4);
+  EXPECT_TRUE(res.hints.empty());
+}
