@@ -18,6 +18,7 @@ RTRACE_PACKAGES=(
   slurm-wlm munge
   patchelf
   clang libclang-rt-14-dev
+  libunwind-dev libdw-dev
 )
 
 rtrace_log() { printf '[rtrace] %s\n' "$*" >&2; }

@@ -166,6 +166,9 @@ RunOptions parse_run_options(int argc, char** argv) {
        "auto (srun inside a Slurm allocation, else mpirun for ranks>1), mpirun, srun or none")
       ("tracer", po::value<std::string>(&tracer)->value_name("T"),
        "auto, cpu (LD_PRELOAD), cuda (CUDA_INJECTION64_PATH), cuda-metrics or none")
+      ("sample", po::value<double>(&o.sample_hz)->value_name("HZ"),
+       "sample every thread's call stack HZ times per second of its CPU time (default 250 with the cpu "
+       "tracer, off with the CUDA tracers; 0: off)")
       ("mpi-args", po::value<std::string>(&mpi_args)->value_name("ARGS"),
        "extra arguments for mpirun/srun, split on spaces (no shell quoting)")
       ("srun-mpi", po::value<std::string>(&o.srun_mpi)->value_name("TYPE"),
@@ -237,6 +240,8 @@ RunOptions parse_run_options(int argc, char** argv) {
   if (o.repeat < 1) throw UsageError("--repeat must be at least 1 (got " + std::to_string(o.repeat) + ")");
   if (!(o.timeout_s >= 0)) throw UsageError("--timeout must be 0 (none) or a positive number of seconds");
   if (!(o.grace_s >= 0)) throw UsageError("--grace must be a non-negative number of seconds");
+  if (vm.count("sample") && !(o.sample_hz >= 0 && o.sample_hz <= 10000))
+    throw UsageError("--sample must be a rate in 0..10000 Hz (0: off)");
   if (o.output.empty()) throw UsageError("-o needs a file name");
   if (o.srun_mpi.empty()) throw UsageError("--srun-mpi needs a type (pmix, pmi2, none, ...)");
   if (o.app_argv.empty() && !o.resume)
@@ -258,6 +263,7 @@ std::string RunOptions::to_json() const {
   j["ert"] = ert == ErtMode::File ? ert_file : std::string(to_string(ert));
   j["launcher"] = to_string(launcher);
   j["tracer"] = to_string(tracer);
+  j["sample_hz"] = sample_hz;
   nlohmann::json e = nlohmann::json::array();
   for (const auto& [k, v] : env) e.push_back(k + "=" + v);
   j["env"] = e;
@@ -290,6 +296,7 @@ void RunOptions::fill_from_json(const std::string& text) {
     auto absent = [&](const char* name) { return std::find(given.begin(), given.end(), name) == given.end(); };
     if (absent("ert") && j.contains("ert")) set_ert(*this, j["ert"].get<std::string>());
     if (absent("tracer") && j.contains("tracer")) tracer = tracer_from(j["tracer"].get<std::string>());
+    if (absent("sample")) sample_hz = j.value("sample_hz", sample_hz);
     if (absent("launcher") && j.contains("launcher")) launcher = launcher_from(j["launcher"].get<std::string>());
     if (absent("timeout")) timeout_s = j.value("timeout_s", timeout_s);
     if (absent("grace")) grace_s = j.value("grace_s", grace_s);

@@ -3,6 +3,7 @@
 #include "rtrace/launcher/app_arguments.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <tuple>
 
@@ -32,6 +33,15 @@ const char* to_string(LaunchKind k) noexcept {
 }
 
 namespace {
+
+// RTRACE_SAMPLE_HZ for the tracer: --sample as given, else 250 Hz with the
+// cpu tracer and off with the CUDA ones (their callbacks are costly enough).
+std::string sample_rate_text(double requested, const std::string& tracer_mode) {
+  const double hz = requested >= 0 ? requested : (tracer_mode == "cpu" ? 250.0 : 0.0);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", hz);
+  return buf;
+}
 
 bool user_sets(const std::string& name, const RunOptions& o, const LaunchSetup& s) {
   if (s.base.has(name)) return true;
@@ -158,6 +168,7 @@ PointCommand build_point_command(const SweepPoint& p, const SweepPlan& plan, con
     set("RTRACE_TRACE_DIR", trace_dir);
     set("RTRACE_TRACER_MODE", s.tracer_mode);
     set("RTRACE_POINT_ID", std::to_string(p.id));
+    set("RTRACE_SAMPLE_HZ", sample_rate_text(o.sample_hz, s.tracer_mode));
     preload = s.tracer_lib;
     if (s.tracer_mode.rfind("cuda", 0) == 0) set("CUDA_INJECTION64_PATH", s.tracer_lib);
   }

@@ -235,4 +235,38 @@ const RowLayout& MpiRow::layout() {
   return l;
 }
 
+const RowLayout& SamplingRow::layout() {
+  using R = SamplingRow;
+  static const RowLayout l = RowLayout("sampling", sizeof(R))
+                                 .add("rate_hz", &R::rate_hz, "Hz")
+                                 .add("period_s", &R::period_s, "s")
+                                 .add("clock", &R::clock)
+                                 .add("unwinder", &R::unwinder)
+                                 .add("signal", &R::signal)
+                                 .add("threads", &R::threads, "1")
+                                 .add("samples", &R::samples, "1")
+                                 .add("dropped", &R::dropped, "1")
+                                 .add("max_depth", &R::max_depth, "1")
+                                 .add("status", &R::status);
+  return l;
+}
+
+const RowLayout& CallPathRow::layout() {
+  using R = CallPathRow;
+  static const RowLayout l = RowLayout("callpath", sizeof(R))
+                                 .add("node_id", &R::node_id)
+                                 .add("parent_id", &R::parent_id)
+                                 .add("thread", &R::thread)
+                                 .add("function_id", &R::function_id)
+                                 .add("module_id", &R::module_id)
+                                 .add("file_id", &R::file_id)
+                                 .add("line", &R::line)
+                                 .add("offset", &R::offset, "B")
+                                 .add("category", &R::category)
+                                 .add("inlined", &R::inlined)
+                                 .add("self_samples", &R::self_samples, "1")
+                                 .add("inclusive_samples", &R::inclusive_samples, "1");
+  return l;
+}
+
 }  // namespace rtrace::store

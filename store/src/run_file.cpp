@@ -146,6 +146,10 @@ void write_rank(Group& ranks_group, const RankRecords& r) {
   g.write_table("memcpy", r.memcpy, "CUDA memcpy/memset activity");
   g.write_table("mpi", r.mpi, "MPI calls per function");
   g.write_strings("log", r.log, "tracer warnings and errors");
+  if (!r.sampling.empty()) {
+    g.write_table("sampling", r.sampling, "one row: the sampler's rate, clock and totals");
+    g.write_table("callpaths", r.callpaths, "sampled call-path tree per thread: self and inclusive samples");
+  }
 }
 
 RankRecords read_rank(const Group& g) {
@@ -159,6 +163,8 @@ RankRecords read_rank(const Group& g) {
   r.memcpy = g.read_table<MemcpyRow>("memcpy");
   r.mpi = g.read_table<MpiRow>("mpi");
   r.log = g.read_strings("log");
+  if (g.exists("sampling")) r.sampling = g.read_table<SamplingRow>("sampling");  // schema >= 1.3
+  if (g.exists("callpaths")) r.callpaths = g.read_table<CallPathRow>("callpaths");
   return r;
 }
 

@@ -55,6 +55,9 @@ TEST(LauncherRunOptions, ModesAndDefaults) {
   EXPECT_NE(parse({"--help"}).help_text.find("--sweep AXIS=SPEC"), std::string::npos);
   EXPECT_NE(parse({"--help"}).help_text.find("{env:NAME}"), std::string::npos);
   EXPECT_TRUE(parse({"--resume", "-o", "x.h5"}).resume);  // the app may come from the file
+  EXPECT_EQ(o.sample_hz, -1);  // the tracer's default
+  EXPECT_EQ(parse({"--sample", "0", "--", "app"}).sample_hz, 0);
+  EXPECT_EQ(parse({"--sample", "1000", "--", "app"}).sample_hz, 1000);
 }
 
 TEST(LauncherRunOptions, BadInputIsOneClearLine) {
@@ -63,6 +66,7 @@ TEST(LauncherRunOptions, BadInputIsOneClearLine) {
   EXPECT_EQ(error_of({"--tracer", "gpu", "--", "a"}), "--tracer `gpu`: expected auto, cpu, cuda, cuda-metrics or none");
   EXPECT_EQ(error_of({"--env", "NOVALUE", "--", "a"}), "--env `NOVALUE`: expected NAME=VALUE");
   EXPECT_EQ(error_of({"--repeat", "0", "--", "a"}), "--repeat must be at least 1 (got 0)");
+  EXPECT_EQ(error_of({"--sample", "-5", "--", "a"}), "--sample must be a rate in 0..10000 Hz (0: off)");
   EXPECT_EQ(error_of({"--quiet", "--verbose", "--", "a"}), "--quiet and --verbose exclude each other");
   EXPECT_NE(error_of({"--bogus", "--", "a"}).find("unrecognised option '--bogus'"), std::string::npos);
   EXPECT_NE(error_of({"--timeout", "soon", "--", "a"}).find("timeout"), std::string::npos);

@@ -51,6 +51,7 @@ TEST(LauncherPointCommand, DirectRunWithThreadsBindingAndTracer) {
   EXPECT_EQ(c.env.get("RTRACE_TRACE_DIR"), "/scratch/p000001");
   EXPECT_EQ(c.env.get("RTRACE_TRACER_MODE"), "cpu");
   EXPECT_EQ(c.env.get("RTRACE_POINT_ID"), "1");
+  EXPECT_EQ(c.env.get("RTRACE_SAMPLE_HZ"), "250");  // sampling on by default with the cpu tracer
   EXPECT_EQ(c.env.get("LD_PRELOAD"), "/opt/rtrace/lib/librtrace_tracer.so:/site/pre.so");
   EXPECT_FALSE(c.env.has("CUDA_INJECTION64_PATH"));
   EXPECT_EQ(c.partition.name(), "t2");
@@ -135,6 +136,7 @@ TEST(LauncherPointCommand, CudaTracerUsesTheInjectionPath) {
   auto c = build_point_command(plan.points[0], plan, o, setup("cuda-trace"), "/s");
   EXPECT_EQ(c.env.get("CUDA_INJECTION64_PATH"), "/opt/rtrace/lib/librtrace_tracer.so");
   EXPECT_EQ(c.env.get("RTRACE_TRACER_MODE"), "cuda-trace");
+  EXPECT_EQ(c.env.get("RTRACE_SAMPLE_HZ"), "0");  // off by default with the CUDA tracers
   auto none = build_point_command(plan.points[0], plan, o, setup("none"), "/s");
   EXPECT_EQ(none.env.get("LD_PRELOAD"), "/site/pre.so");
   EXPECT_FALSE(none.env.has("RTRACE_TRACE_DIR"));

@@ -41,7 +41,9 @@ TEST(Schema, LayoutsMatchJson) {
   expect_matches(t, KernelRow::layout());
   expect_matches(t, MemcpyRow::layout());
   expect_matches(t, MpiRow::layout());
-  EXPECT_EQ(t.size(), 11u) << "a table in the JSON has no C++ layout";
+  expect_matches(t, SamplingRow::layout());
+  expect_matches(t, CallPathRow::layout());
+  EXPECT_EQ(t.size(), 13u) << "a table in the JSON has no C++ layout";
 }
 
 TEST(Schema, CompiledInCopyIsTheSourceFile) {

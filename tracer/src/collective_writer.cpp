@@ -25,7 +25,7 @@ namespace rtrace::tracer {
 
 namespace {
 
-constexpr int kTables = 5;  // info, regions, kernels, memcpy, mpi
+constexpr int kTables = 7;  // info, regions, kernels, memcpy, mpi, sampling, callpaths
 
 struct Pmpi {
   decltype(&PMPI_Comm_dup) comm_dup = RTRACE_PMPI(Comm_dup);
@@ -185,7 +185,9 @@ bool write_collective(RankState& state, std::string* error) noexcept {
   std::int64_t my_sizes[kTables] = {1, static_cast<std::int64_t>(rec.regions.size()),
                                     static_cast<std::int64_t>(rec.kernels.size()),
                                     static_cast<std::int64_t>(rec.memcpy.size()),
-                                    static_cast<std::int64_t>(rec.mpi.size())};
+                                    static_cast<std::int64_t>(rec.mpi.size()),
+                                    static_cast<std::int64_t>(rec.sampling.size()),
+                                    static_cast<std::int64_t>(rec.callpaths.size())};
   std::vector<std::int64_t> sizes(static_cast<std::size_t>(size) * kTables);
   if (mpi.allgather(my_sizes, kTables, MPI_INT64_T, sizes.data(), kTables, MPI_INT64_T, comm) != MPI_SUCCESS) {
     *error = "MPI_Allgather of table sizes failed";
@@ -219,6 +221,11 @@ bool write_collective(RankState& state, std::string* error) noexcept {
       collective_table<store::KernelRow>(g, "kernels", "CUDA kernel launches", s[2], own ? &rec.kernels : nullptr);
       collective_table<store::MemcpyRow>(g, "memcpy", "CUDA memcpy/memset activity", s[3], own ? &rec.memcpy : nullptr);
       collective_table<store::MpiRow>(g, "mpi", "MPI calls per function", s[4], own ? &rec.mpi : nullptr);
+      collective_table<store::SamplingRow>(g, "sampling", "one row: the sampler's rate, clock and totals", s[5],
+                                           own ? &rec.sampling : nullptr);
+      collective_table<store::CallPathRow>(g, "callpaths",
+                                           "sampled call-path tree per thread: self and inclusive samples", s[6],
+                                           own ? &rec.callpaths : nullptr);
     }
     }
     phase("tables written");

@@ -1,5 +1,7 @@
 #include "config.hpp"
 
+#include "sampler.hpp"
+
 #include <cerrno>
 #include <cstdlib>
 
@@ -84,6 +86,17 @@ TracerConfig read_config(const GetEnv& env, const std::string& process_name, con
     if (how == "0") c.collective = false;
     else if (how == "gather") c.gather_to_root = true;
     else if (how == "1" || how == "parallel") c.gather_to_root = false;
+  }
+  c.sample_hz = c.mode == TracerMode::Cpu ? kDefaultSampleHz : 0;
+  if (const char* hz = env("RTRACE_SAMPLE_HZ"); hz && *hz) {
+    errno = 0;
+    char* end = nullptr;
+    double v = std::strtod(hz, &end);
+    if (errno != 0 || *end != '\0' || !(v >= 0) || v > 10000)
+      c.sample_warning = std::string("RTRACE_SAMPLE_HZ `") + hz + "` is not a rate in 0..10000 Hz; using " +
+                         std::to_string(static_cast<int>(c.sample_hz)) + " Hz";
+    else
+      c.sample_hz = v;
   }
   return c;
 }

@@ -45,6 +45,10 @@ struct TracerConfig {
   // parallel-HDF5 path at 64 oversubscribed ranks (bench/tracer_write.sh);
   // RTRACE_TRACER_COLLECTIVE=1 selects parallel HDF5 (MPI-IO).
   bool gather_to_root = true;
+  // RTRACE_SAMPLE_HZ: call-stack samples per second of each thread's CPU
+  // time; 0 = off. Unset: kDefaultSampleHz in cpu mode, off in CUDA modes.
+  double sample_hz = 0;
+  std::string sample_warning;    // set when RTRACE_SAMPLE_HZ was not understood
 };
 
 // `process_names` are the names this process goes by (argv[0] basename,

@@ -1,5 +1,8 @@
 #include "rank_state.hpp"
 
+#include "sampler.hpp"
+#include "symbolize.hpp"
+
 #include <dlfcn.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -56,6 +59,7 @@ RankState::RankState(TracerConfig config, std::unique_ptr<CounterProvider> count
   start_unix_ = unix_now();
   start_mono_ns_ = monotonic_ns();
   if (!config_.mode_warning.empty()) log(LogLevel::Warn, config_.mode_warning);
+  if (!config_.sample_warning.empty()) log(LogLevel::Warn, config_.sample_warning);
   log_counter_state();
 }
 
@@ -169,6 +173,7 @@ store::RankRecords RankState::snapshot(bool complete, int exit_status, bool bloc
       rec.log.push_back("warning: GPU records and log busy at a fatal signal: not recorded");
     }
     for (auto& w : regions.warnings) rec.log.push_back("warning: " + w);
+    add_samples(rec, names, blocking);  // after rec.log is filled: it appends its own lines
 
     store::RankInfoRow& info = rec.info;
     info.rank = rank_.load();
@@ -207,6 +212,37 @@ store::RankRecords RankState::snapshot(bool complete, int exit_status, bool bloc
     rec.info.tracer_errors += 1;
   }
   return rec;
+}
+
+void RankState::add_samples(store::RankRecords& rec, NameTable& names, bool blocking) noexcept {
+  if (!sampling_) return;
+  try {
+    Sampler::stop();  // every snapshot is a final one: the samples end here
+    if (!blocking) {
+      rec.sampling.push_back(Sampler::info());
+      rec.log.push_back("warning: sampled call stacks are not symbolised at a fatal signal: callpaths left empty");
+      return;
+    }
+    for (auto& n : Sampler::take_notes()) rec.log.push_back(n);
+    const std::int64_t t0 = monotonic_ns();
+    Symbolizer sym;
+    if (!sym.error().empty()) rec.log.push_back("warning: symbolisation: " + sym.error());
+    auto threads = Sampler::collect();
+    rec.sampling.push_back(Sampler::info());  // after the tables: its totals include every sample in them
+    std::size_t stacks = 0;
+    for (const auto& t : threads) stacks += t.stacks.size();
+    rec.callpaths = build_call_paths(
+        threads, [&](std::uintptr_t pc, bool ret) { return sym.frames(pc, ret); }, names);
+    // Not through log(): snapshot() holds mutex_ here.
+    rec.log.push_back("info: " + std::to_string(stacks) + " distinct sampled stacks -> " +
+                      std::to_string(rec.callpaths.size()) + " call-path nodes, symbolised in " +
+                      std::to_string(static_cast<double>(monotonic_ns() - t0) * 1e-9) + " s");
+  } catch (const std::exception& e) {
+    errors_.fetch_add(1);
+    rec.log.push_back(std::string("error: building the sampled call paths failed: ") + e.what());
+  } catch (...) {
+    errors_.fetch_add(1);
+  }
 }
 
 void RankState::reset_after_fork() noexcept {

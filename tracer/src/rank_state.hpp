@@ -4,6 +4,7 @@
 #include "config.hpp"
 #include "counters.hpp"
 #include "mpi_stats.hpp"
+#include "names.hpp"
 #include "regions.hpp"
 #include "rtrace/store/run_file.hpp"
 
@@ -68,9 +69,14 @@ class RankState {
   // the return of MPI_Init(_thread) and the entry of MPI_Finalize.
   void mark_mpi_init_end(std::int64_t mono_ns) noexcept { mpi_init_end_ns_.store(mono_ns); }
   void mark_mpi_finalize_start(std::int64_t mono_ns) noexcept { mpi_finalize_start_ns_.store(mono_ns); }
+  // The sampler was started for this process: snapshots stop it and add the
+  // sampling row and the symbolised call paths.
+  void set_sampling(bool on) noexcept { sampling_ = on; }
 
  private:
   void log_counter_state() noexcept;
+  void add_samples(store::RankRecords& rec, NameTable& names, bool blocking) noexcept;
+  bool sampling_ = false;
   TracerConfig config_;
   std::unique_ptr<CounterProvider> provider_;
   std::string counters_why_;

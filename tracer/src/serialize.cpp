@@ -64,6 +64,8 @@ std::string pack_records(const store::RankRecords& rec) {
   pack_rows(rec.memcpy, out);
   pack_rows(rec.mpi, out);
   pack_strings(rec.log, out);
+  pack_rows(rec.sampling, out);
+  pack_rows(rec.callpaths, out);
   return out;
 }
 
@@ -79,6 +81,8 @@ store::RankRecords unpack_records(const std::string& in) {
   rec.memcpy = unpack_rows<store::MemcpyRow>(in, pos);
   rec.mpi = unpack_rows<store::MpiRow>(in, pos);
   rec.log = unpack_strings(in, pos);
+  rec.sampling = unpack_rows<store::SamplingRow>(in, pos);
+  rec.callpaths = unpack_rows<store::CallPathRow>(in, pos);
   return rec;
 }
 

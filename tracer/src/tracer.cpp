@@ -4,6 +4,7 @@
 
 #include "config.hpp"
 #include "rank_writer.hpp"
+#include "sampler.hpp"
 
 #include <hdf5.h>
 
@@ -127,6 +128,18 @@ void install_alt_stack() {
   sigaltstack(&ss, nullptr);
 }
 
+void start_sampling() {
+  const double hz = g_state->config().sample_hz;
+  if (!(hz > 0)) return;
+  std::string why;
+  if (Sampler::start(hz, &why)) {
+    g_state->set_sampling(true);
+    g_state->log(LogLevel::Debug, "sampling at " + std::to_string(hz) + " Hz of thread CPU time");
+  } else {
+    g_state->log(LogLevel::Warn, "sampling unavailable: " + why);
+  }
+}
+
 __attribute__((constructor)) void rtrace_tracer_start() {
   try {
     TracerConfig config = read_config([](const char* n) { return std::getenv(n); },
@@ -150,6 +163,7 @@ __attribute__((constructor)) void rtrace_tracer_start() {
     pthread_atfork(nullptr, nullptr, on_fork_child);
     install_alt_stack();
     install_signal_handlers(/*chain_existing=*/false);
+    start_sampling();
   } catch (...) {
     // The tracer must never stop the app from starting.
   }

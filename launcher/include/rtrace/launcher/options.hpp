@@ -34,6 +34,7 @@ struct RunOptions {
   std::string ert_file;            // for ErtMode::File
   LauncherChoice launcher = LauncherChoice::Auto;
   TracerChoice tracer = TracerChoice::Auto;
+  double sample_hz = -1;           // --sample HZ: call-stack samples/s per thread; 0 off; -1 = default
   std::vector<std::pair<std::string, std::string>> env;  // --env NAME=VALUE, in order
   std::vector<std::string> env_deny;                      // extra deny patterns (fnmatch)
   bool dry_run = false;

@@ -218,4 +218,39 @@ struct MpiRow {
   static const RowLayout& layout();
 };
 
+// /points/<p>/ranks/<r>/sampling: one row, the statistical sampler's settings
+// and totals (absent when the tracer did not sample).
+struct SamplingRow {
+  double rate_hz;              // requested samples per second of a thread's CPU time
+  double period_s;             // CPU time one sample stands for (1 / rate)
+  char clock[32];              // "thread-cputime" (POSIX timer) | "perf-task-clock" | "off"
+  char unwinder[16];           // "libunwind"
+  std::int32_t signal;         // the real-time signal used (0 when off)
+  std::int32_t threads;        // threads that were sampled
+  std::int64_t samples;        // samples taken (all threads)
+  std::int64_t dropped;        // samples lost (table full, unwind failure, stopped)
+  std::int32_t max_depth;      // frames kept per stack (deeper stacks lose their outermost frames)
+  char status[32];             // "ok" | "off" | "backed-off" | "unavailable"
+  static const RowLayout& layout();
+};
+
+// /points/<p>/ranks/<r>/callpaths: the sampled call-path tree of every thread.
+// Row i has node_id i; a node's parent comes before it. Times are
+// samples x period_s of ./sampling (CPU time of that thread).
+struct CallPathRow {
+  std::int64_t node_id;
+  std::int64_t parent_id;          // -1 for the root of a thread's tree
+  std::int32_t thread;             // 0 = the first sampled thread (main), then in creation order
+  std::int64_t function_id;        // ./names: demangled function, or "module+0xOFFSET" without symbols
+  std::int64_t module_id;          // ./names: module file name ("libmpi.so.40", the executable)
+  std::int64_t file_id;            // ./names: source file; -1 without debug info
+  std::int32_t line;               // most-sampled source line in this frame; -1 unknown
+  std::int64_t offset;             // module offset of the function's start (or of the PC when unknown)
+  char category[16];               // "app" | "mpi" | "openmp" | "system" | "rtrace"
+  std::uint8_t inlined;            // 1 = an inlined frame (DWARF inline scope)
+  std::int64_t self_samples;       // samples whose innermost frame is this node
+  std::int64_t inclusive_samples;  // samples through this node
+  static const RowLayout& layout();
+};
+
 }  // namespace rtrace::store

@@ -11,6 +11,7 @@
 //       ert_samples        ErtSampleRow table (optional: raw ERT samples)
 //       stdout, stderr     captured output tails (scalar strings)
 //       ranks/rNNNNNN      per rank: info, names, regions, kernels, memcpy, mpi, log
+//                          (+ sampling, callpaths when the tracer sampled)
 //   /ert                   (ert files) ceilings + samples
 //   /analysis              (optional) written by `rtrace analyze --write`
 //
@@ -86,6 +87,9 @@ struct RankRecords {
   std::vector<MemcpyRow> memcpy;
   std::vector<MpiRow> mpi;
   std::vector<std::string> log;     // "warning: ..." lines, tracer errors and drops
+  // Statistical sampling (schema 1.x additions; empty when not sampled).
+  std::vector<SamplingRow> sampling;     // zero or one row
+  std::vector<CallPathRow> callpaths;    // names in `names`
 };
 void write_rank(Group& ranks_group, const RankRecords& records);  // creates ranks_group/rNNNNNN
 RankRecords read_rank(const Group& rank_group);

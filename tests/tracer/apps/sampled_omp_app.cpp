@@ -1,0 +1,113 @@
+// Test app for the sampler: no annotations, a serial function and a parallel
+// loop, plus names that must come out demangled.
+//   sampled_omp_app [mode] [serial_units] [parallel_units]
+//   mode: normal | claim-signal | exec | fork | threads
+// One unit is about 10 ms of CPU time on this machine; the parallel units are
+// shared by the OpenMP threads, the serial ones run on the main thread only.
+#include <omp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+// The loop body is a macro, not a helper function, so the samples land in
+// the function the test names (a helper would be its own, or an inlined, frame).
+#define BURN(units, acc)                                                        \
+  for (long burn_i = 0; burn_i < (units) * 2000000L; ++burn_i) {               \
+    acc = acc * 0.999999 + static_cast<double>(burn_i & 7) * 1e-9;              \
+  }
+
+namespace solver {
+struct Grid {
+  __attribute__((noinline)) double relax(long units);
+};
+double Grid::relax(long units) {
+  volatile double acc = 1;
+  BURN(units, acc);
+  return acc;
+}
+}  // namespace solver
+
+// A gfortran module procedure's symbol (module `mesh`, subroutine `refine`).
+extern "C" __attribute__((noinline)) double __mesh_MOD_refine(long units) {
+  volatile double acc = 1;
+  BURN(units, acc);
+  return acc;
+}
+
+__attribute__((noinline)) double setup_mesh(long units) {
+  volatile double acc = 1;
+  BURN(units, acc);
+  return acc;
+}
+
+__attribute__((noinline)) double parallel_sweep(long units) {
+  double total = 0;
+#pragma omp parallel for reduction(+ : total) schedule(static)
+  for (long u = 0; u < units; ++u) {
+    volatile double acc = 1;
+    BURN(1, acc);
+    total += acc;
+  }
+  return total;
+}
+
+namespace {
+volatile sig_atomic_t g_app_handler_ran = 0;
+void app_handler(int) { g_app_handler_ran = 1; }
+void* short_thread(void*) {
+  volatile double acc = 1;
+  BURN(1, acc);
+  return nullptr;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "normal";
+  const long serial = argc > 2 ? std::atol(argv[2]) : 30;
+  const long parallel = argc > 3 ? std::atol(argv[3]) : 60;
+  double r = setup_mesh(serial);
+  r += __mesh_MOD_refine(serial / 3 + 1);
+  solver::Grid g;
+  r += g.relax(serial / 3 + 1);
+  r += parallel_sweep(parallel);
+  if (mode == "claim-signal") {
+    // The app takes a real-time signal the sampler may be using.
+    for (int sig = SIGRTMAX - 1; sig >= SIGRTMIN + 2; --sig) {
+      struct sigaction sa {};
+      sa.sa_handler = app_handler;
+      sigaction(sig, &sa, nullptr);
+    }
+    r += setup_mesh(serial);
+    raise(SIGRTMAX - 1);
+    if (!g_app_handler_ran) return 5;
+  } else if (mode == "exec") {
+    r += setup_mesh(serial);
+    std::printf("r %.3f\n", r);
+    std::fflush(stdout);
+    char* args[] = {const_cast<char*>("/bin/true"), nullptr};
+    execv(args[0], args);
+    return 6;
+  } else if (mode == "fork") {
+    pid_t pid = fork();
+    if (pid == 0) {
+      r += setup_mesh(serial);
+      std::exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 7;
+  } else if (mode == "threads") {
+    for (int i = 0; i < 50; ++i) {
+      pthread_t t;
+      if (pthread_create(&t, nullptr, short_thread, nullptr) == 0) pthread_join(t, nullptr);
+    }
+  }
+  std::printf("r %.3f threads %d\n", r, omp_get_max_threads());
+  return 0;
+}

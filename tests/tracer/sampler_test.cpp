@@ -1,0 +1,107 @@
+// Sampler logic that needs no signals: names, categories, the call-path tree.
+#include <gtest/gtest.h>
+
+#include "symbolize.hpp"
+
+using namespace rtrace::tracer;
+
+TEST(TracerSampler, DemanglesCxxAndFortranNames) {
+  EXPECT_EQ(demangle("_ZN6solver4Grid5relaxEl"), "solver::Grid::relax(long)");
+  EXPECT_EQ(demangle("_Z10setup_meshl"), "setup_mesh(long)");
+  EXPECT_EQ(demangle("__mesh_MOD_refine"), "mesh::refine");
+  EXPECT_EQ(demangle("__grid_utils_MOD_halo_exchange"), "grid_utils::halo_exchange");
+  EXPECT_EQ(demangle("mesh_mp_refine_"), "mesh::refine");  // Intel Fortran
+  EXPECT_EQ(demangle("main"), "main");
+  EXPECT_EQ(demangle("MAIN__"), "MAIN__");
+  EXPECT_EQ(demangle("_Zgarbage"), "_Zgarbage");  // not a valid mangling: unchanged
+  EXPECT_EQ(demangle("__libc_start_main"), "__libc_start_main");
+}
+
+TEST(TracerSampler, AttributesRuntimesByModule) {
+  EXPECT_EQ(categorize("libmpi.so.40", "ompi_coll_base_allreduce_intra_recursivedoubling"), "mpi");
+  EXPECT_EQ(categorize("libopen-pal.so.40", "opal_progress"), "mpi");
+  EXPECT_EQ(categorize("mca_btl_vader.so", "mca_btl_vader_component_progress"), "mpi");
+  EXPECT_EQ(categorize("libpmix.so.2", "pmix_progress_engine"), "mpi");
+  EXPECT_EQ(categorize("librtrace_tracer.so", "MPI_Allreduce"), "mpi");
+  EXPECT_EQ(categorize("librtrace_tracer.so", "rtrace_region_begin"), "rtrace");
+  EXPECT_EQ(categorize("libgomp.so.1.0.0", "gomp_team_barrier_wait_end"), "openmp");
+  EXPECT_EQ(categorize("libc.so.6", "memcpy"), "system");
+  EXPECT_EQ(categorize("app", "setup_mesh(long)"), "app");
+}
+
+TEST(TracerSampler, BuildsOneTreePerThreadWithSelfAndInclusiveCounts) {
+  // PCs stand for functions: 1 main, 2 solve, 3 kernel, 4 setup; 5 has an inlined helper.
+  auto lookup = [](std::uintptr_t pc, bool) {
+    static const char* const fn[] = {"?", "main", "solve", "kernel", "setup", "outer"};
+    SourceFrame f;
+    f.function = fn[pc];
+    f.module = "app";
+    f.category = "app";
+    f.line = static_cast<int>(pc * 10);
+    std::vector<SourceFrame> out;
+    if (pc == 5) {
+      SourceFrame in = f;
+      in.function = "helper";
+      in.inlined = true;
+      out.push_back(in);
+    }
+    out.push_back(f);
+    return out;
+  };
+  std::vector<ThreadSamples> threads(2);
+  threads[0].thread = 0;
+  threads[0].stacks = {{{3, 2, 1}, 5}, {{2, 1}, 2}, {{4, 1}, 3}, {{5, 1}, 1}};  // innermost first
+  threads[1].thread = 1;
+  threads[1].stacks = {{{3, 2}, 4}};
+  NameTable names;
+  auto rows = build_call_paths(threads, lookup, names);
+  auto find = [&](int thread, const std::string& fn, std::int64_t parent) -> const rtrace::store::CallPathRow* {
+    for (const auto& r : rows)
+      if (r.thread == thread && names.names()[static_cast<std::size_t>(r.function_id)] == fn && r.parent_id == parent)
+        return &r;
+    return nullptr;
+  };
+  const auto* main0 = find(0, "main", -1);
+  ASSERT_NE(main0, nullptr);
+  EXPECT_EQ(main0->inclusive_samples, 11);
+  EXPECT_EQ(main0->self_samples, 0);
+  const auto* solve0 = find(0, "solve", main0->node_id);
+  ASSERT_NE(solve0, nullptr);
+  EXPECT_EQ(solve0->inclusive_samples, 7);
+  EXPECT_EQ(solve0->self_samples, 2);
+  const auto* kernel0 = find(0, "kernel", solve0->node_id);
+  ASSERT_NE(kernel0, nullptr);
+  EXPECT_EQ(kernel0->self_samples, 5);
+  EXPECT_EQ(kernel0->line, 30);
+  const auto* outer = find(0, "outer", main0->node_id);
+  ASSERT_NE(outer, nullptr);
+  const auto* helper = find(0, "helper", outer->node_id);
+  ASSERT_NE(helper, nullptr);
+  EXPECT_EQ(helper->inlined, 1);
+  EXPECT_EQ(helper->self_samples, 1);
+  EXPECT_EQ(outer->self_samples, 0);
+  // Thread 1 has its own root.
+  const auto* solve1 = find(1, "solve", -1);
+  ASSERT_NE(solve1, nullptr);
+  EXPECT_EQ(solve1->inclusive_samples, 4);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].node_id, static_cast<std::int64_t>(i));
+    EXPECT_LT(rows[i].parent_id, rows[i].node_id);
+  }
+}
+
+TEST(TracerSampler, StackAtTheDepthLimitGetsAMarkerRoot) {
+  auto lookup = [](std::uintptr_t, bool) {
+    SourceFrame f;
+    f.function = "recurse";
+    f.module = "app";
+    f.category = "app";
+    return std::vector<SourceFrame>{f};
+  };
+  std::vector<ThreadSamples> threads(1);
+  threads[0].stacks = {{std::vector<std::uintptr_t>(kMaxSampleDepth, 7), 1}};
+  NameTable names;
+  auto rows = build_call_paths(threads, lookup, names);
+  ASSERT_EQ(rows.size(), static_cast<std::size_t>(kMaxSampleDepth + 1));
+  EXPECT_EQ(names.names()[static_cast<std::size_t>(rows[0].function_id)].rfind("[stack deeper than", 0), 0u);
+}

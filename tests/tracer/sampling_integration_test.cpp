@@ -1,0 +1,233 @@
+// The sampler in real processes: tests/tracer/apps/sampled_omp_app.cpp under
+// LD_PRELOAD=librtrace_tracer.so, files read back through the store.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "rtrace/store/run_file.hpp"
+
+namespace fs = std::filesystem;
+namespace store = rtrace::store;
+
+extern char** environ;
+
+namespace {
+
+int run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& extra_env) {
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    if (!extra_env.count(kv.substr(0, kv.find('=')))) env_strings.push_back(kv);
+  }
+  for (const auto& [k, v] : extra_env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> args, env;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (auto& e : env_strings) env.push_back(e.data());
+  env.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execve(args[0], args.data(), env.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
+}
+
+struct Profile {
+  store::RankRecords rec;
+  std::string name(std::int64_t id) const { return id < 0 ? "" : rec.names.at(static_cast<std::size_t>(id)); }
+  // Self samples of every node whose function matches exactly.
+  std::int64_t self(const std::string& fn) const {
+    std::int64_t n = 0;
+    for (const auto& r : rec.callpaths)
+      if (name(r.function_id) == fn) n += r.self_samples;
+    return n;
+  }
+  const store::CallPathRow* node(const std::string& fn) const {
+    for (const auto& r : rec.callpaths)
+      if (name(r.function_id) == fn) return &r;
+    return nullptr;
+  }
+  bool any_function_starts_with(const std::string& prefix) const {
+    for (const auto& r : rec.callpaths)
+      if (name(r.function_id).rfind(prefix, 0) == 0) return true;
+    return false;
+  }
+  bool log_has(const std::string& text) const {
+    for (const auto& l : rec.log)
+      if (l.find(text) != std::string::npos) return true;
+    return false;
+  }
+};
+
+class TracerSampling : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("rtrace-sampling-it-" + std::to_string(getpid()) + "-" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  std::map<std::string, std::string> env(const std::string& hz = "1000") const {
+    return {{"LD_PRELOAD", TRACER_LIB}, {"RTRACE_TRACE_DIR", dir_.string()}, {"RTRACE_LOG", "error"},
+            {"OMP_NUM_THREADS", "2"}, {"RTRACE_SAMPLE_HZ", hz}};
+  }
+  std::vector<Profile> profiles() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().string());
+    std::sort(names.begin(), names.end());
+    std::vector<Profile> out;
+    for (const auto& path : names) {
+      store::File f = store::File::open(path);
+      store::Group g = f.root().open_group("ranks");
+      for (const auto& r : g.children()) out.push_back({store::read_rank(g.open_group(r))});
+    }
+    return out;
+  }
+  fs::path dir_;
+};
+
+void expect_tree_consistent(const store::RankRecords& rec) {
+  std::int64_t total_self = 0;
+  std::vector<std::int64_t> child_sum(rec.callpaths.size(), 0);
+  for (std::size_t i = 0; i < rec.callpaths.size(); ++i) {
+    const auto& r = rec.callpaths[i];
+    ASSERT_EQ(r.node_id, static_cast<std::int64_t>(i));
+    ASSERT_LT(r.parent_id, r.node_id);
+    ASSERT_LT(static_cast<std::size_t>(r.function_id), rec.names.size());
+    EXPECT_GE(r.inclusive_samples, r.self_samples);
+    total_self += r.self_samples;
+    if (r.parent_id >= 0) child_sum[static_cast<std::size_t>(r.parent_id)] += r.inclusive_samples;
+  }
+  for (std::size_t i = 0; i < rec.callpaths.size(); ++i)
+    EXPECT_EQ(rec.callpaths[i].inclusive_samples, rec.callpaths[i].self_samples + child_sum[i]) << "node " << i;
+  ASSERT_EQ(rec.sampling.size(), 1u);
+  // Every recorded sample is some node's self sample (the counter is read
+  // after the tables, so a handler still in flight can only add to it).
+  EXPECT_LE(total_self, rec.sampling[0].samples);
+  EXPECT_GE(total_self, rec.sampling[0].samples * 9 / 10);
+}
+
+}  // namespace
+
+TEST_F(TracerSampling, NamesTheHotFunctionsWithLinesAndDemangledNames) {
+  int status = run({SAMPLED_OMP_APP, "normal", "30", "40"}, env());
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  auto ps = profiles();
+  ASSERT_EQ(ps.size(), 1u);
+  const auto& p = ps[0];
+  ASSERT_EQ(p.rec.sampling.size(), 1u);
+  const auto& s = p.rec.sampling[0];
+  EXPECT_STREQ(s.status, "ok");
+  EXPECT_STREQ(s.clock, "thread-cputime");
+  EXPECT_DOUBLE_EQ(s.rate_hz, 1000);
+  EXPECT_DOUBLE_EQ(s.period_s, 0.001);
+  EXPECT_GE(s.threads, 2);  // main + an OpenMP worker
+  EXPECT_GT(s.samples, 50);
+  expect_tree_consistent(p.rec);
+  // The serial function: most self samples, with its source file and a line inside it.
+  EXPECT_GT(p.self("setup_mesh(long)"), p.self("solver::Grid::relax(long)"));
+  const auto* setup = p.node("setup_mesh(long)");
+  ASSERT_NE(setup, nullptr);
+  EXPECT_STREQ(setup->category, "app");
+  EXPECT_NE(p.name(setup->file_id).find("sampled_omp_app.cpp"), std::string::npos);
+  EXPECT_GT(setup->line, 0);
+  EXPECT_EQ(p.name(setup->module_id), "tracer_sampled_omp_app");
+  // C++ and gfortran names demangled.
+  EXPECT_GT(p.self("solver::Grid::relax(long)"), 0);
+  EXPECT_GT(p.self("mesh::refine"), 0);
+  // The OpenMP loop body runs on both threads; libgomp frames are OpenMP's.
+  const auto* loop = p.node("parallel_sweep(long) [clone ._omp_fn.0]");
+  ASSERT_NE(loop, nullptr);
+  std::set<int> loop_threads;
+  bool openmp_frame = false;
+  for (const auto& r : p.rec.callpaths) {
+    if (p.name(r.function_id) == "parallel_sweep(long) [clone ._omp_fn.0]" && r.self_samples > 0)
+      loop_threads.insert(r.thread);
+    openmp_frame |= std::string(r.category) == "openmp";
+  }
+  EXPECT_EQ(loop_threads.size(), 2u);
+  EXPECT_TRUE(openmp_frame);
+}
+
+TEST_F(TracerSampling, StrippedBinaryGivesModulePlusOffset) {
+  const std::string stripped = fs::path(SAMPLED_OMP_APP).parent_path() / "tracer_sampled_omp_app_stripped";
+  int status = run({stripped, "normal", "30", "10"}, env());
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  auto ps = profiles();
+  ASSERT_EQ(ps.size(), 1u);
+  const auto& p = ps[0];
+  expect_tree_consistent(p.rec);
+  EXPECT_EQ(p.node("setup_mesh(long)"), nullptr);
+  EXPECT_TRUE(p.any_function_starts_with("tracer_sampled_omp_app_stripped+0x"));
+  // Without symbols the unwind tables still delimit functions: the hottest
+  // such node is one function (setup_mesh), not one name per PC.
+  std::map<std::string, std::int64_t> self;
+  for (const auto& r : p.rec.callpaths)
+    if (p.name(r.function_id).rfind("tracer_sampled_omp_app_stripped+0x", 0) == 0) {
+      self[p.name(r.function_id)] += r.self_samples;
+      EXPECT_EQ(r.file_id, -1);
+      EXPECT_GT(r.offset, 0);
+    }
+  std::int64_t best = 0, all = 0;
+  for (const auto& [n, c] : self) best = std::max(best, c), all += c;
+  EXPECT_GT(best, all / 2);
+}
+
+TEST_F(TracerSampling, OffWithRateZero) {
+  int status = run({SAMPLED_OMP_APP, "normal", "2", "2"}, env("0"));
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  auto ps = profiles();
+  ASSERT_EQ(ps.size(), 1u);
+  EXPECT_TRUE(ps[0].rec.sampling.empty());
+  EXPECT_TRUE(ps[0].rec.callpaths.empty());
+}
+
+TEST_F(TracerSampling, BacksOffWhenTheAppClaimsItsSignal) {
+  int status = run({SAMPLED_OMP_APP, "claim-signal", "10", "4"}, env());
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0) << "the app's own handler must run";
+  auto ps = profiles();
+  ASSERT_EQ(ps.size(), 1u);
+  ASSERT_EQ(ps[0].rec.sampling.size(), 1u);
+  EXPECT_STREQ(ps[0].rec.sampling[0].status, "backed-off");
+  EXPECT_TRUE(ps[0].log_has("sampling stopped: the application installs its own handler for signal"));
+  EXPECT_GT(ps[0].self("setup_mesh(long)"), 0);  // what was sampled before is kept
+}
+
+TEST_F(TracerSampling, SurvivesExecForkAndShortThreads) {
+  for (const char* mode : {"exec", "fork", "threads"}) {
+    for (const auto& e : fs::directory_iterator(dir_)) fs::remove(e.path());
+    int status = run({SAMPLED_OMP_APP, mode, "10", "4"}, env("2000"));
+    ASSERT_TRUE(WIFEXITED(status)) << mode;
+    EXPECT_EQ(WEXITSTATUS(status), 0) << mode;
+    auto ps = profiles();
+    if (std::string(mode) == "fork") {
+      ASSERT_EQ(ps.size(), 2u);  // parent and child, each its own samples
+      for (const auto& p : ps) {
+        ASSERT_EQ(p.rec.sampling.size(), 1u);
+        EXPECT_GT(p.self("setup_mesh(long)"), 0);
+      }
+    } else if (std::string(mode) == "threads") {
+      ASSERT_EQ(ps.size(), 1u);
+      EXPECT_GT(ps[0].rec.sampling[0].threads, 20);
+      expect_tree_consistent(ps[0].rec);
+    }
+    // exec: /bin/true replaced the process before any exit handler: no file, no crash.
+  }
+}

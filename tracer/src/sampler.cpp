@@ -1,0 +1,391 @@
+#include "sampler.hpp"
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+namespace rtrace::tracer {
+
+namespace {
+
+constexpr std::uint32_t kEntries = 4096;   // distinct stacks per thread (power of two)
+constexpr std::uint32_t kPcs = 65536;      // PCs kept per thread over all distinct stacks
+constexpr int kMaxThreads = 1024;          // threads sampled per process; later ones are not
+constexpr std::uint64_t kMagic = 0x7274726163657331ull;
+
+enum : int { kOff = 0, kRunning = 1, kStopped = 2, kBackedOff = 3 };
+
+// A distinct stack in a thread's table. Written only by that thread's signal
+// handler; `state` (release) publishes the other fields to collect().
+struct Entry {
+  std::atomic<std::uint32_t> state;  // 0 empty, 1 filled
+  std::uint32_t depth;
+  std::uint32_t pc_offset;
+  std::uint32_t pad;
+  std::uint64_t hash;
+  std::atomic<std::int64_t> count;
+};
+
+// One thread's samples: mapped with mmap before the timer is armed, never
+// freed while the process runs (exited threads' samples are still reported).
+struct ThreadBuffer {
+  std::uint64_t magic;
+  std::atomic<ThreadBuffer*> next;
+  int index;
+  std::atomic<bool> armed;
+  bool armed_before_exec;
+  timer_t timer;
+  std::atomic<std::uint32_t> pcs_used;
+  std::atomic<std::int64_t> samples;
+  std::atomic<std::int64_t> dropped;
+  Entry entries[kEntries];
+  std::uintptr_t pcs[kPcs];
+};
+
+std::atomic<int> g_state{kOff};
+std::atomic<int> g_signal{0};
+std::atomic<ThreadBuffer*> g_head{nullptr};
+std::atomic<int> g_next_index{0};
+std::atomic<std::int64_t> g_unsampled_threads{0};
+std::int64_t g_period_ns = 0;
+double g_hz = 0;
+pthread_key_t g_key;
+bool g_key_made = false;
+// Leaked on purpose: the exit handler that reads them may run after this
+// library's static destructors (it is registered before them).
+std::mutex* const g_notes_mutex = new std::mutex;
+std::vector<std::string>* const g_notes = new std::vector<std::string>;
+thread_local ThreadBuffer* t_buffer = nullptr;
+
+using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
+SigactionFn real_sigaction_fn() noexcept {
+  static SigactionFn fn = [] {
+    auto f = reinterpret_cast<SigactionFn>(dlsym(RTLD_NEXT, "sigaction"));
+    return f ? f : &::sigaction;
+  }();
+  return fn;
+}
+
+void note(std::string text) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(*g_notes_mutex);
+    if (g_notes->size() < 50) g_notes->push_back(std::move(text));
+  } catch (...) {
+  }
+}
+
+std::uint64_t hash_pcs(const std::uintptr_t* pcs, int n) noexcept {
+  std::uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < n; ++i) {
+    h ^= static_cast<std::uint64_t>(pcs[i]);
+    h *= 1099511628211ull;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
+// Async-signal-safe: only this thread's handler writes its table.
+void record(ThreadBuffer* b, const std::uintptr_t* pcs, int n, std::int64_t weight) noexcept {
+  const std::uint64_t h = hash_pcs(pcs, n);
+  for (std::uint32_t probe = 0; probe < 64; ++probe) {
+    Entry& e = b->entries[(h + probe) & (kEntries - 1)];
+    if (e.state.load(std::memory_order_acquire) == 1) {
+      if (e.hash != h || e.depth != static_cast<std::uint32_t>(n)) continue;
+      if (std::memcmp(&b->pcs[e.pc_offset], pcs, sizeof(std::uintptr_t) * static_cast<std::size_t>(n)) != 0) continue;
+      e.count.fetch_add(weight, std::memory_order_relaxed);
+      b->samples.fetch_add(weight, std::memory_order_relaxed);
+      return;
+    }
+    const std::uint32_t off = b->pcs_used.load(std::memory_order_relaxed);
+    if (off + static_cast<std::uint32_t>(n) > kPcs) break;
+    std::memcpy(&b->pcs[off], pcs, sizeof(std::uintptr_t) * static_cast<std::size_t>(n));
+    b->pcs_used.store(off + static_cast<std::uint32_t>(n), std::memory_order_relaxed);
+    e.hash = h;
+    e.depth = static_cast<std::uint32_t>(n);
+    e.pc_offset = off;
+    e.count.store(weight, std::memory_order_relaxed);
+    e.state.store(1, std::memory_order_release);
+    b->samples.fetch_add(weight, std::memory_order_relaxed);
+    return;
+  }
+  b->dropped.fetch_add(weight, std::memory_order_relaxed);
+}
+
+void on_sample(int, siginfo_t* si, void* context) {
+  if (!si || si->si_code != SI_TIMER) return;  // only our timers, not a kill() from elsewhere
+  auto* b = static_cast<ThreadBuffer*>(si->si_value.sival_ptr);
+  if (!b || b->magic != kMagic || g_state.load(std::memory_order_relaxed) != kRunning) return;
+  const int saved_errno = errno;
+  // A CPU-time timer fires at most once per scheduler tick; the expirations
+  // it missed meanwhile are its overrun, so each sample weighs 1 + overrun.
+  const std::int64_t weight = 1 + (si->si_overrun > 0 ? si->si_overrun : 0);
+  void* frames[kMaxSampleDepth + 4];
+  const int n = unw_backtrace(frames, kMaxSampleDepth + 4);
+  std::uintptr_t ip = 0;
+  if (context) ip = static_cast<std::uintptr_t>(static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]);
+  int first = -1;
+  for (int i = 0; i < n && i < 4; ++i)
+    if (reinterpret_cast<std::uintptr_t>(frames[i]) == ip) {
+      first = i;
+      break;
+    }
+  std::uintptr_t pcs[kMaxSampleDepth];
+  int depth = 0;
+  if (first < 0) {  // the unwinder did not cross the signal frame: keep the interrupted PC alone
+    if (ip) pcs[depth++] = ip;
+  } else {
+    for (int i = first; i < n && depth < kMaxSampleDepth; ++i) pcs[depth++] = reinterpret_cast<std::uintptr_t>(frames[i]);
+  }
+  if (depth > 0) record(b, pcs, depth, weight);
+  else b->dropped.fetch_add(weight, std::memory_order_relaxed);
+  errno = saved_errno;
+}
+
+timespec to_timespec(std::int64_t ns) noexcept {
+  timespec ts;
+  ts.tv_sec = static_cast<time_t>(ns / 1000000000);
+  ts.tv_nsec = static_cast<long>(ns % 1000000000);
+  return ts;
+}
+
+bool arm(ThreadBuffer* b) noexcept {
+  sigevent sev;
+  std::memset(&sev, 0, sizeof sev);
+  sev.sigev_notify = SIGEV_THREAD_ID;
+  sev.sigev_signo = g_signal.load();
+  sev.sigev_value.sival_ptr = b;
+  sev.sigev_notify_thread_id = static_cast<pid_t>(syscall(SYS_gettid));
+  timer_t timer;
+  if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &timer) != 0) return false;
+  itimerspec its;
+  its.it_interval = to_timespec(g_period_ns);
+  its.it_value = to_timespec(g_period_ns);
+  if (timer_settime(timer, 0, &its, nullptr) != 0) {
+    timer_delete(timer);
+    return false;
+  }
+  b->timer = timer;
+  b->armed.store(true);
+  return true;
+}
+
+void disarm(ThreadBuffer* b) noexcept {
+  if (b && b->armed.exchange(false)) timer_delete(b->timer);
+}
+
+ThreadBuffer* new_buffer() noexcept {
+  void* mem = mmap(nullptr, sizeof(ThreadBuffer), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+  if (mem == MAP_FAILED) return nullptr;
+  // Anonymous memory is zero: every entry empty, every counter 0.
+  auto* b = static_cast<ThreadBuffer*>(mem);
+  b->magic = kMagic;
+  return b;
+}
+
+void on_thread_key_destroyed(void* p) {
+  disarm(static_cast<ThreadBuffer*>(p));
+}
+
+void begin_thread() noexcept {
+  if (g_state.load() != kRunning || t_buffer) return;
+  const int index = g_next_index.fetch_add(1);
+  if (index >= kMaxThreads) {
+    if (g_unsampled_threads.fetch_add(1) == 0)
+      note("warning: sampling: more than " + std::to_string(kMaxThreads) + " threads; later threads are not sampled");
+    return;
+  }
+  ThreadBuffer* b = new_buffer();
+  if (!b) {
+    g_unsampled_threads.fetch_add(1);
+    return;
+  }
+  b->index = index;
+  ThreadBuffer* head = g_head.load();
+  do b->next.store(head);
+  while (!g_head.compare_exchange_weak(head, b));
+  t_buffer = b;
+  if (g_key_made) pthread_setspecific(g_key, b);
+  if (!arm(b)) note(std::string("warning: sampling: timer_create for a thread failed: ") + std::strerror(errno));
+}
+
+void on_fork_child() {
+  if (g_state.load() != kRunning) return;
+  // Only this thread exists in the child and timers are not inherited: the
+  // parent's tables are dropped and this thread starts a fresh one.
+  ThreadBuffer* b = g_head.exchange(nullptr);
+  while (b) {
+    ThreadBuffer* next = b->next.load();
+    munmap(b, sizeof(ThreadBuffer));
+    b = next;
+  }
+  t_buffer = nullptr;
+  g_next_index.store(0);
+  g_unsampled_threads.store(0);
+  begin_thread();
+}
+
+int choose_signal() noexcept {
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  pthread_sigmask(SIG_BLOCK, nullptr, &blocked);
+  for (int sig = SIGRTMAX - 1; sig >= SIGRTMIN + 2; --sig) {
+    struct sigaction cur;
+    std::memset(&cur, 0, sizeof cur);
+    if (real_sigaction_fn()(sig, nullptr, &cur) != 0) continue;
+    if ((cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL) continue;  // the app's or a library's
+    if (sigismember(&blocked, sig)) continue;
+    return sig;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int Sampler::real_sigaction(int sig, const struct sigaction* act, struct sigaction* old) noexcept {
+  return real_sigaction_fn()(sig, act, old);
+}
+
+bool Sampler::start(double hz, std::string* why) noexcept {
+  if (!(hz > 0)) {
+    if (why) *why = "sampling off";
+    return false;
+  }
+  if (g_state.load() != kOff) {
+    if (why) *why = "already started";
+    return false;
+  }
+  if (hz > 10000) hz = 10000;
+  const int sig = choose_signal();
+  if (sig == 0) {
+    if (why) *why = "no free real-time signal (all have handlers or are blocked)";
+    return false;
+  }
+  g_hz = hz;
+  g_period_ns = static_cast<std::int64_t>(std::llround(1e9 / hz));
+  g_signal.store(sig);
+  // Resolve libunwind's tables and our own code now, outside any handler.
+  void* warm[4];
+  unw_backtrace(warm, 4);
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_sample;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  if (real_sigaction_fn()(sig, &sa, nullptr) != 0) {
+    if (why) *why = std::string("sigaction: ") + std::strerror(errno);
+    return false;
+  }
+  if (!g_key_made) g_key_made = pthread_key_create(&g_key, on_thread_key_destroyed) == 0;
+  static bool atfork = false;
+  if (!atfork) atfork = pthread_atfork(nullptr, nullptr, on_fork_child) == 0;
+  g_state.store(kRunning);
+  begin_thread();
+  if (!t_buffer || !t_buffer->armed.load()) {
+    g_state.store(kOff);
+    if (why) *why = std::string("timer_create(CLOCK_THREAD_CPUTIME_ID) failed: ") + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+bool Sampler::running() noexcept { return g_state.load() == kRunning; }
+
+void Sampler::thread_begin() noexcept { begin_thread(); }
+void Sampler::thread_end() noexcept { disarm(t_buffer); }
+
+void Sampler::before_exec() noexcept {
+  if (ThreadBuffer* b = t_buffer) {
+    b->armed_before_exec = b->armed.load();
+    disarm(b);
+  }
+}
+
+void Sampler::after_failed_exec() noexcept {
+  ThreadBuffer* b = t_buffer;
+  if (b && b->armed_before_exec && g_state.load() == kRunning) arm(b);
+}
+
+bool Sampler::is_sample_signal(int sig) noexcept {
+  const int s = g_signal.load();
+  return s != 0 && sig == s && g_state.load() != kOff;
+}
+
+void Sampler::back_off(const std::string& why) noexcept {
+  int expected = kRunning;
+  if (!g_state.compare_exchange_strong(expected, kBackedOff)) return;
+  for (ThreadBuffer* b = g_head.load(); b; b = b->next.load()) disarm(b);
+  note("warning: sampling stopped: " + why);
+}
+
+void Sampler::stop() noexcept {
+  int expected = kRunning;
+  if (!g_state.compare_exchange_strong(expected, kStopped)) return;
+  for (ThreadBuffer* b = g_head.load(); b; b = b->next.load()) disarm(b);
+}
+
+std::vector<ThreadSamples> Sampler::collect() {
+  std::vector<ThreadSamples> out;
+  for (ThreadBuffer* b = g_head.load(); b; b = b->next.load()) {
+    ThreadSamples t;
+    t.thread = b->index;
+    for (std::uint32_t i = 0; i < kEntries; ++i) {
+      const Entry& e = b->entries[i];
+      if (e.state.load(std::memory_order_acquire) != 1) continue;
+      SampledStack s;
+      s.pcs.assign(&b->pcs[e.pc_offset], &b->pcs[e.pc_offset] + e.depth);
+      s.count = e.count.load(std::memory_order_relaxed);
+      t.stacks.push_back(std::move(s));
+    }
+    if (!t.stacks.empty()) out.push_back(std::move(t));
+  }
+  return out;
+}
+
+store::SamplingRow Sampler::info() noexcept {
+  store::SamplingRow row;
+  std::memset(&row, 0, sizeof row);
+  const int st = g_state.load();
+  row.rate_hz = st == kOff ? 0 : g_hz;
+  row.period_s = st == kOff ? 0 : static_cast<double>(g_period_ns) * 1e-9;
+  store::set_str(row.clock, st == kOff ? "off" : "thread-cputime");
+  store::set_str(row.unwinder, "libunwind");
+  row.signal = st == kOff ? 0 : g_signal.load();
+  row.max_depth = kMaxSampleDepth;
+  for (ThreadBuffer* b = g_head.load(); b; b = b->next.load()) {
+    ++row.threads;
+    row.samples += b->samples.load(std::memory_order_relaxed);
+    row.dropped += b->dropped.load(std::memory_order_relaxed);
+  }
+  store::set_str(row.status, st == kOff ? "off" : st == kBackedOff ? "backed-off" : "ok");
+  return row;
+}
+
+std::vector<std::string> Sampler::take_notes() {
+  std::lock_guard<std::mutex> lock(*g_notes_mutex);
+  std::vector<std::string> out;
+  out.swap(*g_notes);
+  if (g_unsampled_threads.load() > 0)
+    out.push_back("warning: sampling: " + std::to_string(g_unsampled_threads.load()) + " thread(s) not sampled");
+  return out;
+}
+
+}  // namespace rtrace::tracer

@@ -1,0 +1,301 @@
+#include "symbolize.hpp"
+
+#include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+namespace rtrace::tracer {
+
+namespace {
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+std::string basename_of(const char* path) {
+  if (!path) return "";
+  const char* slash = std::strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+std::string hex(std::uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+}  // namespace
+
+std::string demangle(const std::string& symbol) {
+  if (starts_with(symbol, "_Z")) {
+    int status = 0;
+    char* out = abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status);
+    if (status == 0 && out) {
+      std::string s = out;
+      std::free(out);
+      return s;
+    }
+    std::free(out);
+    return symbol;
+  }
+  // gfortran module procedures: __<module>_MOD_<name>; module variables/ops
+  // use the same scheme. (Intel: <module>_mp_<name>_.)
+  if (starts_with(symbol, "__")) {
+    auto mod = symbol.find("_MOD_", 2);
+    if (mod != std::string::npos && mod > 2 && mod + 5 < symbol.size())
+      return symbol.substr(2, mod - 2) + "::" + symbol.substr(mod + 5);
+  }
+  if (auto mp = symbol.find("_mp_"); mp != std::string::npos && mp > 0 && symbol.size() > mp + 5 &&
+                                      symbol.back() == '_')
+    return symbol.substr(0, mp) + "::" + symbol.substr(mp + 4, symbol.size() - mp - 5);
+  return symbol;
+}
+
+std::string categorize(const std::string& module, const std::string& function) {
+  auto has = [&](const char* prefix) { return starts_with(module, prefix); };
+  if (starts_with(function, "MPI_") || starts_with(function, "PMPI_") || starts_with(function, "mpi_") ||
+      starts_with(function, "pmpi_"))
+    return "mpi";
+  if (has("libmpi") || has("libopen-pal") || has("libopen-rte") || has("libpmix") || has("libprrte") ||
+      has("mca_") || has("libmca") || has("libucp") || has("libucs") || has("libuct") || has("libucm") ||
+      has("libfabric") || has("libpsm") || has("libhcoll") || has("libevent") || has("libmpich") ||
+      has("libhwloc") || has("libibverbs") || has("libnl-"))
+    return "mpi";
+  if (has("libgomp") || has("libomp") || has("libiomp")) return "openmp";
+  if (has("librtrace_tracer")) return "rtrace";
+  if (has("libc.so") || has("libc-") || has("libm.so") || has("libm-") || has("libstdc++") || has("libgcc_s") ||
+      has("ld-linux") || has("libpthread") || has("libdl") || has("librt") || has("[vdso") || has("linux-vdso") ||
+      has("libunwind") || has("libdw") || has("libelf") || has("libz.so") || has("libgfortran") ||
+      has("libquadmath") || has("libhdf5") || has("libsz") || has("libaec") || has("libcrypto") ||
+      has("libcurl"))
+    return "system";
+  return "app";
+}
+
+// ---------------------------------------------------------------- Symbolizer
+
+struct Symbolizer::Impl {
+  Dwfl_Callbacks callbacks{};
+  char* debuginfo_path = nullptr;
+  Dwfl* dwfl = nullptr;
+  std::unordered_map<std::uintptr_t, std::vector<SourceFrame>> cache;
+
+  ~Impl() {
+    if (dwfl) dwfl_end(dwfl);
+  }
+
+  static std::string die_name(Dwarf_Die* die) {
+    Dwarf_Attribute attr;
+    for (int at : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name}) {
+      if (dwarf_attr_integrate(die, at, &attr)) {
+        if (const char* s = dwarf_formstring(&attr)) return demangle(s);
+      }
+    }
+    if (dwarf_attr_integrate(die, DW_AT_name, &attr))
+      if (const char* s = dwarf_formstring(&attr)) return s;
+    return "?";
+  }
+
+  std::vector<SourceFrame> lookup(std::uintptr_t pc) {
+    std::vector<SourceFrame> out;
+    SourceFrame outer;
+    Dwfl_Module* mod = dwfl ? dwfl_addrmodule(dwfl, pc) : nullptr;
+    if (!mod) {
+      outer.function = "[unknown] " + hex(pc);
+      outer.module = "[unknown]";
+      outer.offset = -1;
+      outer.category = "app";
+      out.push_back(outer);
+      return out;
+    }
+    Dwarf_Addr mod_start = 0;
+    const char* mainfile = nullptr;
+    const char* modname = dwfl_module_info(mod, nullptr, &mod_start, nullptr, nullptr, nullptr, &mainfile, nullptr);
+    outer.module = basename_of(mainfile ? mainfile : modname);
+    if (outer.module.empty()) outer.module = basename_of(modname);
+
+    GElf_Off sym_off = 0;
+    GElf_Sym sym;
+    const char* sym_name = dwfl_module_addrinfo(mod, pc, &sym_off, &sym, nullptr, nullptr, nullptr);
+    Dwarf_Addr fn_start = 0;
+    if (sym_name && *sym_name) {
+      std::string name = sym_name;
+      if (auto at = name.find('@'); at != std::string::npos && at > 0) name.resize(at);  // "f@@GLIBC_2.34"
+      // GCC clones of one function (".constprop.0", ".isra.0", ".part.0", ".cold") are that function.
+      for (const char* suffix : {".constprop.", ".isra.", ".part.", ".cold"}) {
+        auto at = name.find(suffix);
+        if (at != std::string::npos && at > 0) name.resize(at);
+      }
+      outer.function = demangle(name);
+      fn_start = pc - sym_off;
+    } else {
+      // No symbol (a stripped module): the function's start from the unwind
+      // tables (.eh_frame FDE), so all PCs of one function share one name.
+      fn_start = pc;
+      Dwarf_Addr bias = 0;
+      Dwarf_CFI* cfi = dwfl_module_eh_cfi(mod, &bias);
+      Dwarf_Frame* frame = nullptr;
+      if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0 && frame) {
+        Dwarf_Addr start = 0, end = 0;
+        if (dwarf_frame_info(frame, &start, &end, nullptr) >= 0) fn_start = start + bias;
+        std::free(frame);
+      }
+      outer.function = outer.module + "+" + hex(fn_start - mod_start);
+    }
+    outer.offset = static_cast<std::int64_t>(fn_start - mod_start);
+    outer.category = categorize(outer.module, outer.function);
+
+    // Source lines and inlined frames for the application's own code only:
+    // runtimes and libc are reported by function, and their (large) DWARF,
+    // when installed, would cost most of the symbolisation time.
+    if (outer.category != "app") {
+      out.push_back(std::move(outer));
+      return out;
+    }
+    std::string file;
+    int line = -1;
+    if (Dwfl_Line* ln = dwfl_module_getsrc(mod, pc)) {
+      int l = 0;
+      if (const char* f = dwfl_lineinfo(ln, nullptr, &l, nullptr, nullptr, nullptr)) {
+        file = f;
+        line = l;
+      }
+    }
+    // Inlined frames, innermost first, from the DWARF scopes around the PC.
+    Dwarf_Addr bias = 0;
+    if (Dwarf_Die* cu = dwfl_module_addrdie(mod, pc, &bias)) {
+      Dwarf_Die* scopes = nullptr;
+      int n = dwarf_getscopes(cu, pc - bias, &scopes);
+      Dwarf_Files* files = nullptr;
+      std::size_t nfiles = 0;
+      bool have_files = dwarf_getsrcfiles(cu, &files, &nfiles) == 0;
+      for (int i = 0; i < n; ++i) {
+        const int tag = dwarf_tag(&scopes[i]);
+        if (tag == DW_TAG_subprogram) break;
+        if (tag != DW_TAG_inlined_subroutine) continue;
+        SourceFrame f;
+        f.function = die_name(&scopes[i]);
+        f.module = outer.module;
+        f.file = file;
+        f.line = line;
+        f.offset = outer.offset;
+        f.inlined = true;
+        f.category = categorize(f.module, f.function);
+        out.push_back(std::move(f));
+        // The caller's location is the call site of this inline instance.
+        Dwarf_Attribute attr;
+        Dwarf_Word v = 0;
+        if (dwarf_attr(&scopes[i], DW_AT_call_line, &attr) && dwarf_formudata(&attr, &v) == 0) line = static_cast<int>(v);
+        if (have_files && dwarf_attr(&scopes[i], DW_AT_call_file, &attr) && dwarf_formudata(&attr, &v) == 0)
+          if (const char* fname = dwarf_filesrc(files, v, nullptr, nullptr)) file = fname;
+      }
+      std::free(scopes);
+    }
+    outer.file = file;
+    outer.line = line;
+    out.push_back(std::move(outer));
+    return out;
+  }
+};
+
+Symbolizer::Symbolizer() : impl_(std::make_unique<Impl>()) {
+  impl_->callbacks.find_elf = dwfl_linux_proc_find_elf;
+  impl_->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+  impl_->callbacks.debuginfo_path = &impl_->debuginfo_path;
+  impl_->dwfl = dwfl_begin(&impl_->callbacks);
+  if (!impl_->dwfl) {
+    error_ = std::string("dwfl_begin: ") + dwfl_errmsg(-1);
+    return;
+  }
+  int rc = dwfl_linux_proc_report(impl_->dwfl, getpid());
+  dwfl_report_end(impl_->dwfl, nullptr, nullptr);
+  if (rc != 0) error_ = std::string("reading /proc/self/maps: ") + (rc > 0 ? std::strerror(rc) : dwfl_errmsg(-1));
+}
+
+Symbolizer::~Symbolizer() = default;
+
+bool Symbolizer::ok() const noexcept { return impl_->dwfl != nullptr; }
+
+std::vector<SourceFrame> Symbolizer::frames(std::uintptr_t pc, bool return_address) {
+  const std::uintptr_t addr = return_address && pc > 0 ? pc - 1 : pc;
+  auto it = impl_->cache.find(addr);
+  if (it != impl_->cache.end()) return it->second;
+  auto f = impl_->lookup(addr);
+  impl_->cache.emplace(addr, f);
+  return f;
+}
+
+// ---------------------------------------------------------------- call paths
+
+std::vector<store::CallPathRow> build_call_paths(const std::vector<ThreadSamples>& threads, const FrameLookup& lookup,
+                                                 NameTable& names) {
+  std::vector<store::CallPathRow> rows;
+  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, int>, std::int64_t> index;
+  std::map<std::pair<std::int64_t, int>, std::int64_t> line_counts;
+  std::vector<std::pair<std::int64_t, int>> best_line;  // per node: samples, line
+  std::vector<SourceFrame> path;
+  for (const auto& t : threads) {
+    for (const auto& s : t.stacks) {
+      path.clear();
+      if (static_cast<int>(s.pcs.size()) >= kMaxSampleDepth) {
+        SourceFrame cut;
+        cut.function = "[stack deeper than " + std::to_string(kMaxSampleDepth) + " frames]";
+        cut.category = "app";
+        path.push_back(cut);
+      }
+      for (std::size_t i = s.pcs.size(); i-- > 0;) {
+        auto frames = lookup(s.pcs[i], i != 0);
+        for (auto f = frames.rbegin(); f != frames.rend(); ++f) path.push_back(*f);
+      }
+      std::int64_t parent = -1;
+      for (const SourceFrame& f : path) {
+        const std::int64_t fn = names.id(f.function);
+        const std::int64_t mod = names.id(f.module);
+        auto key = std::make_tuple(t.thread, parent, fn, mod, f.inlined ? 1 : 0);
+        auto it = index.find(key);
+        std::int64_t node;
+        if (it == index.end()) {
+          node = static_cast<std::int64_t>(rows.size());
+          store::CallPathRow r;
+          std::memset(&r, 0, sizeof r);
+          r.node_id = node;
+          r.parent_id = parent;
+          r.thread = t.thread;
+          r.function_id = fn;
+          r.module_id = mod;
+          r.file_id = f.file.empty() ? -1 : names.id(f.file);
+          r.line = -1;
+          r.offset = f.offset;
+          store::set_str(r.category, f.category);
+          r.inlined = f.inlined ? 1 : 0;
+          rows.push_back(r);
+          best_line.emplace_back(0, -1);
+          index.emplace(key, node);
+        } else {
+          node = it->second;
+        }
+        rows[static_cast<std::size_t>(node)].inclusive_samples += s.count;
+        if (f.line >= 0) {
+          std::int64_t& c = line_counts[{node, f.line}];
+          c += s.count;
+          if (c > best_line[static_cast<std::size_t>(node)].first) best_line[static_cast<std::size_t>(node)] = {c, f.line};
+          if (rows[static_cast<std::size_t>(node)].file_id < 0 && !f.file.empty())
+            rows[static_cast<std::size_t>(node)].file_id = names.id(f.file);
+        }
+        parent = node;
+      }
+      if (parent >= 0) rows[static_cast<std::size_t>(parent)].self_samples += s.count;
+    }
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i].line = best_line[i].second;
+  return rows;
+}
+
+}  // namespace rtrace::tracer
