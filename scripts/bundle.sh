@@ -13,6 +13,9 @@
 #           time (CUDA_HOME, /usr/local/cuda, the loader path). Every ELF file gets
 #           RUNPATH $ORIGIN/../lib, so it needs no LD_LIBRARY_PATH.
 #   tests/gpu/validate.sh, share/rtrace/{schemas,examples}, BUNDLE.txt
+# glibc comes from the node, so the node's must be at least as new as this
+# machine's (BUNDLE.txt names the version the bundle needs; Debian 12: 2.36):
+# for older nodes run this script on their distribution.
 # OpenMPI's libraries are bundled because the parallel HDF5 links them; nothing
 # calls MPI_Init unless the application is an MPI program, so single-process
 # sweeps (threads, sms) need no MPI installation. MPI programs use the node's MPI.
@@ -36,7 +39,7 @@ while [ $# -gt 0 ]; do
     --build-dir) [ $# -ge 2 ] || usage; BUILD="$2"; shift ;;
     --output) [ $# -ge 2 ] || usage; OUTPUT="$2"; shift ;;
     --no-tar) MAKE_TAR=0 ;;
-    -h|--help) sed -n 2,23p "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
     *) echo "bundle.sh: unknown argument \`$1'" >&2; usage ;;
   esac
   shift

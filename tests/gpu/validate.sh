@@ -42,7 +42,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
     --bundle) [ $# -ge 2 ] || usage; BUNDLE="$2"; shift ;;
-    -h|--help) sed -n 2,29p "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
     -*) echo "validate.sh: unknown option \`$1'" >&2; usage ;;
     *) [ -z "$OUT" ] || usage; OUT="$1" ;;
   esac
@@ -61,6 +61,14 @@ for f in "$RTRACE" "$DEMO" "$CHECK"; do
   [ -x "$f" ] || { echo "validate.sh: $f is missing: is $BUNDLE a CUDA bundle or build?" >&2; exit 2; }
 done
 [ -f "$BUNDLE/lib/librtrace_tracer.so" ] || { echo "validate.sh: $BUNDLE/lib/librtrace_tracer.so is missing" >&2; exit 2; }
+
+# A bundle built against a newer glibc than the node's does not even start:
+# say that, not "no GPU".
+if ! started="$("$RTRACE" --version 2>&1)"; then
+  echo "validate.sh: $RTRACE does not start on this node: $(printf '%s' "$started" | head -2 | tr '\n' ' ')" >&2
+  echo "validate.sh: (a GLIBC_x.y 'not found' means the bundle was built on a newer distribution: see BUNDLE.txt)" >&2
+  exit 2
+fi
 
 # ---- the device, from the driver (before anything is written)
 GPUS="$("$RTRACE" ert --list-gpus 2>&1)"
