@@ -109,6 +109,25 @@ void add_usage_warnings(AnalysisResult& res) {
                                "(e.g. Fortran bindings that call PMPI directly); MPI share unavailable");
     }
   }
+  // A busy worker far below one CPU: the machine was shared, and CPU-time evidence shows its load.
+  double starved = kNaN;
+  std::string starved_label;
+  for (const auto& c : res.run.configs) {
+    const PopPoint& p = c.pop.pop;
+    // Only single-threaded ranks tell load apart from an app that leaves its threads idle.
+    double per_worker = p.threads == 1 ? p.cpu_per_wall : kNaN;
+    if (available(per_worker) && per_worker < 0.5 && (!available(starved) || per_worker < starved)) {
+      starved = per_worker;
+      starved_label = c.label;
+    }
+  }
+  if (available(starved)) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f%%", 100 * starved);
+    res.warnings.push_back("the machine was busy with other work: at '" + starved_label + "' a single-threaded rank got " +
+                           buf + " of a CPU, so the CPU-time causes (threads-unused, spin-wait, serial-fraction) may show "
+                           "the machine's load rather than the application");
+  }
   if (old_file)
     res.warnings.push_back("no MPI window in this run file (recorded before the tracer timed MPI_Init and "
                            "MPI_Finalize): the whole wall time is the window, so startup counts as useful time");
@@ -296,6 +315,8 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
       }
       p.mpi_share = configs[ci].mpi_share;
       p.pop = configs[ci].pop.pop;
+      // MPI apps are timed on their window (the median repeat's); startup/teardown on their own line.
+      if (p.pop.basis == "mpi" && p.pop.window_measured && available(p.pop.window_s)) p.time_s = p.pop.window_s;
       p.repeats = configs[ci].repeats();
       p.spread = p.repeats > 1 ? configs[ci].pop.wall_spread : 0;
       sum.points.push_back(p);

@@ -121,6 +121,7 @@ json app_step_json(const AppStep& st) {
               {"c2", n(st.c2)},
               {"speedup", n(st.speedup)},
               {"efficiency", n(st.efficiency)},
+              {"wall_efficiency", n(st.wall_efficiency)},
               {"factors",
                {{"load_balance", n(st.lb_factor)},
                 {"communication_efficiency", n(st.comm_factor)},
@@ -182,10 +183,11 @@ std::string render_pop_text(const AnalysisResult& res, const AppSummary& sum, in
     os << wrap("(no MPI: PE = CPU time / (wall x threads), CS from CPU time; LB and CommE need per-thread useful "
                "time)", static_cast<std::size_t>(width), "  ");
   if (mpi_basis) {
-    std::string line = "startup (exec to MPI_Init end) / teardown (MPI_Finalize to exit), s:";
+    std::string line = "time s is the MPI window; startup (exec to MPI_Init end) / teardown (MPI_Finalize to "
+                       "exit) and wall, s:";
     for (const auto& p : sum.points)
       line += " " + num(p.concurrency, 6) + ": " +
-              (p.pop.window_measured ? fixed2(p.pop.startup_s) + "/" + fixed2(p.pop.teardown_s)
+              (p.pop.window_measured ? fixed2(p.pop.startup_s) + "/" + fixed2(p.pop.teardown_s) + " of " + num(p.pop.wall_s)
                                      : "not recorded (MPI_Init " + num(p.pop.init_s, 2) + ")") + ";";
     line.pop_back();
     os << wrap(line, static_cast<std::size_t>(width), "  ");

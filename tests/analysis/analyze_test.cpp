@@ -250,10 +250,12 @@ TEST(Analyze, ZippedSizeAxisIsWeakScalingWithOneGroupAndPopInTheJson) {
   const auto& sum = res.summaries[0];
   ASSERT_EQ(sum.points.size(), 2u);
   EXPECT_EQ(sum.grows_with, std::vector<std::string>{"env:N"});
-  EXPECT_NEAR(sum.points[1].efficiency, 1.31 / 1.41, 1e-9);  // T(ref)/T(p), wall = startup + useful + 0.01
+  EXPECT_NEAR(sum.points[1].efficiency, 1.0 / 1.1, 1e-9);  // T(ref)/T(p) on the MPI window
   ASSERT_EQ(sum.steps.size(), 1u);
   const auto& st = sum.steps[0];
-  EXPECT_NEAR(st.lb_factor * st.comm_factor * st.cs_factor * st.startup_factor, st.efficiency, 1e-12);
+  EXPECT_NEAR(st.lb_factor * st.comm_factor * st.cs_factor, st.efficiency, 1e-12);
+  EXPECT_NEAR(st.efficiency * st.startup_factor, st.wall_efficiency, 1e-12);
+  EXPECT_NEAR(st.wall_efficiency, 1.31 / 1.41, 1e-9);  // wall = startup + useful + 0.01
   EXPECT_NEAR(sum.points[1].pop.computation_scalability, 1.0 / 1.1, 1e-9);  // per unit of work
   EXPECT_NEAR(sum.points[1].pop.global_efficiency,
               sum.points[1].pop.parallel_efficiency * sum.points[1].pop.computation_scalability, 1e-15);
@@ -293,6 +295,7 @@ TEST(Analyze, ImbalancedMpiRunIsDiagnosedAsImbalanceWithWindowedMpiShare) {
   EXPECT_NEAR(sum.points[1].pop.load_balance, 1.0 / 1.5, 1e-9);
   EXPECT_NEAR(sum.points[1].mpi_share, 1.0 / 3.0, 1e-9);  // MPI_Init and MPI_Finalize are outside the window
   EXPECT_EQ(sum.steps.at(0).cause, "imbalance");
+  EXPECT_NEAR(sum.steps.at(0).efficiency, 2.0 / (2 * 1.5), 1e-9);  // window 2.0 s -> 1.5 s
   ASSERT_GE(sum.sentences.size(), 2u);
   EXPECT_EQ(sum.sentences[1].rfind("Scaling breaks past ranks=1: imbalance - ", 0), 0u) << sum.sentences[1];
 }
@@ -333,4 +336,20 @@ TEST(Analyze, StepWithinTheRepeatSpreadIsNoise) {
   EXPECT_EQ(res.summaries[0].steps.at(0).diagnosis, "noise");
   EXPECT_GT(res.summaries[0].points[0].spread, 0.4);
   EXPECT_TRUE(res.hints.empty());
+}
+
+TEST(Analyze, FixedStartupIsNotAScalingLossButGrowingStartupIs) {
+  std::string path = temp_path("startup");
+  // Window 4 s -> 2 s (ideal); startup 1 s at both: wall 5.01 -> 3.01 s (83%), a fixed cost.
+  synth::write_run(path, {{"ranks", "1,2"}},
+                   {mpi_point(0, "ranks=1", 1, {4.0}, 1.0), mpi_point(1, "ranks=2", 2, {2.0, 2.0}, 1.0)});
+  AnalysisResult res = analyze(load_run(path), {});
+  EXPECT_EQ(res.summaries.at(0).steps.at(0).diagnosis, "ideal");
+  EXPECT_LT(res.summaries.at(0).steps.at(0).wall_efficiency, 0.9);
+  // Startup growing 1 s -> 2 s with the ranks: the cause `startup`.
+  synth::write_run(path, {{"ranks", "1,2"}},
+                   {mpi_point(0, "ranks=1", 1, {4.0}, 1.0), mpi_point(1, "ranks=2", 2, {2.0, 2.0}, 2.0)});
+  res = analyze(load_run(path), {});
+  std::remove(path.c_str());
+  EXPECT_EQ(res.summaries.at(0).steps.at(0).cause, "startup");
 }

@@ -11,8 +11,10 @@
 # come from CPU time: the spin case is skipped (exit 77) when the machine is so
 # loaded that a single busy thread gets less than 70% of a CPU (the spinning
 # thread then gets no CPU to burn).
+# MODE weak: a zipped weak-scaling sweep of rtrace-demo (threads with a growing
+# size, the size reaching the app through a per-point argument placeholder).
 set -u
-MODE=$1 RTRACE=$2 OMP_APP=$3 MPI_APP=$4 DIR=$5
+MODE=$1 RTRACE=$2 OMP_APP=$3 MPI_APP=$4 DIR=$5 DEMO=${6:-none}
 rm -rf "$DIR" && mkdir -p "$DIR" && cd "$DIR" || exit 1
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -40,6 +42,26 @@ identities() {
   check "$1" 'all(abs(p["pop"]["global_efficiency"] - p["pop"]["parallel_efficiency"] * p["pop"]["computation_scalability"]) < 1e-9 for p in s["points"] if p["pop"]["global_efficiency"] is not None)' "GE = PE x CS"
 }
 
+if [ "$MODE" = weak ]; then
+  [ "$DEMO" != none ] || { echo "SKIP: rtrace-demo not built"; exit 77; }
+  plan=(--sweep threads=1,2 --sweep env:N=2000000,4000000 --zip --ert none --timeout 120)
+  app=(-- "$DEMO" triad --size "{env:N}" --iters 20)
+  "$RTRACE" "${plan[@]}" --dry-run -o weak.h5 "${app[@]}" > dry.txt 2>&1
+  grep -q -- "--size 4000000" dry.txt ||
+    { echo "SKIP: this rtrace does not substitute per-point argument placeholders: $(tail -2 dry.txt)"; exit 77; }
+  "$RTRACE" "${plan[@]}" -o weak.h5 "${app[@]}" > weak.log 2>&1 || fail "weak sweep: $(tail -3 weak.log)"
+  "$RTRACE" analyze weak.h5 --json weak.json --svg weak-svg > weak.txt || fail "analyze weak.h5"
+  check weak.json 'd["scaling"] == "weak" and len(d["summary"]) == 1 and len(s["points"]) == 2' \
+    "zipped size axis: one weak-scaling group of 2 points"
+  check weak.json 's["grows_with"] == ["env:N"] and s["points"][1]["efficiency"] > 0' "weak efficiency"
+  check weak.json 'any(len(t["configurations"]) == 2 for t in d["trajectories"])' "a trajectory along the zip"
+  grep -q "weak scaling" weak.txt || fail "no weak scaling in the terminal"
+  ls weak-svg/scaling-1.svg > /dev/null || fail "no weak-scaling chart"
+  identities weak.json
+  echo "analysis_known_answers (weak): ok"
+  exit 0
+fi
+
 if [ "$MODE" = mpi ]; then
   [ "$MPI_APP" != none ] || { echo "SKIP: built without MPI"; exit 77; }
   sweep imbalance.h5 ranks=1,2 "$MPI_APP" 3:1 2
@@ -57,7 +79,7 @@ if [ "$MODE" = mpi ]; then
     fail "empty kernel/roofline sections drawn for an unannotated app"
   [ -s imbalance-csv/pop.csv ] && [ -s imbalance-csv/mpi_calls.csv ] || fail "pop.csv / mpi_calls.csv missing"
 
-  sweep balanced.h5 ranks=1,2 "$MPI_APP" balanced 6
+  sweep balanced.h5 ranks=1,2 "$MPI_APP" balanced 2
   check balanced.json 's["points"][1]["pop"]["load_balance"] >= 0.95' "balanced: load balance at 2 ranks"
   check balanced.json 's["steps"][0]["diagnosis"] == "ideal"' "balanced: step diagnosis"
   identities balanced.json

@@ -107,15 +107,19 @@ struct PopConfig {
 PopConfig combine_pop(const std::vector<PointUsage>& repeats, int threads_per_rank);
 
 // A step c1 -> c2 of the whole application, decomposed:
-//   e = (T1/T2) x (work2/work1) / r
-//     = LB ratio x CommE ratio x CS step x window-share ratio      (mpi basis)
-//     = PE ratio x CS step                                         (cpu-time basis; window share 1)
-// Each factor < 1 is a loss; the largest loss names the cause.
+//   e = (T1/T2) x (work2/work1) / r, T = the MPI window (mpi basis with the window
+//     measured) or the wall time
+//     = LB ratio x CommE ratio x CS step                           (mpi basis)
+//     = PE ratio x CS step                                         (cpu-time basis)
+//   wall-clock e = e x startup factor (the window's share of the wall time).
+// Each factor < 1 is a loss; the largest loss names the cause. Startup and
+// teardown that grow with the concurrency are the cause `startup`.
 struct AppStep {
   int from = -1, to = -1;           // indices into AppSummary::points
   double c1 = kNaN, c2 = kNaN, ratio = kNaN;
-  double speedup = kNaN;            // T1/T2
-  double efficiency = kNaN;         // step efficiency (weak: T1/T2)
+  double speedup = kNaN;            // T1/T2 (MPI with a measured window: window times)
+  double efficiency = kNaN;         // step efficiency (weak: T1/T2) = LB x CommE x CS factors
+  double wall_efficiency = kNaN;    // the same on the wall clock = efficiency x startup factor
   double lb_factor = kNaN, comm_factor = kNaN, cs_factor = kNaN, startup_factor = kNaN, pe_factor = kNaN;
   double spread = 0;                // the larger repeat spread of the two points
   std::string diagnosis;            // ideal | superlinear | noise | loss
