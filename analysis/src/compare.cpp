@@ -23,6 +23,11 @@ std::string pad(const std::string& s, std::size_t w, bool right = true) {
   if (s.size() >= w) return s.substr(0, w);
   return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
 }
+std::string pct1(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
 json n(double v) { return available(v) ? json(v) : json(nullptr); }
 
 // The summary point and the step that ends at configuration ci, if any.
@@ -31,6 +36,7 @@ void find_point(const AnalysisResult& r, int ci, ComparedPoint& out) {
     for (std::size_t i = 0; i < sum.points.size(); ++i) {
       if (sum.points[i].config != ci) continue;
       const auto& p = sum.points[i];
+      out.time_s = p.time_s;  // the MPI window for MPI apps, as in the summary
       out.efficiency = p.efficiency;
       out.parallel_efficiency = p.pop.parallel_efficiency;
       out.global_efficiency = p.pop.global_efficiency;
@@ -100,7 +106,7 @@ std::string render_compare_text(const CompareResult& cmp) {
          << pad(available(p.efficiency) ? num(100 * p.efficiency, 3) + "%" : "-", 6) << " "
          << pad(num(p.load_balance, 2), 5) << " " << pad(num(p.parallel_efficiency, 2), 5) << " "
          << pad(num(p.global_efficiency, 2), 5) << " "
-         << pad(available(p.mpi_share) ? num(100 * p.mpi_share, 3) : "-", 6) << "  " << p.step << "\n";
+         << pad(available(p.mpi_share) ? pct1(100 * p.mpi_share) : "-", 6) << "  " << p.step << "\n";
       // A change within either run's spread is not a difference.
       const auto& b = row.runs.front();
       if (f > 0 && available(p.time_change) && (p.spread > 0 || b.spread > 0) &&
