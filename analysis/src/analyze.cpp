@@ -218,6 +218,7 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
 
   if (res.axis.empty()) {
     if (nconf > 1) res.warnings.push_back("no concurrency axis varies across configurations: no trajectories");
+    attach_profile(res);  // flame graphs need no axis
     return res;
   }
 
@@ -432,6 +433,7 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
       res.instruction.push_back(ip);
     }
   }
+  attach_profile(res);  // sampled call paths: per-function losses joined into the summaries
   return res;
 }
 

@@ -31,7 +31,7 @@ int analyze_main(int argc, char** argv) {
   AnalyzeOptions opt;
   Thresholds& th = opt.thresholds;
   double launch_floor_us = th.launch_floor_s * 1e6;
-  std::string json_path, csv_dir, svg_dir, html_path;
+  std::string json_path, csv_dir, svg_dir, html_path, folded_dir;
   std::vector<std::string> inputs, pp_files;
   bool write = false, quiet = false;
 
@@ -44,6 +44,7 @@ int analyze_main(int argc, char** argv) {
       ("csv", po::value(&csv_dir), "write points.csv, steps.csv, summary.csv into DIR")
       ("svg", po::value(&svg_dir), "write the charts as SVG files into DIR")
       ("html", po::value(&html_path), "write a self-contained HTML report")
+      ("folded", po::value(&folded_dir), "write each configuration's sampled stacks as cNNN.folded (flamegraph.pl, inferno) and cNNN.speedscope.json into DIR")
       ("write", po::bool_switch(&write), "store the results under /analysis in the run file")
       ("pp", po::value(&pp_files)->multitoken(), "performance portability Phi across run files (one per platform)")
       ("quiet,q", po::bool_switch(&quiet), "no terminal table")
@@ -104,6 +105,7 @@ int analyze_main(int argc, char** argv) {
     if (!json_path.empty() || write) doc = to_json(res);
     if (!json_path.empty()) write_file(json_path, doc.dump(1) + "\n");
     if (!csv_dir.empty()) write_csv(res, csv_dir);
+    if (!folded_dir.empty()) write_folded(res, folded_dir);
     std::vector<SvgChart> charts;
     if (!svg_dir.empty() || !html_path.empty()) charts = render_svgs(res);
     if (!svg_dir.empty()) write_svgs(charts, svg_dir);

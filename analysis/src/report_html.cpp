@@ -147,6 +147,14 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
     chart(name);
   }
 
+  if (res.profile.available) {  // sampled call paths (profile.cpp)
+    h << "<h2>Where the time goes (sampled call stacks)</h2>\n";
+    for (const auto& g : res.profile.groups)
+      if (!g.sentence.empty()) h << "<div class=\"summary\">" << xml_escape(g.sentence) << "</div>\n";
+    chart("scaling-by-function");
+    chart("flame-c");
+  }
+
   const auto& th = res.thresholds;
   h << "<h2>Thresholds</h2>\n<table><tr><th class=\"l\">threshold</th><th>value</th></tr>\n"
     << "<tr><td class=\"l\">ideal tolerance (step efficiency &ge; 1 &minus; tol)</td><td>" << num(th.ideal_tolerance) << "</td></tr>\n"

@@ -216,6 +216,7 @@ json to_json(const AnalysisResult& res) {
   doc["warnings"] = res.warnings;
   doc["hints"] = res.hints;
   doc["scaling"] = res.scaling;
+  if (res.profile.available) doc["profile"] = profile_to_json(res.profile);  // 1.3.0
   return doc;
 }
 

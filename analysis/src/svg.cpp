@@ -661,6 +661,7 @@ std::vector<SvgChart> render_svgs(const AnalysisResult& res) {
     if (!eff.empty())
       out.push_back({"efficiency-" + std::to_string(si) + ".svg", "POP efficiencies" + (sum.fixed.empty() ? "" : " (" + sum.fixed + ")"), eff});
   }
+  for (auto& c : render_profile_svgs(res)) out.push_back(std::move(c));  // profile_svg.cpp
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include "rtrace/analysis/dataset.hpp"
 #include "rtrace/analysis/model.hpp"
 #include "rtrace/analysis/pop.hpp"
+#include "rtrace/analysis/profile.hpp"
 
 #include <string>
 #include <vector>
@@ -91,6 +92,7 @@ struct AnalysisResult {
   std::string scaling = "strong";    // strong | weak (as applied)
   bool counts_available = false;     // any kernel has operation counts
   bool mpi = false;                  // some configuration initialised MPI
+  ProfileResult profile;             // sampled call paths (profile.cpp); available=false without samples
 };
 
 AnalysisResult analyze(RunData run, const AnalyzeOptions& options);

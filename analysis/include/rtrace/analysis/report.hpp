@@ -12,7 +12,7 @@
 
 namespace rtrace::analysis {
 
-inline constexpr const char* kAnalysisSchemaVersion = "1.2.0";  // 1.1: cause `slowdown`; 1.2: POP, app steps, MPI calls
+inline constexpr const char* kAnalysisSchemaVersion = "1.3.0";  // 1.1: cause `slowdown`; 1.2: POP, app steps, MPI calls; 1.3: profile
 extern const char* const kAnalysisSchemaJson;  // schemas/analysis-v1.json, compiled in
 
 // Terminal report: per kernel (sorted by time share) one block of rows, each <= width columns.
@@ -34,6 +34,8 @@ struct SvgChart {
   std::string svg;
 };
 std::vector<SvgChart> render_svgs(const AnalysisResult& res);
+// The sampled profile's charts (profile_svg.cpp): scaling-by-function.svg, flame-cNNN.svg.
+std::vector<SvgChart> render_profile_svgs(const AnalysisResult& res);
 std::vector<std::string> write_svgs(const std::vector<SvgChart>& charts, const std::string& dir);
 
 std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& charts);

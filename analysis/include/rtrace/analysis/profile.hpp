@@ -1,0 +1,107 @@
+// Where the time goes without annotations: the tracer's sampled call paths
+// (ranks/rNNNNNN/callpaths) turned into per-function time trajectories along
+// the sweep axis, the functions that account for the lost time, and flame
+// graphs. See docs/analysis.md, "Sampled profiles".
+#pragma once
+
+#include "rtrace/analysis/model.hpp"
+
+#include <rtrace/store/run_file.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rtrace::analysis {
+
+struct AnalysisResult;
+
+// One rank's samples attributed to functions. A sample counts for:
+//  * an `app` frame: that function (inlined frames included);
+//  * `system` code (libc, libm, C++ runtime): as its first non-system caller;
+//  * MPI code: the `MPI_*` call that entered it ("MPI_Allreduce"), else
+//    "MPI library (progress)";
+//  * OpenMP runtime code: "OpenMP runtime (wait, barrier, spin)";
+//  * the tracer itself: "rtrace tracer".
+struct RankProfile {
+  double period_s = kNaN;
+  std::map<int, std::map<std::string, double>> thread_samples;  // thread -> function -> samples
+  std::map<std::string, std::string> category;                 // function -> app|mpi|openmp|system|rtrace
+  // Folded stacks "frame;frame;...;leaf" (outermost first) -> samples, all threads.
+  std::map<std::string, double> folded;
+};
+RankProfile profile_of_rank(const store::RankRecords& rank);
+
+// A function at one configuration.
+struct FunctionAtPoint {
+  double time_s = kNaN;       // on the critical path: the critical thread of the critical rank
+  double cpu_s = 0;           // all ranks and threads
+  double imbalance = kNaN;    // across ranks: max/mean - 1 of per-rank CPU time (NaN with one rank)
+};
+
+struct FunctionSeries {
+  std::string name;           // as demangled ("setup_mesh(long)")
+  std::string short_name;     // without parameters ("setup_mesh")
+  std::string category;
+  std::vector<FunctionAtPoint> at;  // per configuration (NaN time when absent)
+  double total_time_s = 0;
+};
+
+struct FunctionLoss {
+  int function = -1;          // index into ProfileResult::functions
+  double lost_s = 0;          // time beyond ideal scaling from the group's first point, at its last
+  double share = 0;           // of all functions' lost time
+  std::string shape;          // "constant: serial", "growing: replicated work or communication", ...
+  double imbalance = kNaN;    // at the last point
+  std::string roofline;       // the roofline step diagnosis when the function is also a region/kernel
+};
+
+struct ProfileGroup {
+  std::string fixed;          // same key as AppSummary::fixed
+  std::vector<int> configs;   // ordered by concurrency
+  std::vector<FunctionLoss> lost;  // largest first
+  double wall_lost_s = kNaN;  // the application's lost wall time at the last point
+  std::string sentence;       // the diagnosis in words
+};
+
+struct ProfileResult {
+  bool available = false;             // some point has sampled call paths
+  double period_s = kNaN;
+  std::vector<FunctionSeries> functions;   // sorted by total critical-path time
+  std::vector<ProfileGroup> groups;
+  std::vector<std::map<std::string, double>> folded;  // per configuration: folded stacks over ranks (first repeat)
+  std::vector<std::string> warnings;
+};
+
+// Text of a function without its parameter list and clone suffix.
+std::string short_function_name(const std::string& name);
+
+// Classifies the time trajectory of one function: t1 at concurrency c1, t2 at c2.
+std::string scaling_shape(double t1, double t2, double c1, double c2, const std::string& category);
+
+// Reads the sampled call paths of every used point of `res.run` (its file) and
+// joins them into `res` (trajectories, losses, sentences in res.summaries).
+// Never throws: problems become res.warnings.
+void attach_profile(AnalysisResult& res) noexcept;
+
+// Builds the profile from per-configuration rank records (first repeat), for tests.
+ProfileResult build_profile(const AnalysisResult& res, const std::vector<std::vector<store::RankRecords>>& per_config);
+
+// Folded-stack text ("a;b;c 12\n") and speedscope JSON of one configuration.
+std::string folded_text(const std::map<std::string, double>& folded);
+std::string speedscope_json(const std::map<std::string, double>& folded, const std::string& name, double period_s);
+
+// An icicle flame graph (root on top) of folded stacks; ranks and threads merged.
+std::string render_flame_svg(const std::map<std::string, double>& folded, const std::string& title);
+
+// Writes cNNN.folded (Brendan Gregg's folded format) and cNNN.speedscope.json
+// for every configuration with samples into dir; returns the files written.
+std::vector<std::string> write_folded(const AnalysisResult& res, const std::string& dir);
+
+// The `profile` object of `rtrace analyze --json` (schemas/analysis-v1.json, 1.3.0).
+nlohmann::json profile_to_json(const ProfileResult& profile, int max_functions = 30);
+
+}  // namespace rtrace::analysis

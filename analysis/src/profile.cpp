@@ -1,0 +1,442 @@
+#include "rtrace/analysis/profile.hpp"
+
+#include "rtrace/analysis/analyze.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace rtrace::analysis {
+
+namespace {
+
+const char* const kOpenMpBucket = "OpenMP runtime (wait, barrier, spin)";
+const char* const kMpiBucket = "MPI library (progress)";
+const char* const kTracerBucket = "rtrace tracer";
+
+std::string fmt(double v, int precision = 3) {
+  if (!available(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+  return buf;
+}
+
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+// Folded-stack frames may not contain ';' (the separator) or newlines.
+std::string folded_frame(std::string s) {
+  for (char& c : s)
+    if (c == ';' || c == '\n' || c == '\r') c = ',';
+  return s;
+}
+
+}  // namespace
+
+std::string short_function_name(const std::string& name) {
+  std::string s = name;
+  const std::string omp = " [clone ._omp_fn.";
+  bool outlined = false;
+  if (auto at = s.find(omp); at != std::string::npos) {
+    s.resize(at);
+    outlined = true;
+  }
+  if (auto at = s.find(" [clone "); at != std::string::npos) s.resize(at);
+  // Trailing qualifiers of member functions.
+  for (const char* q : {" const", " volatile", " &&", " &"})
+    if (s.size() > std::strlen(q) && s.compare(s.size() - std::strlen(q), std::string::npos, q) == 0)
+      s.resize(s.size() - std::strlen(q));
+  if (!s.empty() && s.back() == ')') {
+    int depth = 0;
+    for (std::size_t i = s.size(); i-- > 0;) {
+      if (s[i] == ')') ++depth;
+      else if (s[i] == '(' && --depth == 0) {
+        if (i > 0) s.resize(i);
+        break;
+      }
+    }
+  }
+  return outlined ? s + " (OpenMP region)" : s;
+}
+
+std::string scaling_shape(double t1, double t2, double c1, double c2, const std::string& category) {
+  const bool runtime = category == "mpi" || category == "openmp";
+  if (!(t1 > 0)) return runtime ? "growing: communication or waiting (absent at the first point)"
+                                : "growing: appears with concurrency";
+  const double r = t2 / t1, k = c2 / c1;
+  if (r >= 1.25) return runtime ? "growing: communication or waiting" : "growing: replicated work or communication";
+  if (r >= 0.8) return runtime ? "constant: waiting" : "constant: serial";
+  if (k > 0 && r > 1.25 / k) return "shrinking slower than ideal";
+  return "scales";
+}
+
+RankProfile profile_of_rank(const store::RankRecords& rank) {
+  RankProfile p;
+  if (rank.sampling.empty() || rank.callpaths.empty()) return p;
+  p.period_s = rank.sampling[0].period_s;
+  const auto& rows = rank.callpaths;
+  auto name_of = [&](std::int64_t id) -> std::string {
+    return id >= 0 && static_cast<std::size_t>(id) < rank.names.size() ? rank.names[static_cast<std::size_t>(id)]
+                                                                         : std::string("?");
+  };
+  auto parent_of = [&](std::size_t i) -> std::int64_t {
+    const std::int64_t par = rows[i].parent_id;
+    return par >= 0 && static_cast<std::size_t>(par) < i ? par : -1;  // malformed parents end the walk
+  };
+  // Attribution of each node's self samples (see the header).
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    if (r.self_samples <= 0) continue;
+    std::string cat = store::get_str(r.category);
+    std::size_t leaf = i;
+    // libc/libm code counts for whoever called it: the first non-system frame up the stack.
+    if (cat == "system") {
+      for (std::int64_t n = parent_of(i); n >= 0; n = parent_of(static_cast<std::size_t>(n))) {
+        const std::string c = store::get_str(rows[static_cast<std::size_t>(n)].category);
+        if (c == "system") continue;
+        cat = c;
+        leaf = static_cast<std::size_t>(n);
+        break;
+      }
+    }
+    std::string fn;
+    std::string fn_cat = cat;
+    if (cat == "openmp") {
+      fn = kOpenMpBucket;
+    } else if (cat == "mpi") {
+      // The outermost MPI_* frame of the run of MPI frames around the leaf.
+      fn = kMpiBucket;
+      for (std::int64_t n = static_cast<std::int64_t>(leaf); n >= 0; n = parent_of(static_cast<std::size_t>(n))) {
+        const auto& row = rows[static_cast<std::size_t>(n)];
+        const std::string c = store::get_str(row.category);
+        if (c == "rtrace") {  // MPI calls the tracer itself makes (its write at MPI_Finalize)
+          fn = kTracerBucket;
+          break;
+        }
+        if (c != "mpi" && c != "system") break;
+        std::string f = name_of(row.function_id);
+        if (starts_with(f, "PMPI_")) f = f.substr(1);
+        if (starts_with(f, "MPI_")) fn = f;
+      }
+    } else if (cat == "rtrace") {
+      fn = kTracerBucket;
+    } else {
+      fn = name_of(rows[leaf].function_id);  // app code, or a system-only stack (its leaf)
+    }
+    p.thread_samples[r.thread][fn] += static_cast<double>(r.self_samples);
+    p.category.emplace(fn, fn_cat);
+    // Folded stack of this node.
+    std::vector<std::string> frames;
+    for (std::int64_t n = static_cast<std::int64_t>(i); n >= 0; n = parent_of(static_cast<std::size_t>(n)))
+      frames.push_back(folded_frame(name_of(rows[static_cast<std::size_t>(n)].function_id)));
+    std::string key = "thread " + std::to_string(r.thread);
+    for (auto f = frames.rbegin(); f != frames.rend(); ++f) key += ";" + *f;
+    p.folded[key] += static_cast<double>(r.self_samples);
+  }
+  return p;
+}
+
+namespace {
+
+bool is_work(const std::string& category) { return category == "app" || category == "system"; }
+
+// Per configuration: function -> FunctionAtPoint, from the ranks of one point.
+std::map<std::string, FunctionAtPoint> functions_at_point(const std::vector<RankProfile>& ranks,
+                                                          std::map<std::string, std::string>& categories,
+                                                          double& period) {
+  std::map<std::string, FunctionAtPoint> out;
+  // Critical thread per rank: the most samples of work (not waiting in a runtime).
+  int critical_rank = -1;
+  int critical_thread = -1;
+  double best = -1;
+  std::map<std::string, std::vector<double>> per_rank_cpu;
+  for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
+    const auto& rp = ranks[ri];
+    if (!available(rp.period_s)) continue;
+    period = rp.period_s;
+    for (const auto& [fn, cat] : rp.category) categories.emplace(fn, cat);
+    for (const auto& [thread, fns] : rp.thread_samples) {
+      double work = 0;
+      for (const auto& [fn, n] : fns) {
+        auto c = rp.category.find(fn);
+        if (c != rp.category.end() && is_work(c->second)) work += n;
+        auto& v = per_rank_cpu[fn];
+        v.resize(ranks.size(), 0);
+        v[ri] += n * rp.period_s;
+      }
+      if (work > best) {
+        best = work;
+        critical_rank = static_cast<int>(ri);
+        critical_thread = thread;
+      }
+    }
+  }
+  for (const auto& [fn, cpu] : per_rank_cpu) {
+    FunctionAtPoint f;
+    double sum = 0, mx = 0;
+    for (double v : cpu) sum += v, mx = std::max(mx, v);
+    f.cpu_s = sum;
+    const double mean = sum / static_cast<double>(ranks.size());
+    f.imbalance = ranks.size() > 1 && mean > 0 ? mx / mean - 1 : kNaN;
+    f.time_s = 0;
+    out[fn] = f;
+  }
+  if (critical_rank >= 0) {
+    const auto& rp = ranks[static_cast<std::size_t>(critical_rank)];
+    for (const auto& [fn, n] : rp.thread_samples.at(critical_thread)) out[fn].time_s = n * rp.period_s;
+  }
+  return out;
+}
+
+}  // namespace
+
+ProfileResult build_profile(const AnalysisResult& res, const std::vector<std::vector<store::RankRecords>>& per_config) {
+  ProfileResult out;
+  const auto& configs = res.run.configs;
+  const int nconf = static_cast<int>(configs.size());
+  std::map<std::string, int> index;
+  std::map<std::string, std::string> categories;
+  out.folded.assign(static_cast<std::size_t>(nconf), {});
+  for (int ci = 0; ci < nconf && ci < static_cast<int>(per_config.size()); ++ci) {
+    std::vector<RankProfile> ranks;
+    for (const auto& r : per_config[static_cast<std::size_t>(ci)]) {
+      RankProfile rp = profile_of_rank(r);
+      if (!available(rp.period_s)) continue;
+      for (const auto& [k, v] : rp.folded)
+        out.folded[static_cast<std::size_t>(ci)]["rank " + std::to_string(r.info.rank) + ";" + k] += v;
+      ranks.push_back(std::move(rp));
+    }
+    if (ranks.empty()) continue;
+    out.available = true;
+    double period = kNaN;
+    auto fns = functions_at_point(ranks, categories, period);
+    if (available(period)) out.period_s = period;
+    for (auto& [fn, at] : fns) {
+      auto [it, fresh] = index.emplace(fn, static_cast<int>(out.functions.size()));
+      if (fresh) {
+        FunctionSeries s;
+        s.name = fn;
+        // Runtime buckets ("OpenMP runtime (wait, barrier, spin)") keep their whole name.
+        s.short_name = fn == kOpenMpBucket || fn == kMpiBucket || fn == kTracerBucket ? fn : short_function_name(fn);
+        s.at.assign(static_cast<std::size_t>(nconf), FunctionAtPoint{});
+        out.functions.push_back(std::move(s));
+      }
+      auto& s = out.functions[static_cast<std::size_t>(it->second)];
+      s.at[static_cast<std::size_t>(ci)] = at;
+      s.total_time_s += at.time_s;
+    }
+  }
+  for (auto& s : out.functions) s.category = categories.count(s.name) ? categories[s.name] : "app";
+  // Sorted by critical-path time; indices stay valid after this point only.
+  std::stable_sort(out.functions.begin(), out.functions.end(),
+                   [](const FunctionSeries& a, const FunctionSeries& b) { return a.total_time_s > b.total_time_s; });
+  if (!out.available || res.axis.empty()) return out;
+
+  // Groups along the axis: the same ones as the application summaries.
+  for (const auto& sum : res.summaries) {
+    if (sum.points.size() < 2) continue;
+    ProfileGroup g;
+    g.fixed = sum.fixed;
+    for (const auto& p : sum.points) g.configs.push_back(p.config);
+    const int f = g.configs.front(), l = g.configs.back();
+    const double cf = configs[static_cast<std::size_t>(f)].concurrency(res.axis);
+    const double cl = configs[static_cast<std::size_t>(l)].concurrency(res.axis);
+    const auto& pf = sum.points.front();
+    const auto& pl = sum.points.back();
+    if (available(pf.time_s) && available(pl.time_s)) g.wall_lost_s = pl.time_s - pf.time_s * pf.concurrency / pl.concurrency;
+    double total = 0;
+    for (int fi = 0; fi < static_cast<int>(out.functions.size()); ++fi) {
+      const auto& s = out.functions[static_cast<std::size_t>(fi)];
+      const auto& af = s.at[static_cast<std::size_t>(f)];
+      const auto& al = s.at[static_cast<std::size_t>(l)];
+      if (!available(al.time_s) || al.time_s < 3 * out.period_s) continue;  // too few samples to judge
+      const double tf = available(af.time_s) ? af.time_s : 0;
+      const double lost = al.time_s - tf * cf / cl;
+      if (!(lost > 0)) continue;
+      FunctionLoss fl;
+      fl.function = fi;
+      fl.lost_s = lost;
+      fl.shape = scaling_shape(tf, al.time_s, cf, cl, s.category);
+      fl.imbalance = al.imbalance;
+      // The roofline verdict where the function is also an annotated region or a kernel.
+      for (int ki = 0; ki < static_cast<int>(res.kernels.size()); ++ki) {
+        if (res.kernels[static_cast<std::size_t>(ki)].name != s.short_name) continue;
+        for (const auto& t : res.trajectories)
+          if (t.kernel == ki && t.fixed == g.fixed && !t.steps.empty()) fl.roofline = t.steps.back().d.diagnosis;
+      }
+      g.lost.push_back(fl);
+      total += lost;
+    }
+    for (auto& x : g.lost) x.share = total > 0 ? x.lost_s / total : 0;
+    std::sort(g.lost.begin(), g.lost.end(), [](const FunctionLoss& a, const FunctionLoss& b) { return a.lost_s > b.lost_s; });
+    std::ostringstream s;
+    s << "Sampled: ";
+    if (available(g.wall_lost_s) && g.wall_lost_s > 0) s << "lost " << fmt(g.wall_lost_s) << " s";
+    else s << "time beyond ideal";
+    s << " at " << res.axis << "=" << fmt(cl, 6) << ": ";
+    if (g.lost.empty()) {
+      s << "no function loses time against ideal scaling.";
+    } else {
+      for (std::size_t i = 0; i < g.lost.size() && i < 3; ++i) {
+        const auto& x = g.lost[i];
+        const auto& fs = out.functions[static_cast<std::size_t>(x.function)];
+        if (i) s << ", ";
+        s << fmt(100 * x.share, 2) << "% in `" << fs.short_name << "` (" << x.shape;
+        if (available(x.imbalance) && x.imbalance > 0.1) s << "; imbalance " << fmt(100 * x.imbalance, 3) << "%";
+        if (!x.roofline.empty()) s << "; roofline: " << x.roofline;
+        s << ")";
+      }
+      s << ".";
+    }
+    g.sentence = s.str();
+    out.groups.push_back(std::move(g));
+  }
+  return out;
+}
+
+void attach_profile(AnalysisResult& res) noexcept {
+  try {
+    const std::string& path = res.run.path;
+    struct stat st {};
+    if (path.empty() || ::stat(path.c_str(), &st) != 0) return;
+    store::File file = store::File::open(path);
+    const auto& root = file.root();
+    if (!root.exists("points")) return;
+    store::Group points = root.open_group("points");
+    std::vector<std::vector<store::RankRecords>> per_config;
+    for (const auto& c : res.run.configs) {
+      per_config.emplace_back();
+      if (c.point_ids.empty()) continue;
+      const std::string pname = store::point_group_name(c.point_ids.front());
+      if (!points.exists(pname)) continue;
+      store::Group pg = points.open_group(pname);
+      if (!pg.exists("ranks")) continue;
+      store::Group rg = pg.open_group("ranks");
+      for (const auto& child : rg.children()) per_config.back().push_back(store::read_rank(rg.open_group(child)));
+    }
+    res.profile = build_profile(res, per_config);
+    for (const auto& g : res.profile.groups) {
+      if (g.sentence.empty()) continue;
+      for (auto& sum : res.summaries)
+        if (sum.fixed == g.fixed) sum.sentences.push_back(g.sentence);
+    }
+  } catch (const std::exception& e) {
+    res.warnings.push_back(std::string("sampled call paths unreadable: ") + e.what());
+  } catch (...) {
+    res.warnings.push_back("sampled call paths unreadable");
+  }
+}
+
+nlohmann::json profile_to_json(const ProfileResult& p, int max_functions) {
+  using nlohmann::json;
+  auto num = [](double v) { return available(v) ? json(v) : json(nullptr); };
+  auto seconds = [&](double v) { return json{{"value", num(v)}, {"unit", "s"}}; };
+  json fns = json::array();
+  for (int i = 0; i < static_cast<int>(p.functions.size()) && i < max_functions; ++i) {
+    const auto& f = p.functions[static_cast<std::size_t>(i)];
+    json t = json::array(), imb = json::array();
+    for (const auto& a : f.at) {
+      t.push_back(num(a.time_s));
+      imb.push_back(num(a.imbalance));
+    }
+    fns.push_back({{"name", f.name}, {"short_name", f.short_name}, {"category", f.category}, {"time_s", t},
+                   {"imbalance", imb}});
+  }
+  json groups = json::array();
+  for (const auto& g : p.groups) {
+    json lost = json::array();
+    for (const auto& l : g.lost)
+      lost.push_back({{"function", p.functions[static_cast<std::size_t>(l.function)].name},
+                      {"short_name", p.functions[static_cast<std::size_t>(l.function)].short_name},
+                      {"lost", seconds(l.lost_s)},
+                      {"share", l.share},
+                      {"shape", l.shape},
+                      {"imbalance", num(l.imbalance)},
+                      {"roofline", l.roofline}});
+    groups.push_back({{"fixed", g.fixed}, {"wall_lost", seconds(g.wall_lost_s)}, {"lost", lost}, {"sentence", g.sentence}});
+  }
+  return {{"available", p.available}, {"period", seconds(p.period_s)}, {"functions", fns}, {"groups", groups}};
+}
+
+std::vector<std::string> write_folded(const AnalysisResult& res, const std::string& dir) {
+  std::vector<std::string> written;
+  if (!res.profile.available) throw InputError("--folded: the run has no sampled call stacks (run with --sample HZ > 0)");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError("--folded " + dir + ": cannot create the directory: " + ec.message());
+  for (std::size_t ci = 0; ci < res.profile.folded.size() && ci < res.run.configs.size(); ++ci) {
+    const auto& folded = res.profile.folded[ci];
+    if (folded.empty()) continue;
+    char base[32];
+    std::snprintf(base, sizeof base, "c%03d", static_cast<int>(ci));
+    const std::string label = res.run.configs[ci].label;
+    for (const auto& [ext, text] : {std::make_pair(std::string(".folded"), folded_text(folded)),
+                                   std::make_pair(std::string(".speedscope.json"),
+                                                  speedscope_json(folded, label, res.profile.period_s))}) {
+      const std::string path = dir + "/" + base + ext;
+      std::ofstream out(path, std::ios::binary);
+      out << text;
+      out.close();
+      if (!out) throw InputError("--folded: cannot write " + path);
+      written.push_back(path);
+    }
+  }
+  return written;
+}
+
+std::string folded_text(const std::map<std::string, double>& folded) {
+  std::string out;
+  for (const auto& [stack, n] : folded) {
+    if (n <= 0) continue;
+    out += stack + " " + std::to_string(static_cast<long long>(std::llround(n))) + "\n";
+  }
+  return out;
+}
+
+std::string speedscope_json(const std::map<std::string, double>& folded, const std::string& name, double period_s) {
+  // https://www.speedscope.app/file-format-schema.json: one "sampled" profile,
+  // weights in seconds of CPU time.
+  nlohmann::json frames = nlohmann::json::array();
+  std::map<std::string, int> frame_index;
+  nlohmann::json samples = nlohmann::json::array(), weights = nlohmann::json::array();
+  double total = 0;
+  for (const auto& [stack, n] : folded) {
+    nlohmann::json ids = nlohmann::json::array();
+    std::size_t start = 0;
+    while (start <= stack.size()) {
+      std::size_t end = stack.find(';', start);
+      if (end == std::string::npos) end = stack.size();
+      std::string f = stack.substr(start, end - start);
+      auto [it, fresh] = frame_index.emplace(f, static_cast<int>(frame_index.size()));
+      if (fresh) frames.push_back({{"name", f}});
+      ids.push_back(it->second);
+      start = end + 1;
+    }
+    const double w = n * (available(period_s) ? period_s : 1.0);
+    samples.push_back(ids);
+    weights.push_back(w);
+    total += w;
+  }
+  nlohmann::json j;
+  j["$schema"] = "https://www.speedscope.app/file-format-schema.json";
+  j["name"] = name;
+  j["exporter"] = "rtrace analyze";
+  j["shared"] = {{"frames", frames}};
+  j["profiles"] = nlohmann::json::array({{{"type", "sampled"},
+                                          {"name", name},
+                                          {"unit", "seconds"},
+                                          {"startValue", 0},
+                                          {"endValue", total},
+                                          {"samples", samples},
+                                          {"weights", weights}}});
+  return j.dump();
+}
+
+}  // namespace rtrace::analysis

@@ -1,0 +1,62 @@
+#!/bin/bash
+# Where the time goes without annotations (issue 15): unannotated apps swept by
+# the real `rtrace` with sampling on, analysed by the real `rtrace analyze`.
+#   MODE omp: a serial function + a parallel loop over threads=1,2 ->
+#             `setup_mesh` is the largest share of lost time, shape constant;
+#             flame graphs, scaling-by-function chart, folded + speedscope export.
+#   MODE mpi: a function only rank 0 runs, ranks=1,2 -> `rank0_setup` named,
+#             with its imbalance across ranks.
+# Samples count CPU time per thread, so the answers do not depend on how loaded
+# the 2-core machine is (wall time does).
+set -u
+MODE=$1 RTRACE=$2 OMP_APP=$3 MPI_APP=$4 DIR=$5
+rm -rf "$DIR" && mkdir -p "$DIR" && cd "$DIR" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+query() {
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d.get("profile"); g=(p["groups"] or [None])[0] if p else None; print(eval(sys.argv[2]))' "$1" "$2"
+}
+check() {  # check JSON EXPR MESSAGE
+  local v
+  v=$(query "$1" "$2") || fail "$3: cannot evaluate $2"
+  [ "$v" = "True" ] || { cat "${1%.json}.txt"; fail "$3 ($2 is $v)"; }
+}
+
+if [ "$MODE" = omp ]; then
+  "$RTRACE" --sweep threads=1,2 --ert none --sample 500 --timeout 120 -o omp.h5 -- "$OMP_APP" normal 40 60 \
+    > omp.log 2>&1 || fail "rtrace run: $(tail -3 omp.log)"
+  "$RTRACE" validate omp.h5 > validate.txt 2>&1 || fail "validate: $(tail -3 validate.txt)"
+  "$RTRACE" analyze omp.h5 --json omp.json --svg svg --html omp.html --folded folded > omp.txt ||
+    fail "rtrace analyze"
+  check omp.json 'p["available"] and len(p["groups"]) == 1' "profile present"
+  check omp.json 'g["lost"][0]["short_name"] == "setup_mesh"' "serial function is the largest share of lost time"
+  check omp.json 'g["lost"][0]["shape"] == "constant: serial"' "serial function's shape"
+  check omp.json 'g["lost"][0]["share"] > 0.5' "serial function's share"
+  check omp.json 'all(l["short_name"] != "parallel_sweep (OpenMP region)" or l["share"] < 0.2 for l in g["lost"])' "parallel loop loses little"
+  grep -q 'Sampled: .* in `setup_mesh` (constant: serial' omp.txt || fail "no sampled sentence in the diagnosis"
+  ls svg/flame-c000.svg svg/flame-c001.svg svg/scaling-by-function.svg > /dev/null || fail "missing profile SVGs"
+  grep -q "Where the time goes" omp.html || fail "no profile section in the HTML"
+  grep -q "setup_mesh" svg/flame-c001.svg || fail "flame graph without setup_mesh"
+  grep -q ';setup_mesh(long) [0-9]*$' folded/c001.folded || fail "folded stacks without setup_mesh"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["profiles"][0]["type"] == "sampled"; assert len(d["profiles"][0]["samples"]) == len(d["profiles"][0]["weights"]) > 0' \
+    folded/c001.speedscope.json || fail "speedscope JSON"
+  # An unsampled run has no profile and --folded says so in one line.
+  "$RTRACE" --sweep threads=1 --ert none --sample 0 -o off.h5 -- "$OMP_APP" normal 2 2 > off.log 2>&1 || fail "run --sample 0"
+  "$RTRACE" analyze off.h5 --json off.json -q || fail "analyze off.h5"
+  check off.json 'p is None' "no profile without sampling"
+  "$RTRACE" analyze off.h5 --folded f2 -q 2> err.txt && fail "--folded without samples succeeded"
+  [ "$(wc -l < err.txt)" -eq 1 ] || fail "--folded without samples: expected one line, got $(cat err.txt)"
+  echo "OK"
+  exit 0
+fi
+
+[ "$MPI_APP" != none ] || { echo "SKIP: built without MPI"; exit 77; }
+"$RTRACE" --sweep ranks=1,2 --ert none --sample 500 --timeout 120 -o mpi.h5 -- "$MPI_APP" 40 60 \
+  > mpi.log 2>&1 || fail "rtrace run: $(tail -3 mpi.log)"
+"$RTRACE" analyze mpi.h5 --json mpi.json > mpi.txt || fail "rtrace analyze"
+check mpi.json 'g["lost"][0]["short_name"] == "rank0_setup"' "the rank-0-only function is the largest share of lost time"
+check mpi.json 'g["lost"][0]["imbalance"] > 0.8' "its imbalance across 2 ranks (ideal answer 1.0)"
+grep -q 'in `rank0_setup` (constant: serial; imbalance' mpi.txt || fail "no imbalance in the sampled sentence"
+check mpi.json 'any(f["category"] == "mpi" for f in p["functions"])' "MPI time attributed to MPI"
+echo "OK"
