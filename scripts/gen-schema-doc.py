@@ -10,7 +10,8 @@ marker = "<!-- generated below by scripts/gen-schema-doc.py: do not edit -->"
 head = doc_path.read_text().split(marker)[0] if doc_path.exists() else ""
 out = [head.rstrip() + "\n\n" + marker + "\n", "\n## Objects\n\n| path | kind | table | file kinds | required | attributes |\n|---|---|---|---|---|---|\n"]
 for o in schema["objects"]:
-    attrs = ", ".join(f"`{k}` ({v})" for k, v in o.get("attributes", {}).items())
+    attrs = ", ".join([f"`{k}` ({v})" for k, v in o.get("attributes", {}).items()] +
+                      [f"`{k}` ({v}, optional)" for k, v in o.get("optional_attributes", {}).items()])
     out.append(f"| `{o['path']}` | {o['kind']} | {o.get('table','')} | {', '.join(o.get('kinds', [])) or 'any'} | "
                f"{'yes' if o.get('required', True) else 'no'}{' (open)' if o.get('open') else ''} | {attrs} |\n")
 out.append("\n## Tables\n\nTypes: i32/i64/u8/u64 little-endian integers, f64 IEEE double, str fixed-length NUL-terminated UTF-8. "

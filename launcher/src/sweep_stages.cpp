@@ -107,6 +107,7 @@ store::RankRecords rusage_rank(const ProcessResult& r, int omp_threads) {
   i.pid = r.pid;
   store::set_str(i.host, store::hostname());
   store::set_str(i.tracer_mode, "none");
+  rec.writer = "launcher";
   i.start_time = r.start_time;
   i.wall_s = r.wall_s;
   i.user_s = r.user_s;

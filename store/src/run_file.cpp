@@ -150,6 +150,7 @@ void write_rank(Group& ranks_group, const RankRecords& r) {
     g.write_table("sampling", r.sampling, "one row: the sampler's rate, clock and totals");
     g.write_table("callpaths", r.callpaths, "sampled call-path tree per thread: self and inclusive samples");
   }
+  if (!r.writer.empty()) g.set_attr("writer", r.writer);
 }
 
 RankRecords read_rank(const Group& g) {
@@ -165,6 +166,7 @@ RankRecords read_rank(const Group& g) {
   r.log = g.read_strings("log");
   if (g.exists("sampling")) r.sampling = g.read_table<SamplingRow>("sampling");  // schema >= 1.3
   if (g.exists("callpaths")) r.callpaths = g.read_table<CallPathRow>("callpaths");
+  if (g.has_attr("writer")) r.writer = g.attr_string("writer");
   return r;
 }
 

@@ -35,6 +35,7 @@ struct ObjectSpec {
   bool required = true;
   bool open = false;               // contents not checked
   std::map<std::string, std::string> attributes;
+  std::map<std::string, std::string> optional_attributes;  // type-checked when present
 };
 
 struct TableSpec {
@@ -65,6 +66,8 @@ const Schema& schema() {
       spec.open = o.value("open", false);
       if (o.contains("attributes"))
         for (auto& [k, v] : o["attributes"].items()) spec.attributes[k] = v.get<std::string>();
+      if (o.contains("optional_attributes"))
+        for (auto& [k, v] : o["optional_attributes"].items()) spec.optional_attributes[k] = v.get<std::string>();
       out.objects.push_back(spec);
     }
     for (auto& [name, t] : j.at("tables").items()) {
@@ -232,6 +235,8 @@ class Validator {
         }
         Group sub = g.open_group(name);
         for (auto& [an, at] : spec->attributes) check_attr(sub, child, an, at);
+        for (auto& [an, at] : spec->optional_attributes)
+          if (sub.has_attr(an)) check_attr(sub, child, an, at);
         check_required_children(sub, child);
         if (!spec->open) walk(sub, child);
       } else {

@@ -65,3 +65,24 @@ TEST(TracerConfig, UnknownModeFallsBackToCpuWithAWarning) {
   EXPECT_NE(c.mode_warning.find("`gpu`"), std::string::npos);
   EXPECT_EQ(parse_log_level("nonsense"), LogLevel::Warn);
 }
+
+// RTRACE_TRACER_COLLECTIVE picks ranks.h5's writer: 1/parallel = MPI-IO, gather
+// (and the default) = gathered to rank 0, 0 = one file per rank.
+TEST(TracerConfig, CollectiveVariableSelectsTheWriter) {
+  struct Case {
+    const char* value;  // nullptr: unset
+    bool collective, gather;
+    bool warns;
+  };
+  for (const Case& k : {Case{nullptr, true, true, false}, Case{"1", true, false, false},
+                        Case{"parallel", true, false, false}, Case{"gather", true, true, false},
+                        Case{"0", false, true, false}, Case{"yes", true, true, true}}) {
+    std::map<std::string, std::string> vars{{"RTRACE_TRACE_DIR", "/d"}};
+    if (k.value) vars["RTRACE_TRACER_COLLECTIVE"] = k.value;
+    auto c = read_config(env_of(vars), "app", "app");
+    SCOPED_TRACE(k.value ? k.value : "(unset)");
+    EXPECT_EQ(c.collective, k.collective);
+    if (k.collective) EXPECT_EQ(c.gather_to_root, k.gather);
+    EXPECT_EQ(!c.collective_warning.empty(), k.warns) << c.collective_warning;
+  }
+}

@@ -135,6 +135,7 @@ bool gather_and_write(const Pmpi& mpi, MPI_Comm comm, int rank, int size, const 
           for (int r = 0; r < size; ++r) {
             store::RankRecords one = unpack_records(gathered.of_rank(r));
             one.info.rank = r;
+            one.writer = "gather";
             store::write_rank(ranks, one);
           }
         }
@@ -264,6 +265,7 @@ bool write_collective(RankState& state, std::string* error) noexcept {
           store::Group g = ranks.open_group(store::rank_group_name(r));
           g.write_strings("names", names, "name_id -> region/kernel/MPI function name");
           g.write_strings("log", log, "tracer warnings and errors");
+          g.set_attr("writer", "mpi-io");
         }
         }
         f.close();

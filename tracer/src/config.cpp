@@ -81,11 +81,12 @@ TracerConfig read_config(const GetEnv& env, const std::string& process_name, con
   c.rank = detect_rank(env, &c.rank_source);
   if (const char* l = env("RTRACE_LOG")) c.log_level = parse_log_level(l);
   if (const char* p = env("RTRACE_POINT_ID")) c.point_id = p;
-  if (const char* v = env("RTRACE_TRACER_COLLECTIVE")) {
+  if (const char* v = env("RTRACE_TRACER_COLLECTIVE"); v && *v) {
     std::string how = v;
     if (how == "0") c.collective = false;
     else if (how == "gather") c.gather_to_root = true;
     else if (how == "1" || how == "parallel") c.gather_to_root = false;
+    else c.collective_warning = "RTRACE_TRACER_COLLECTIVE `" + how + "` is not one of 1, parallel, gather, 0; using gather";
   }
   c.sample_hz = c.mode == TracerMode::Cpu ? kDefaultSampleHz : 0;
   if (const char* hz = env("RTRACE_SAMPLE_HZ"); hz && *hz) {

@@ -49,6 +49,7 @@ struct TracerConfig {
   // time; 0 = off. Unset: kDefaultSampleHz in cpu mode, off in CUDA modes.
   double sample_hz = 0;
   std::string sample_warning;    // set when RTRACE_SAMPLE_HZ was not understood
+  std::string collective_warning;  // set when RTRACE_TRACER_COLLECTIVE was not understood
 };
 
 // `process_names` are the names this process goes by (argv[0] basename,

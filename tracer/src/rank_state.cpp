@@ -60,6 +60,7 @@ RankState::RankState(TracerConfig config, std::unique_ptr<CounterProvider> count
   start_mono_ns_ = monotonic_ns();
   if (!config_.mode_warning.empty()) log(LogLevel::Warn, config_.mode_warning);
   if (!config_.sample_warning.empty()) log(LogLevel::Warn, config_.sample_warning);
+  if (!config_.collective_warning.empty()) log(LogLevel::Warn, config_.collective_warning);
   log_counter_state();
 }
 

@@ -53,6 +53,9 @@ std::string write_rank_file(const std::string& dir, const store::RankRecords& re
     store::write_root_attributes(f.root(), "trace", own_command_line());
     store::Group ranks = f.root().create_group("ranks");
     store::write_rank(ranks, records);
+    // Says in the file which writer produced it (tests and `rtrace validate`
+    // readers tell a fallback from the collective paths by it).
+    ranks.open_group(store::rank_group_name(records.info.rank)).set_attr("writer", "per-rank");
     f.close();
   }
   // No fsync: the rename alone makes the file appear whole to the launcher,

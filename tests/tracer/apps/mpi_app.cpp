@@ -7,7 +7,8 @@
 // known lower bounds.
 // Each rank sends rank 0 <-> 1 a known payload so bytes can be checked:
 //   Send/Recv: 1000 doubles (8000 bytes) each way per iteration, 5 iterations;
-//   Allreduce: 100 doubles; Bcast: 10 ints from rank 0; Barrier.
+//   Allreduce: 100 doubles; Bcast: 10 ints from rank 0; Barrier, which rank 0
+//   enters 300 ms late: the other ranks' MPI_Barrier time is >= 0.3 s.
 #include <mpi.h>
 
 #include <unistd.h>
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
   MPI_Allreduce(in.data(), sum.data(), 100, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   int ints[10] = {0};
   MPI_Bcast(ints, 10, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rank == 0) usleep(300 * 1000);
   MPI_Barrier(MPI_COMM_WORLD);
   std::printf("rank %d of %d sum %.0f active %d\n", rank, size, sum[0], rtrace_active());
   std::fflush(stdout);

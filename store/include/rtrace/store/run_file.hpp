@@ -90,6 +90,12 @@ struct RankRecords {
   // Statistical sampling (schema 1.x additions; empty when not sampled).
   std::vector<SamplingRow> sampling;     // zero or one row
   std::vector<CallPathRow> callpaths;    // names in `names`
+  // Which writer produced this rank's group (attribute `writer` of the rank
+  // group, schema 1.4): "mpi-io" (parallel HDF5 ranks.h5), "gather" (ranks.h5
+  // gathered to rank 0, written serially), "per-rank" (the process's own
+  // rank-<r>-<pid>.h5), "launcher" (rusage of the tree, no tracer). Empty when
+  // a 1.0 file does not say.
+  std::string writer;
 };
 void write_rank(Group& ranks_group, const RankRecords& records);  // creates ranks_group/rNNNNNN
 RankRecords read_rank(const Group& rank_group);
