@@ -24,11 +24,31 @@ assert set(names) <= {"L1d", "L2", "L3", "DRAM"}, names
 assert {"FP64 FMA", "FP64 no-FMA", "FP32 FMA", "FP32 no-FMA"} <= set(flops), flops
 assert all(v > 0 for n, v in e["gbytes"]["data"] + e["gflops"]["data"])
 assert e["metadata"]["THREADS"] == 2
-print("json ok:", names, flops)
+# Plausible, not just > 0: no ceiling above what 2 cores can issue at all
+# (6 GHz, two FMA pipes of the host's widest SIMD: 8 FP64 lanes with
+# AVX-512, else 4; FP32 twice that), and FMA/no-FMA within [0.4, 3]: an FMA
+# does the work of one multiply and one add, so a kernel that executes fewer
+# FLOPs than it counts shows up as a ratio far above 2 (or a ceiling above
+# the bound). Both use each ceiling's best sample (`max`): on a busy machine
+# the medians of two variants can be disturbed differently, the best runs
+# much less so.
+flags = next((l for l in open("/proc/cpuinfo") if l.startswith(("flags", "Features"))), "").split()
+lanes64 = 8 if "avx512f" in flags else 4
+bound = {"FP64": 2 * 6.0 * lanes64 * 2 * 2}
+bound["FP32"] = 2 * bound["FP64"]
+best = {c["name"]: c["max"] for c in d["rtrace"]["ceilings"] if c["kind"] != "bandwidth"}
+assert set(best) == set(flops), (best, flops)
+for name, v in best.items():
+    prec = name.split()[0]
+    assert v <= bound[prec], f"{name} {v:.0f} GFLOP/s is above the 2-core bound {bound[prec]:.0f}: FLOPs counted, not executed?"
+for prec in ("FP64", "FP32"):
+    ratio = best[prec + " FMA"] / best[prec + " no-FMA"]
+    assert 0.4 <= ratio <= 3.0, f"{prec} FMA/no-FMA = {ratio:.2f} (best FMA {best[prec + ' FMA']:.1f}, no-FMA {best[prec + ' no-FMA']:.1f})"
+print("json ok:", names, flops, {n: round(v, 1) for n, v in best.items()})
 PY
   then python_ok=1; break; fi
 done
-[ "$python_ok" = 1 ] || fail "roofline.json does not have ERT's layout"
+[ "$python_ok" = 1 ] || fail "roofline.json: wrong layout or implausible ceilings (above)"
 
 # Bad input: one line on stderr, exit 2.
 expect_usage() {

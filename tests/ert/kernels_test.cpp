@@ -113,3 +113,41 @@ TEST(CpuKernels, BuiltForTheWidestSimdOfThisHost) {
   GTEST_SKIP() << "RTRACE_NATIVE is off or not x86: kernels built for the baseline ISA (" << cpu_kernel_isa() << ")";
 #endif
 }
+
+// With every element 1.0 and one trial, beta = beta * 1 + alpha runs F/2 steps
+// from 0.8 and ends at exactly 0.8 + (F/2) * alpha (each step adds alpha; no
+// step can be folded away, x is read at run time). So the result counts the
+// multiply-add steps a kernel really executed: a kernel that runs fewer FLOPs
+// than its F says fails here, where the converging recurrence of the test
+// above cannot tell F = 64 from F = 128 within rounding.
+template <class T>
+void expect_counted_steps(const KernelSpec& k, std::size_t n) {
+  Aligned a(n * sizeof(T));
+  T* x = static_cast<T*>(a.p);
+  for (std::size_t i = 0; i < n; ++i) x[i] = T(1);
+  run_cpu_kernel(k, a.p, n, 1);
+  T want = T(0.8);
+  const T alpha = static_cast<T>(kKernelAlpha);
+  if (k.flops_per_element == 1) {
+    want = T(1) + alpha;  // the bandwidth kernel: a[i] + alpha
+  } else {
+    for (int r = 0; r < k.flops_per_element / 2; ++r) want = want + alpha;
+  }
+  const double steps = k.flops_per_element == 1 ? 0.0 : (double(x[0]) - 0.8) / double(alpha);
+  for (std::size_t i = 0; i < n; ++i)
+    ASSERT_NEAR(double(x[i]), double(want), sizeof(T) == 8 ? 1e-9 : 1e-2)
+        << to_string(k.precision) << " " << to_string(k.variant) << " F=" << k.flops_per_element << " element " << i
+        << ": the kernel ran about " << steps << " multiply-add steps, its FLOP count says "
+        << k.flops_per_element / 2;
+}
+
+TEST(CpuKernels, ExecuteTheFlopsTheyCount) {
+  for (Variant v : {Variant::Fma, Variant::NoFma}) {
+    for (int f : supported_flops_per_element()) {
+      const std::size_t n64 = kernel_block_elements(Precision::FP64) * 2 + 3;  // blocked loop and tail
+      const std::size_t n32 = kernel_block_elements(Precision::FP32) * 2 + 3;
+      expect_counted_steps<double>({Precision::FP64, v, f}, n64);
+      expect_counted_steps<float>({Precision::FP32, v, f}, n32);
+    }
+  }
+}
