@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
+#include <filesystem>
+
 #include <algorithm>
 
 using namespace rtrace::launcher;
@@ -170,7 +174,13 @@ TEST(LauncherMps, SnapsToTpcGranularity) {
 
 TEST(LauncherGpu, DetectionReportsWhyNot) {
   auto g = detect_gpu();
-  if (g.found) GTEST_SKIP() << "a GPU is present: " << g.name;
+  // Decided by the machine (device node + driver library), not by detect_gpu()
+  // itself: a detect_gpu() that invents a GPU must fail here.
+  const bool device = std::filesystem::exists("/dev/nvidiactl") || std::filesystem::exists("/dev/nvidia0");
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (driver) dlclose(driver);
+  if (device && driver) GTEST_SKIP() << "an NVIDIA device and libcuda.so.1 are present (detect_gpu: " << g.name << ")";
+  EXPECT_FALSE(g.found) << "detect_gpu() claims `" << g.name << "` on a machine without an NVIDIA device or driver";
   EXPECT_NE(g.why_not.find("no GPU found"), std::string::npos) << g.why_not;
 }
 
