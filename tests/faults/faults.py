@@ -11,6 +11,10 @@ scripts/gen-reliability.py renders those rows as docs/reliability.md.
 
 usage: faults.py CASE --rtrace BIN --app BIN --inspect BIN --work DIR --results-dir DIR
 Exit: 0 pass, 1 fail, 77 skip (with the reason on stdout).
+
+A case that finds a bug (KnownBug) fails unless the bug is listed, with its
+reason and the open item that tracks it, in tests/faults/known-bugs.json; a
+command that runs past its limit fails (there are no "gap" passes).
 """
 import argparse
 import hashlib
@@ -36,8 +40,27 @@ class Skip(Exception):
 
 
 class KnownBug(Exception):
-    """A bug in another component, reported to its owner: the case is skipped
-    (exit 77, with the reason) unless RTRACE_FAULTS_STRICT=1 makes it fail."""
+    """A bug rtrace has today. The case fails unless the bug is listed in
+    KNOWN_BUGS (tests/faults/known-bugs.json) with a reason and an open item;
+    a listed bug skips the case (exit 77, with the reason), and
+    RTRACE_FAULTS_STRICT=1 fails it even then."""
+
+
+KNOWN_BUGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "known-bugs.json")
+
+
+def listed_bug(case, text):
+    """The known-bugs.json entry that covers `text` in `case`, else None. An
+    entry without a reason or an open item is a failure of its own."""
+    with open(KNOWN_BUGS) as f:
+        entries = json.load(f)["bugs"]
+    for e in entries:
+        if not (e.get("case") and e.get("match") and str(e.get("reason", "")).strip()
+                and str(e.get("open_item", "")).strip()):
+            raise Failure(f"{KNOWN_BUGS}: entry {e} needs case, match, reason and open_item")
+        if e["case"] == case and e["match"] in text:
+            return e
+    return None
 
 
 class Context:
@@ -46,6 +69,7 @@ class Context:
         self.app = args.app
         self.inspect_bin = args.inspect
         self.work = args.work
+        self.have_analyze = args.have_analyze
         self.rows = []
         self.marker = "rtrace-faults-" + uuid.uuid4().hex
         shutil.rmtree(self.work, ignore_errors=True)
@@ -120,6 +144,45 @@ class Context:
         print(f"[{self.rows[-1]['result']}] {fault}: {outcome} ({trials} trial{'s' if trials != 1 else ''})")
 
 
+SANITIZER_VARS = ("ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS")
+
+
+def sanitized():
+    """True in a sanitizer build's test run (scripts/sanitize.sh sets these)."""
+    return any(v in os.environ for v in SANITIZER_VARS)
+
+
+def with_sanitizer_options(env, log_dir=None, extra=""):
+    """`env` with every sanitizer's log_path pointed into `log_dir` (one file
+    per process) and `extra` options appended."""
+    env = dict(env)
+    for var in SANITIZER_VARS:
+        if var in env:
+            opts = [o for o in env[var].split(":") if o and not (log_dir and o.startswith("log_path="))]
+            if log_dir:
+                opts.append(f"log_path={log_dir}/{var.split('_')[0].lower()}")
+            if extra:
+                opts.append(extra)
+            env[var] = ":".join(opts)
+    return env
+
+
+def sanitizer_reports(log_dir, binary):
+    """Classifies the report files in `log_dir` like the fuzz triage does
+    (tests/fuzz/classify.py): returns (inside libhdf5, rtrace's) lists."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz"))
+    import classify
+    hdf5, ours = [], []
+    for name in sorted(os.listdir(log_dir)) if os.path.isdir(log_dir) else []:
+        with open(os.path.join(log_dir, name), errors="replace") as f:
+            text = f.read()
+        where, kind, frame = classify.classify_output(text, binary, False)
+        if where == "gone":
+            continue
+        (hdf5 if where == "libhdf5" else ours).append(f"{kind} in {frame} ({name})")
+    return hdf5, ours
+
+
 def expect(cond, what):
     if not cond:
         raise Failure(what)
@@ -146,7 +209,9 @@ def point(ctx, path, index=0):
 def case_app(ctx):
     g = "app misbehaves"
     out = ctx.path("segv.h5")
-    rc, _, err, _ = ctx.sweep(out, ["segv"])
+    # Under ASan the app's deliberate SIGSEGV must stay a signal (ASan would
+    # turn it into a report and exit 1): handle_segv=0 for this sweep only.
+    rc, _, err, _ = ctx.sweep(out, ["segv"], env=with_sanitizer_options(ctx.env, extra="handle_segv=0"))
     p = point(ctx, out)
     expect(rc == 1, f"segv: rtrace exit {rc}, want 1 (some points failed); stderr: {err}")
     expect(p["complete"] and p["status"] == "signalled" and p["signal"] == signal.SIGSEGV,
@@ -224,7 +289,8 @@ def peak_rss_mb(proc):
 
 def case_flood(ctx):
     g = "app misbehaves"
-    size = int(os.environ.get("RTRACE_FAULTS_FLOOD_BYTES", str(2 << 30)))
+    # Under a sanitizer 256 MiB (ASan's shadow and quarantine cost RSS and time).
+    size = int(os.environ.get("RTRACE_FAULTS_FLOOD_BYTES", str((256 << 20) if sanitized() else (2 << 30))))
     out = ctx.path("flood.h5")
     argv = [ctx.rtrace, "run", "--ert", "none", "--tracer", "none", "-o", out, "--", ctx.app, "flood", str(size)]
     t0 = time.monotonic()
@@ -237,7 +303,7 @@ def case_flood(ctx):
     expect(p["stdout_bytes"] == size + 12, f"flood: recorded {p['stdout_bytes']} bytes, the app wrote {size + 12}")
     expect(p["stdout_tail"].endswith("flood done\n"), "flood: the tail does not end with the app's last line")
     expect(len(p["stdout_tail"]) <= 4 << 20, f"flood: the stored tail is {len(p['stdout_tail'])} bytes")
-    limit = int(os.environ.get("RTRACE_FAULTS_RSS_LIMIT_MB", "256"))
+    limit = int(os.environ.get("RTRACE_FAULTS_RSS_LIMIT_MB", "768" if sanitized() else "256"))
     expect(peak < limit, f"flood: rtrace's peak RSS {peak} MiB >= {limit} MiB")
     ctx.row(g, f"app prints {size / 2**30:.1f} GiB to stdout", 1,
             f"point `ok`, {p['stdout_bytes']} bytes counted, tail of {len(p['stdout_tail'])} bytes kept; "
@@ -549,7 +615,12 @@ def case_bad_input(ctx):
     rc, _, err, _ = ctx.run([ctx.inspect_bin, "--set-root-attr", newer, "schema_version", "2.0.0"])
     expect(rc == 0, f"setup: cannot rewrite schema_version: {err}")
     refuse("`rtrace validate` on a file of schema 2.0.0", [ctx.rtrace, "validate", newer], must_mention=("2",))
-    analyze = ctx.run([ctx.rtrace, "analyze", "--help"])[0] == 0
+    # `analyze` is tested whenever this rtrace was built with it (--have-analyze
+    # from CMake): an `analyze --help` that fails then is a failure, not a skip.
+    analyze = ctx.have_analyze
+    if analyze:
+        rc, _, err, _ = ctx.run([ctx.rtrace, "analyze", "--help"])
+        expect(rc == 0, f"rtrace was built with analysis, but `rtrace analyze --help` exits {rc}: {err.strip()}")
     if analyze:
         refuse("`rtrace analyze` on a file of schema 2.0.0", [ctx.rtrace, "analyze", newer], must_mention=("2",))
     refuse("`--resume` of a file of schema 2.0.0", base + ["--resume", "-o", newer, "--"] + app, file_untouched=newer)
@@ -594,8 +665,8 @@ def case_bad_input(ctx):
     import gzip
     known = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "known-libhdf5", "run_file")
     names = sorted(n for n in os.listdir(known) if n.endswith(".h5.gz")) if os.path.isdir(known) else []
+    expect(names, f"no inputs under {known}: the checks of files that break libhdf5 would not run")
     env = dict(ctx.env, RTRACE_VALIDATE_TIMEOUT="3")
-    sanitized = "ASAN_OPTIONS" in os.environ or "UBSAN_OPTIONS" in os.environ
     for name in names:
         src = ctx.path("damaged-" + name[:-3])
         with gzip.open(os.path.join(known, name)) as fin, open(src, "wb") as fout:
@@ -619,26 +690,36 @@ def case_bad_input(ctx):
             else:
                 argv = argv_of(src, out)
             before = set(os.listdir(ctx.work))
+            # Under a sanitizer, each command's reports go to their own
+            # directory: a crash inside libhdf5 is expected there, one with an
+            # rtrace frame above libhdf5 fails the case.
+            reports = ctx.path(f"reports-{name[:-6]}-{what.split()[1].strip('`')}")
+            shutil.rmtree(reports, ignore_errors=True)
+            run_env = with_sanitizer_options(env, log_dir=reports) if sanitized() else env
+            if sanitized():
+                os.makedirs(reports)
             try:
-                rc, _, err, secs = ctx.run(argv, timeout=30, env=env)
+                rc, _, err, secs = ctx.run(argv, timeout=20, env=run_env)
             except subprocess.TimeoutExpired:
-                ctx.row(g, f"{what} on a file that breaks libhdf5 ({name[:-6]})", 1,
-                        "still running after 30 s (killed by the test)", passed=True,
-                        result="gap (libhdf5 1.10.8 hang; reported: store)")
-                continue
+                ctx.kill_leftovers()
+                raise Failure(f"{what} on {name}: still running after 20 s (killed by the test); the time limit "
+                              f"(--timeout 3 / RTRACE_VALIDATE_TIMEOUT=3) did not stop it")
             single, line = one_line(err)
             line = line.replace(ctx.work + "/", "")
-            left = sorted(set(os.listdir(ctx.work)) - before - {"damaged-out.h5.json"})
-            if sanitized and argv_of is not None and what in ("`rtrace analyze`", "`rtrace merge`") and rc not in (0, 2):
+            left = sorted(set(os.listdir(ctx.work)) - before - {"damaged-out.h5.json", os.path.basename(reports)})
+            in_hdf5, ours = sanitizer_reports(reports, ctx.rtrace) if sanitized() else ([], [])
+            expect(not ours, f"{what} on {name}: sanitizer report(s) in rtrace's code: {ours}")
+            if in_hdf5 and argv_of is not None and what in ("`rtrace analyze`", "`rtrace merge`") and rc not in (0, 2):
                 # ASan/UBSan intercept the crash inside libhdf5 and exit 1
-                # with their report: the guard sees an ordinary exit.
+                # with their report: the guard sees an ordinary exit. The
+                # report itself was checked above: inside libhdf5.
                 for name_left in left:
                     os.remove(os.path.join(ctx.work, name_left))
                 ctx.row(g, f"{what} on a file that breaks libhdf5 ({name[:-6]})", 1,
-                        f"sanitizer build: the sanitizer reported the crash inside libhdf5 (exit {rc})",
-                        result="skipped (sanitizer build)")
+                        f"sanitizer build: exit {rc}; the sanitizer's report is inside libhdf5 ({in_hdf5[0]})")
                 continue
             expect(rc == 2 and single, f"{what} on {name}: exit {rc}, stderr {err!r}")
+            expect(secs < 15, f"{what} on {name}: took {secs:.1f} s; the time limit is 3 s")
             expect(not left, f"{what} on {name}: files left behind: {left}")
             expect(sha(f) == digest, f"{what} on {name}: the input file was modified")
             ctx.row(g, f"{what} on a file that breaks libhdf5 ({name[:-6]})", 1,
@@ -656,7 +737,49 @@ def case_bad_input(ctx):
     ctx.row(g, "shell metacharacters in the app's arguments", 1, "passed verbatim via execve, nothing interpreted")
 
 
-CASES = {"app": case_app, "timeout": case_timeout, "flood": case_flood, "kill": case_kill,
+# ------------------------------------------------------------------ time limits
+def case_time_limits(ctx):
+    """RTRACE_VALIDATE_TIMEOUT bounds every pre-read of a user's file: a file on
+    which libhdf5 loops forever gets exit 2 and one line within the limit from
+    `--resume`, `--ert FILE` and `validate` (no --timeout flag: the variable)."""
+    import gzip
+    g = "bad input"
+    known = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "known-libhdf5", "run_file")
+    hangs = sorted(n for n in os.listdir(known) if n.startswith("hang-") and n.endswith(".h5.gz"))
+    expect(hangs, f"no hang-*.h5.gz inputs under {known}")
+    limit = 2
+    env = dict(ctx.env, RTRACE_VALIDATE_TIMEOUT=str(limit))
+    app = [ctx.app, "ok"]
+    for name in hangs[:1]:
+        src = ctx.path(name[:-3])
+        with gzip.open(os.path.join(known, name)) as fin, open(src, "wb") as fout:
+            fout.write(fin.read())
+        digest = sha(src)
+        out = ctx.path("limits-out.h5")
+        for what, argv in (
+                ("`rtrace run --resume`", [ctx.rtrace, "run", "--resume", "--ert", "none", "--tracer", "none", "-o", src,
+                                           "--"] + app),
+                ("`rtrace run --ert FILE`", [ctx.rtrace, "run", "--ert", src, "--tracer", "none", "-o", out, "--"] + app),
+                ("`rtrace validate`", [ctx.rtrace, "validate", src])):
+            try:
+                rc, _, err, secs = ctx.run(argv, timeout=limit + 13, env=env)
+            except subprocess.TimeoutExpired:
+                ctx.kill_leftovers()
+                raise Failure(f"{what} on {name} with RTRACE_VALIDATE_TIMEOUT={limit}: still running after "
+                              f"{limit + 13} s (killed by the test): the limit was not applied")
+            single, line = one_line(err)
+            expect(rc == 2 and single, f"{what} on {name}: exit {rc}, stderr {err!r}")
+            expect(f"within {limit} s" in line, f"{what} on {name}: the message does not name the {limit} s limit: {line}")
+            expect(limit - 0.5 <= secs < limit + 5, f"{what} on {name}: exit after {secs:.1f} s, the limit is {limit} s")
+            expect(sha(src) == digest, f"{what} on {name}: the input file was modified")
+            expect(not os.path.exists(out), f"{what} on {name}: {out} was created")
+            ctx.wait_no_leftovers(3)
+            expect(not ctx.leftovers(), f"{what} on {name}: processes left: {ctx.leftovers()}")
+            ctx.row(g, f"{what} with RTRACE_VALIDATE_TIMEOUT={limit} on a file that hangs libhdf5 ({name[:-6]})", 1,
+                    f"exit 2 after {secs:.1f} s: \"{line.replace(ctx.work + '/', '')[:150]}\"")
+
+
+CASES = {"time-limits": case_time_limits, "app": case_app, "timeout": case_timeout, "flood": case_flood, "kill": case_kill,
          "disk-full": case_disk_full, "bad-input": case_bad_input}
 
 
@@ -668,6 +791,7 @@ def main():
     ap.add_argument("--inspect", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--results-dir", required=True)
+    ap.add_argument("--have-analyze", action="store_true", help="this rtrace was built with `rtrace analyze`")
     args = ap.parse_args()
     ctx = Context(args)
     status, reason = 0, ""
@@ -679,8 +803,21 @@ def main():
         ctx.row("skipped", args.case, 0, "skipped: " + reason)
     except KnownBug as e:
         strict = os.environ.get("RTRACE_FAULTS_STRICT") == "1"
-        status, reason = (1 if strict else SKIP), "KNOWN BUG: " + str(e)
-        print(("FAIL: " if strict else "") + reason)
+        try:
+            entry = listed_bug(args.case, str(e))
+        except (Failure, OSError, ValueError, KeyError) as bad_list:
+            entry, strict = None, True
+            print("FAIL:", bad_list)
+        if entry and not strict:
+            status, reason = SKIP, f"KNOWN BUG (listed, open item {entry['open_item']}: {entry['reason']}): {e}"
+        else:
+            status = 1
+            reason = "KNOWN BUG: " + str(e) + ("" if entry else
+                                               f" -- not listed in {os.path.relpath(KNOWN_BUGS)}: a bug is a failure")
+        print(("FAIL: " if status == 1 else "") + reason)
+        if status == 1:
+            ctx.rows.append({"group": "failed", "fault": args.case, "trials": 0, "outcome": "FAILED: " + reason,
+                             "passed": False})
     except Failure as e:
         status, reason = 1, str(e)
         ctx.rows.append({"group": "failed", "fault": args.case, "trials": 0, "outcome": "FAILED: " + reason,
@@ -692,7 +829,7 @@ def main():
     with open(os.path.join(args.results_dir, args.case + ".json"), "w") as f:
         json.dump({"case": args.case, "rtrace": os.path.abspath(args.rtrace), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                    "status": {0: "passed", 1: "failed", SKIP: "skipped"}[status] if
-                   not reason.startswith("KNOWN BUG") else "known bug",
+                   not (status == SKIP and reason.startswith("KNOWN BUG")) else "known bug",
                    "reason": reason, "seconds": round(time.monotonic() - t0, 1), "rows": ctx.rows}, f, indent=1)
     if status == SKIP:
         print("SKIP:", reason)
