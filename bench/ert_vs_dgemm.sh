@@ -1,6 +1,9 @@
 #!/bin/sh
 # rtrace's FP64 FMA ceiling vs OpenBLAS DGEMM (Debian libopenblas-dev) on the
-# same threads, measured side by side. Target: ratio >= 1.0.
+# same threads, measured side by side. Target: 1.0 <= ratio <= 1.5: the ERT
+# kernel runs at the FMA peak, which DGEMM approaches but cannot beat; a
+# ceiling 50% above DGEMM counts FLOPs its kernel did not execute. Exit 1 when
+# the ratio is outside.
 # usage: bench/ert_vs_dgemm.sh [BUILD_DIR=build] [THREADS=all cores]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +30,8 @@ fields = open(sys.argv[2]).read().split()
 dgemm = float(fields[fields.index("dgemm_gflops") + 1])
 peak = ert["FP64 FMA"]
 ratio = peak / dgemm
+met = 1.0 <= ratio <= 1.5
 print(f"threads {sys.argv[3]}: rtrace FP64 FMA {peak:.1f} GFLOP/s, OpenBLAS DGEMM {dgemm:.1f} GFLOP/s, "
-      f"ratio {ratio:.3f} (target >= 1.0: {'met' if ratio >= 1.0 else 'MISSED'})")
+      f"ratio {ratio:.3f} (target 1.0 <= ratio <= 1.5: {'met' if met else 'MISSED'})")
+sys.exit(0 if met else 1)
 PY

@@ -1,6 +1,6 @@
 #!/bin/sh
 # rtrace's DRAM ceiling vs an independent STREAM-style triad on the same
-# threads, measured side by side. Target: ratio >= 0.95.
+# threads, measured side by side. Target: ratio >= 0.95; exit 1 when missed.
 # usage: bench/ert_vs_stream.sh [BUILD_DIR=build] [THREADS=all cores]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,4 +30,5 @@ print(f"threads {sys.argv[3]}: rtrace DRAM {dram:.1f} GB/s, STREAM triad {triad:
       f"ratio {ratio:.3f} (target >= 0.95: {'met' if ratio >= 0.95 else 'MISSED'})")
 print(f"  (the triad counts 24 B per element as STREAM does; with its write-allocate traffic it moves "
       f"{moved:.1f} GB/s, ratio {dram / moved:.3f}. rtrace's in-place kernel moves exactly the 16 B it counts.)")
+sys.exit(0 if ratio >= 0.95 else 1)
 PY

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tracer overhead: the demo app with and without the injected tracer (CPU
 # regions + PMPI layer), runs interleaved side by side, median of repeats.
-# Target: <= 1% of wall time.
+# Target: <= 1% of wall time overall; exit 1 when missed (on a shared, noisy
+# machine it is: the exit status reports the measurement, not the intent).
 #
 #   [RTRACE_TRACER_COLLECTIVE=1|gather|0] bench/tracer_overhead.sh [--build DIR] [--repeats N] [--quick]
 #
@@ -88,4 +89,6 @@ if command -v mpirun >/dev/null; then
   fi
 fi
 awk -v p="$total_plain" -v t="$total_traced" \
-  'BEGIN{printf "overall: plain %.4f s  traced %.4f s  ratio %.4f  overhead %+.2f%%  (target <= 1%%)\n", p, t, t/p, (t/p-1)*100}'
+  'BEGIN{met = (t/p - 1) * 100 <= 1.0
+         printf "overall: plain %.4f s  traced %.4f s  ratio %.4f  overhead %+.2f%%  (target <= 1%%: %s)\n", p, t, t/p, (t/p-1)*100, met ? "met" : "MISSED"
+         exit met ? 0 : 1}'

@@ -7,6 +7,9 @@
 #
 # Write time = the slowest rank's tracer write (the tracer logs it at
 # RTRACE_LOG=info); wall = the whole mpirun. Prints medians and the ratios.
+# Target: the default writer (gather) takes at most 1.5x the per-rank files'
+# write time (one ranks.h5 must not cost much more than N files); exit 1 when
+# missed.
 set -euo pipefail
 
 build=""
@@ -68,4 +71,7 @@ for mode in collective gather per-rank; do
 done
 awk -v a="$med_w_collective" -v b="$med_w_per_rank" -v c="$med_t_collective" -v d="$med_t_per_rank" \
   -v e="$med_w_gather" -v f="$med_t_gather" \
-  'BEGIN{printf "ratio collective/per-rank: write %.2f  wall %.2f\nratio gather/per-rank:     write %.2f  wall %.2f\n", a/b, c/d, e/b, f/d}'
+  'BEGIN{printf "ratio collective/per-rank: write %.2f  wall %.2f\nratio gather/per-rank:     write %.2f  wall %.2f\n", a/b, c/d, e/b, f/d
+         met = e / b <= 1.5
+         printf "target gather/per-rank write <= 1.5: %s\n", met ? "met" : "MISSED"
+         exit met ? 0 : 1}'
