@@ -8,10 +8,11 @@
 # The seed corpus tests/fuzz/corpus/TARGET is only read; new inputs go to
 # $RTRACE_FUZZ_BUILD_DIR/fuzz-work/TARGET/corpus, crashes/hangs to .../artifacts.
 # Prints one summary line. Every crash, leak, hang or OOM artifact is replayed
-# and classified as "rtrace" or "libhdf5" (crashes inside the HDF5 library on
-# corrupted files, a known limitation: docs/reliability.md); exits 1 when any
-# finding is in rtrace code (fix it, then copy the input to
-# tests/fuzz/regressions/TARGET/).
+# and classified as "rtrace" (an rtrace frame anywhere above libhdf5, or no
+# libhdf5 frame), "libhdf5" (crashes inside the HDF5 library on corrupted
+# files, a known limitation: docs/reliability.md), "slow" (listed on stderr)
+# or "gone"; exits 1 when any finding is in rtrace code (fix it, then copy the
+# input to tests/fuzz/regressions/TARGET/).
 # Environment: RTRACE_FUZZ_BUILD_DIR (default build-fuzz), RTRACE_FUZZ_NICE
 # (default 19), RTRACE_FUZZ_ARGS (extra libFuzzer flags).
 set -euo pipefail
@@ -62,21 +63,39 @@ elapsed=$(( $(date +%s) - start ))
 last=$(grep -E '^#[0-9]+: cov:' "$log" | tail -1)
 runs=$(sed -E 's/^#([0-9]+):.*/\1/' <<<"$last")
 cov=$(grep -oE 'cov: [0-9]+' <<<"$last" | grep -oE '[0-9]+' || true)
-# Classify each artifact: replay it and find the first frame outside the
-# sanitizer/fuzzer runtime (tests/fuzz/classify.py). At most 12 per run
-# (the newest), so a burst of library crashes cannot stall the script.
-mapfile -t found < <(ls -t "$work"/artifacts/* 2>/dev/null | head -12)
-: >"$work/findings.txt"
-if [[ ${#found[@]} -gt 0 ]]; then
-  python3 "$root/tests/fuzz/classify.py" "$bin" "${found[@]}" >"$work/findings.txt" || true
+# Classify every artifact: replay it against this binary and look for an
+# rtrace frame above libhdf5 (tests/fuzz/classify.py). Each artifact is
+# replayed once per binary: classified.tsv keeps the answers and is dropped
+# when the binary is rebuilt, so a burst of library crashes costs one replay
+# each, and none is left out.
+cache="$work/classified.tsv"
+[[ -f "$cache" && "$cache" -nt "$bin" ]] || : >"$cache"
+mapfile -t found < <(ls -tr "$work"/artifacts/* 2>/dev/null || true)
+todo=()
+for a in "${found[@]}"; do
+  grep -q -F "$(printf '\t%s\t' "$(basename "$a")")" "$cache" || todo+=("$a")
+done
+if [[ ${#todo[@]} -gt 0 ]]; then
+  python3 "$root/tests/fuzz/classify.py" "$bin" "${todo[@]}" >>"$cache" || {
+    echo "bench/fuzz.sh: classify.py failed" >&2; exit 1; }
 fi
+: >"$work/findings.txt"
+for a in "${found[@]}"; do
+  grep -F "$(printf '\t%s\t' "$(basename "$a")")" "$cache" | head -1 >>"$work/findings.txt" || true
+done
 ours=$(grep -c '^rtrace' "$work/findings.txt" || true)
 hdf5=$(grep -c '^libhdf5' "$work/findings.txt" || true)
+slow=$(grep -c '^slow' "$work/findings.txt" || true)
+gone=$(grep -c '^gone' "$work/findings.txt" || true)
 cpu=$(tail -1 "$work/cpu.txt" 2>/dev/null | awk '{printf "%d", $1 + $2}' || echo 0)
 # One JSON line per run, summed by scripts/gen-reliability.py.
-printf '{"target": "%s", "date": "%s", "wall_s": %d, "cpu_s": %s, "inputs": %s, "coverage": %s, "rtrace_findings": %d, "hdf5_findings": %d}\n' \
-  "$target" "$(date -u +%FT%TZ)" "$elapsed" "${cpu:-0}" "${runs:-0}" "${cov:-0}" "$ours" "$hdf5" >>"$work/runs.jsonl"
-echo "fuzz $target: ${elapsed}s (${cpu}s CPU), ${runs:-?} inputs, coverage ${cov:-?} edges, corpus $(ls "$work/corpus" | wc -l) files, findings: ${ours} in rtrace, ${hdf5} inside libhdf5 (details: $work/findings.txt)"
+printf '{"target": "%s", "date": "%s", "wall_s": %d, "cpu_s": %s, "inputs": %s, "coverage": %s, "rtrace_findings": %d, "hdf5_findings": %d, "slow": %d, "gone": %d}\n' \
+  "$target" "$(date -u +%FT%TZ)" "$elapsed" "${cpu:-0}" "${runs:-0}" "${cov:-0}" "$ours" "$hdf5" "$slow" "$gone" >>"$work/runs.jsonl"
+echo "fuzz $target: ${elapsed}s (${cpu}s CPU), ${runs:-?} inputs, coverage ${cov:-?} edges, corpus $(ls "$work/corpus" | wc -l) files, findings (${#found[@]} artifacts replayed): ${ours} in rtrace, ${hdf5} inside libhdf5, ${slow} slow (a timeout that finishes on replay), ${gone} gone (details: $work/findings.txt)"
+if [[ $slow -ne 0 ]]; then
+  echo "slow inputs (over the 10 s limit under load, finish on replay; not hangs, but look at them):" >&2
+  grep '^slow' "$work/findings.txt" | cut -f2 | sed "s|^|  $work/artifacts/|" >&2
+fi
 if [[ $rc -ne 0 && $ours -eq 0 && $hdf5 -eq 0 ]]; then
   echo "bench/fuzz.sh: the fuzzer failed (rc $rc); log: $log" >&2
   exit 1
