@@ -162,3 +162,27 @@ TEST(Validate, AnalysisGroupIsOpen) {
   transaction(path, [](File& f) { f.root().create_group("analysis").create_group("anything").write_strings("x", {"y"}); });
   EXPECT_EQ(validate_file(path).verdict, V::Valid);
 }
+
+// A table written without one of its schema fields (here `mpi` without
+// `time_s`, as a writer that forgot a column would leave it) is a deviation
+// naming the field, and the file is invalid.
+TEST(Validate, MissingTableFieldIsADeviation) {
+  TempDir d;
+  auto path = make_run(d);
+  transaction(path, [](File& f) {
+    Group rank = f.root().open_group("points").open_group(point_group_name(0)).open_group("ranks").open_group(
+        rank_group_name(0));
+    rank.remove("mpi");
+    RowLayout without_time("mpi", sizeof(MpiRow));
+    without_time.add("name_id", &MpiRow::name_id)
+        .add("calls", &MpiRow::calls, "1")
+        .add("bytes_sent", &MpiRow::bytes_sent, "B")
+        .add("bytes_received", &MpiRow::bytes_received, "B");
+    MpiRow row{};
+    row.calls = 3;
+    RawTable::create(rank, "mpi", without_time).append(&row, 1);
+  });
+  auto r = validate_file(path);
+  EXPECT_EQ(r.verdict, V::Invalid);
+  EXPECT_TRUE(mentions(r, "r000000/mpi: missing field `time_s`")) << (r.deviations.empty() ? "" : r.deviations[0]);
+}
