@@ -55,10 +55,17 @@ cmake --build "$build" -j "$jobs" "${targets[@]}" >"$build/sanitize-build.log" 2
 log "built in $(( $(date +%s) - start )) s"
 
 supp="$root/tests/fuzz/lsan.supp"
-export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:detect_odr_violation=0"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+# Every instrumented process (child processes included: rtrace's keeper and
+# isolated readers, the apps it runs, MPI ranks) writes its reports to its own
+# file under $reports (log_path); any report there fails the job below, even
+# when the test that started the process passed or never looked at stderr.
+reports="$build/sanitizer-reports"
+rm -rf "$reports"
+mkdir -p "$reports"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:detect_odr_violation=0:log_path=$reports/asan"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan"
 export LSAN_OPTIONS="suppressions=$supp:print_suppressions=0"
-export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:log_path=$reports/tsan"
 # Open MPI refuses root without these (CI containers run as root).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
@@ -74,6 +81,10 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 #  - TracerRun.SegfaultMarksTheRankIncomplete: ASan's own SIGSEGV handler turns
 #    the app's crash into "exit 1" before the tracer's handler and the test's
 #    "died of SIGSEGV" check can see the signal.
+# The fault-injection cases (label faults, tests/faults/faults.py) run too:
+# the harness keeps the apps' deliberate crashes signals (handle_segv=0 for
+# that sweep) and checks that each sanitizer report on the files that break
+# libhdf5 is inside libhdf5 (those go to the case's own directory).
 # Tests that launch MPI or preload the sanitized tracer into other programs
 # (mpirun/orted are not instrumented) run in a second pass with
 # verify_asan_link_order=0 and without leak checking: OpenMPI's MCA plugins
@@ -86,7 +97,7 @@ if [[ $mode == tsan ]]; then
   labels="unit"
   tests_regex="^tracer_"
 else
-  labels="unit|integration"
+  labels="unit|integration|faults"
   tests_regex=""
 fi
 log "running ctest -L '$labels' -LE 'slurm|gpu' -E '$exclude'"
@@ -126,6 +137,18 @@ fi
 set -e
 secs=$(( $(date +%s) - start ))
 log "tests finished in $secs s (rc $rc)"
+# Reports of any process, whatever its test said (empty files: processes that
+# opened the log but reported nothing).
+mapfile -t report_files < <(grep -l -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer' \
+  "$reports"/* 2>/dev/null || true)
+if [[ ${#report_files[@]} -gt 0 ]]; then
+  log "${#report_files[@]} sanitizer report file(s) under $reports: the job fails"
+  for f in "${report_files[@]:0:5}"; do
+    echo "---- $f" | tee -a "$build/sanitize-ctest.log"
+    head -40 "$f" | tee -a "$build/sanitize-ctest.log"
+  done
+  rc=1
+fi
 # The summary scripts/gen-reliability.py puts into docs/reliability.md.
 {
   if [[ $mode == tsan ]]; then
@@ -138,5 +161,6 @@ log "tests finished in $secs s (rc $rc)"
   grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)' "$build/sanitize-ctest.log" || true
   { grep -c -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer' "$build/sanitize-ctest.log" || true; } |
     sed 's/^/sanitizer reports in the test output: /'
+  echo "sanitizer report files of any process (log_path): ${#report_files[@]}"
 } >"$build/sanitize-results.txt"
 exit $rc
