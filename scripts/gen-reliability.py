@@ -5,11 +5,16 @@
   fuzzing:    <fuzz build>/fuzz-work/*/runs.jsonl and findings.txt   (bench/fuzz.sh)
   sanitizers: <asan build>/sanitize-results.txt  (scripts/sanitize.sh)
               <tsan build>/sanitize-results.txt  (scripts/sanitize.sh --tsan)
+  mutations:  <mutation dir>/results.json        (scripts/mutation-check.sh, full runs only)
 
 usage: scripts/gen-reliability.py [--build build] [--fuzz-build build-fuzz]
                                   [--asan-build build-asan] [--tsan-build build-tsan]
+                                  [--mutation-dir build-mutation] [--only SECTION,...]
                                   [-o docs/reliability.md]
 Nothing is typed in by hand: a run that did not happen shows as "not run".
+--only faults,fuzz,sanitizers,mutations,notes regenerates those sections and
+keeps the others as they are in the output file (a machine that ran only some
+of the jobs updates only their sections).
 """
 import argparse
 import collections
@@ -121,6 +126,28 @@ def sanitizer_section(asan_build, tsan_build):
     return out
 
 
+def mutation_section(mutation_dir):
+    out = ["## Mutation check (`scripts/mutation-check.sh`)", "",
+           "Each file of `tests/mutations/` is a realistic bug; the check applies it to a scratch copy, rebuilds "
+           "what it touches, runs the tests named in the file and expects at least one to fail (`killed`). CI runs a "
+           "rotating subset (`.ci/run`); the table is the last full run.", ""]
+    path = os.path.join(mutation_dir, "results.json")
+    if not os.path.exists(path):
+        return out + [f"not run (no `{os.path.relpath(path, ROOT)}`)", ""]
+    r = json.load(open(path))
+    if not r.get("full"):
+        return out + [f"the last run (`{os.path.relpath(path, ROOT)}`, {r['date']}) was a subset of "
+                      f"{r['selected']} of {r['total']}: run `scripts/mutation-check.sh` without arguments", ""]
+    out += [f"{r['date']}, commit `{r['commit']}`{' plus uncommitted changes' if r.get('dirty') else ''}: "
+            f"**{r['killed']}/{r['total']} killed**, {r['seconds']} s.", "",
+            "| mutation | component | the bug | tests | result | by |", "|---|---|---|---|---|---|"]
+    for m in r["results"]:
+        result = m["outcome"] if m["outcome"] == "killed" else f"**{m['outcome']}**"
+        out.append(f"| `{m['name']}` | {md(m['component'])} | {md(m['what'])} | `{md(m['tests'])}` | {result} "
+                   f"| {md(m['detail'][:200])} |")
+    return out + [""]
+
+
 # What the numbers above mean and what is still open. Kept here, next to the
 # renderer, so the generated page is complete; update it with the findings.
 NOTES = """## Notes
@@ -130,9 +157,17 @@ NOTES = """## Notes
   every assertion of that row held (exit status, one-line message naming the
   problem, file valid via `rtrace::store::validate_file`, completed points
   read back whole, no process carrying the test's marker variable left in
-  `/proc/*/environ`). `known bug` / `gap` rows name the component the bug was
-  reported to; their ctest case exits 77 (skipped, with the reason) unless
-  `RTRACE_FAULTS_STRICT=1`.
+  `/proc/*/environ`). A case that finds a bug fails, unless the bug is listed
+  with its reason and the open item tracking it in
+  `tests/faults/known-bugs.json` (then it exits 77, skipped with that reason;
+  `RTRACE_FAULTS_STRICT=1` fails it anyway). A command that runs past its
+  time limit on a damaged file fails the case: there are no "gap" passes.
+  `faults_time-limits` checks that `--resume`, `--ert FILE` and `validate`
+  honour `RTRACE_VALIDATE_TIMEOUT` on a file that makes libhdf5 loop.
+  `scripts/sanitize.sh` runs these cases under ASan+UBSan too: every
+  process writes its sanitizer reports to a file (`log_path`), any report
+  fails the job, and the reports of the files that break libhdf5 must be
+  inside libhdf5 (classified like the fuzz findings).
 * **libhdf5 on corrupted files.** Every crash and hang the fuzzers found so
   far is inside Debian 12's libhdf5 1.10.8: mostly reading a variable-length
   string through a corrupted global-heap reference (`H5HG_read`: SEGV, a
@@ -161,6 +196,12 @@ NOTES = """## Notes
   error), and `rtrace validate` finds such a file within its limit.
   Files damaged the way rtrace's own failures damage them (killed writers,
   full disks, truncation) are handled: see the fault table.
+* **Fuzz triage** (`tests/fuzz/classify.py`): a finding is rtrace's when a
+  frame of rtrace's code (namespace `rtrace::`, a source file of the
+  repository, the fuzz target, or unsymbolised code of the fuzz binary) lies
+  anywhere between the crash and the first libhdf5 frame, or when no libhdf5
+  frame is on the stack; `bench/fuzz.sh` replays every artifact (once per
+  binary) and lists the `slow` ones (a timeout that finishes on replay).
 * **The 9 "rtrace" findings of the first `run_file` run** (2026-11-21) came
   from a classifier that stopped at libc's string routines; replayed with
   the fixed `tests/fuzz/classify.py` (2026-11-22), the 14 oldest artifacts of
@@ -187,14 +228,42 @@ def main():
     ap.add_argument("--fuzz-build", default=os.path.join(ROOT, "build-fuzz"))
     ap.add_argument("--asan-build", default=os.path.join(ROOT, "build-asan"))
     ap.add_argument("--tsan-build", default=os.path.join(ROOT, "build-tsan"))
+    ap.add_argument("--mutation-dir", default=os.path.join(ROOT, "build-mutation"))
+    ap.add_argument("--only", default="", help="comma-separated sections to regenerate; the others are kept")
     ap.add_argument("-o", "--output", default=os.path.join(ROOT, "docs", "reliability.md"))
     a = ap.parse_args()
     lines = ["# rtrace reliability: every fault and bad input tried", "",
              "Generated by `scripts/gen-reliability.py` from the runs of `ctest -L faults` (tests/faults), "
              "`bench/fuzz.sh` (tests/fuzz) and `scripts/sanitize.sh`; do not edit by hand. "
              "Regenerate: run those, then `scripts/gen-reliability.py --build <build dir>`.", ""]
-    lines += faults_section(a.build) + fuzz_section(a.fuzz_build) + sanitizer_section(a.asan_build, a.tsan_build)
-    lines += NOTES.splitlines()
+    sections = collections.OrderedDict([
+        ("faults", lambda: faults_section(a.build)),
+        ("fuzz", lambda: fuzz_section(a.fuzz_build)),
+        ("sanitizers", lambda: sanitizer_section(a.asan_build, a.tsan_build)),
+        ("mutations", lambda: mutation_section(a.mutation_dir)),
+        ("notes", lambda: NOTES.splitlines())])
+    only = [x for x in a.only.split(",") if x]
+    unknown = [x for x in only if x not in sections]
+    if unknown:
+        ap.error(f"--only: unknown section(s) {unknown}; expected {list(sections)}")
+    old = {}
+    if only and os.path.exists(a.output):
+        # Split the current page at its "## " headings, in section order.
+        current, key = [], None
+        headings = {"## Fault": "faults", "## Fuzz": "fuzz", "## Sanitizers": "sanitizers", "## Mutation": "mutations",
+                    "## Notes": "notes"}
+        for line in open(a.output).read().splitlines():
+            k = next((v for h, v in headings.items() if line.startswith(h)), None)
+            if k:
+                key = k
+                old[key] = []
+            if key:
+                old[key].append(line)
+    for name, make in sections.items():
+        if not only or name in only or name not in old:
+            lines += make()
+        else:
+            lines += old[name] + ([""] if old[name] and old[name][-1] else [])
     os.makedirs(os.path.dirname(a.output), exist_ok=True)
     with open(a.output, "w") as f:
         f.write("\n".join(lines).rstrip() + "\n")

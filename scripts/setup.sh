@@ -19,6 +19,7 @@ RTRACE_PACKAGES=(
   patchelf
   clang libclang-rt-14-dev
   libunwind-dev libdw-dev
+  ccache
 )
 
 rtrace_log() { printf '[rtrace] %s\n' "$*" >&2; }
