@@ -217,7 +217,7 @@ def run_together(chosen, tree, build, log):
         if build_targets(build, sorted({t for m in chosen for t in m["build"]}), log) != 0:
             print(f"mutation-check: the combined mutants do not compile (log: {log})", file=sys.stderr)
             return 2
-        regex = "|".join(f"(?:{m['tests']})" for m in chosen)
+        regex = "|".join(f"({m['tests']})" for m in chosen)
         rc, failed, ran, skipped = ctest(build, regex, log)
     except MutationError as e:
         print(f"mutation-check: ERROR: {e}", file=sys.stderr)
@@ -306,7 +306,7 @@ def main(argv):
         if build_targets(build, targets, log) != 0:
             raise MutationError(f"the unmutated scratch copy does not build (log: {log})")
         print(f"  built {len(targets)} targets of the unmutated copy in {time.monotonic() - tb:.0f} s", flush=True)
-        regex = "|".join(f"(?:{m['tests']})" for m in chosen)
+        regex = "|".join(f"({m['tests']})" for m in chosen)
         tb = time.monotonic()
         rc, failed, ran, skipped = ctest(build, regex, log)
         if rc != 0:
