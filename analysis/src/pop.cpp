@@ -323,7 +323,10 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
   };
   // CPU/wall near 1 per rank with several threads per rank: the threads do not run.
   const bool threads_idle = available(b.cpu_per_wall) && b.threads >= 2 && b.cpu_per_wall <= 1.25;
-  const bool spinning = available(b.system_share) && b.system_share >= 0.3;
+  // Spinning is a change across the step: an app whose own work already ran in the kernel at the
+  // first point (syscall-heavy timing, I/O) is not spinning because the share is still high.
+  const bool spinning = available(b.system_share) && b.system_share >= 0.3 &&
+                       (!available(a.system_share) || b.system_share >= a.system_share + 0.1);
   if (same_basis && a.basis == "mpi") {
     add("imbalance", s.lb_factor,
         "load balance " + fmt(a.load_balance, 3) + " -> " + fmt(b.load_balance, 3) + " (useful time per rank: max " +

@@ -134,6 +134,25 @@ TEST(Pop, SpinningThreadsAreSpinWait) {
   EXPECT_EQ(s.cause, "spin-wait");
 }
 
+TEST(Pop, SystemTimeThatDidNotRiseIsNotSpinWait) {
+  // 1 -> 2 ranks of an app whose own loop runs mostly in the kernel (it times itself with
+  // clock()): system share 0.8 at 1 rank, 0.5 at 2. Useful time per rank 1.9 s -> 1.5 s (CS 0.63):
+  // a loss in the app's own work, not threads spinning.
+  PointUsage u1 = point_usage({rank(0, 2.0, 0.1, 0, 0.4, 1.6)});
+  PointUsage u2 = point_usage({rank(0, 1.6, 0.1, 0, 0.8, 0.8), rank(1, 1.6, 0.1, 0, 0.8, 0.8)});
+  PopPoint a = pop_point(u1, 1), b = pop_point(u2, 1);
+  ASSERT_EQ(b.basis, "mpi");
+  EXPECT_NEAR(a.system_share, 0.8, 1e-12);
+  EXPECT_NEAR(b.system_share, 0.5, 1e-12);
+  std::vector<PopPoint*> pts{&a, &b};
+  pop_scaling(pts, {1.0, 1.0});
+  StepContext ctx;
+  ctx.axis = "ranks";
+  AppStep s = classify_app_step(a, b, 1, 2, 2.0, 1.6, 0, ctx, Thresholds{});
+  EXPECT_EQ(s.diagnosis, "loss");
+  EXPECT_EQ(s.cause, "computation-scaling");
+}
+
 TEST(Pop, OversubscribedStepNamesOversubscription) {
   PointUsage u1 = point_usage({rank(0, 2.0, 0, 0, 2.0)});
   PointUsage u2 = point_usage({rank(0, 1.6, 0, 0, 3.0)});
