@@ -3,6 +3,7 @@
 #include "cli/subcommands.hpp"
 
 #include "rtrace/ert/ceilings.hpp"
+#include "rtrace/ert/consistency.hpp"
 #include "rtrace/ert/cpu_kernels.hpp"
 #include "rtrace/ert/cpu_runner.hpp"
 #include "rtrace/ert/gpu.hpp"
@@ -13,6 +14,8 @@
 #include <boost/program_options.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -248,6 +251,7 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   }
   const int ranks = group->size();
 
+  const auto started = std::chrono::steady_clock::now();
   const std::vector<int> cpus = allowed_cpus();
   const int threads = o.threads > 0 ? o.threads : int(cpus.size());
   const char* bind_env = std::getenv("OMP_PROC_BIND");
@@ -276,7 +280,33 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
       make_cpu_plan(in, kernel_block_elements(Precision::FP64), kernel_block_elements(Precision::FP32));
 
   const double mhz_before = read_cpu_mhz();
-  CpuRunResult run = run_cpu_plan(plan, default_policy(o.quick), threads, *group);
+  const TrialPolicy policy = default_policy(o.quick);
+  CpuRunResult run = run_cpu_plan(plan, policy, threads, *group);
+  // Physical consistency: every rank holds the same samples, so every rank
+  // takes the same re-measure decisions (the re-measurement is collective).
+  ConsistencyLimits limits;
+  const int nodes = std::max(1, (ranks + group->local_size() - 1) / std::max(1, group->local_size()));
+  const int cores = machine.cores > 0 ? std::min(pus, machine.cores * nodes) : pus;
+  const double ghz = peak_clock_ghz(mhz_before, limits.peak_basis);
+  limits.peak_basis = std::to_string(cores) + " cores x " + std::to_string(cpu_kernel_vector_bytes() * 8) +
+                      "-bit SIMD x 2 FMA pipes x " + limits.peak_basis;
+  limits.fp64_peak_gflops = theoretical_cpu_peak_gflops(Precision::FP64, cores, cpu_kernel_vector_bytes(), ghz);
+  limits.fp32_peak_gflops = theoretical_cpu_peak_gflops(Precision::FP32, cores, cpu_kernel_vector_bytes(), ghz);
+  RetryPolicy retry;
+  retry.max_remeasures = o.quick ? 1 : 2;
+  PlateauOptions popt;
+  popt.min_points = o.quick ? 2 : 3;
+  auto remeasure = [&](Series series) {
+    std::vector<Measurement> subset;
+    for (const Measurement& m : plan)
+      if (m.series == series) subset.push_back(m);
+    CpuRunResult again = run_cpu_plan(subset, policy, threads, *group);
+    run.runs += again.runs;
+    run.runs_redone += again.runs_redone;
+    return std::move(again.samples);
+  };
+  auto pause = [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); };
+  CheckedCeilings checked = derive_checked_ceilings(run.samples, levels, popt, limits, retry, remeasure, pause);
   const double mhz_after = read_cpu_mhz();
   if (!root) return 0;
 
@@ -288,10 +318,8 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   report.command_line = command_line;
   report.machine = std::move(machine);
   report.samples = std::move(run.samples);
-  PlateauOptions popt;
-  popt.min_points = o.quick ? 2 : 3;
-  report.analysis = derive_ceilings(report.samples, levels, popt);
-  report.wall_seconds = run.seconds;
+  report.analysis = std::move(checked.analysis);
+  report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (run.runs_redone * 4 > run.runs)
     report.analysis.notes.push_back("warning: " + std::to_string(run.runs_redone) + " of " + std::to_string(run.runs) +
                                     " runs were disturbed by other processes (threads preempted); the ceilings are"
@@ -311,7 +339,9 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
                               {"cpu_mhz_end", mhz_after},
                               {"vector_bytes", double(cpu_kernel_vector_bytes())},
                               {"runs", double(run.runs)},
-                              {"runs_preempted", double(run.runs_redone)}};
+                              {"runs_preempted", double(run.runs_redone)},
+                              {"remeasured_series", double(checked.remeasured)},
+                              {"fp64_peak_theoretical", limits.fp64_peak_gflops}};
   emit(o, report);
   return 0;
 }

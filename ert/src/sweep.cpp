@@ -88,10 +88,12 @@ void SweepController::record(double seconds, const std::vector<double>& rank_sec
       trials_ = std::max<std::int64_t>(trials_ + 1, static_cast<std::int64_t>(std::ceil(trials_ * std::min(scale, 1000.0))));
       return;  // still warming up
     }
-    if (seconds > 4 * policy_.min_seconds && trials_ > 1) {
+    if (seconds > 4 * policy_.min_seconds && trials_ > 1 && on_cpu_fraction >= policy_.min_on_cpu_fraction) {
       // Far too long (the prediction came from a faster level): shorten the
-      // kept runs. The warm-up was not preempted (those are redone), so its
-      // time is trustworthy.
+      // kept runs. Only an undisturbed warm-up says so: once the redo budget
+      // is spent a preempted one reaches here, and its time is the
+      // scheduler's, not the kernel's (shortening on it left 1-trial runs
+      // that timed thread start-up skew).
       const double scale = policy_.min_seconds * 1.5 / seconds;
       trials_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(trials_ * scale)));
     }

@@ -6,7 +6,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <filesystem>
 
 namespace fs = std::filesystem;
@@ -152,16 +155,133 @@ PartitionCeilings CeilingProvider::import_file(const Partition& p) const {
   return c;
 }
 
+namespace {
+
+bool any_unreliable(const std::vector<store::CeilingRow>& rows) {
+  return std::any_of(rows.begin(), rows.end(), [](const store::CeilingRow& r) { return r.unreliable > 0; });
+}
+
+std::string fmt1(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+}  // namespace
+
+bool smaller_partition_of_same_kind(const Partition& a, const Partition& b) {
+  if ((a.sms > 0) != (b.sms > 0)) return false;
+  if (a.sms > 0) return a.sms < b.sms;
+  return a.nodes == b.nodes && a.threads <= b.threads && a.ranks <= b.ranks && a.threads * a.ranks < b.threads * b.ranks;
+}
+
+std::vector<std::string> compare_with_smaller_partition(std::vector<store::CeilingRow>& larger,
+                                                        const std::vector<store::CeilingRow>& smaller,
+                                                        const std::string& smaller_name, double tolerance) {
+  std::vector<std::string> found;
+  for (auto& l : larger) {
+    const std::string name = store::get_str(l.name);
+    for (const auto& s : smaller) {
+      if (store::get_str(s.name) != name || !(s.value > 0) || !(l.value > 0) || s.unreliable > 0) continue;
+      // Beyond noise: below by more than the tolerance, and the repeats do not overlap.
+      const bool spreads_apart = !(l.max > 0 && s.min > 0) || l.max < s.min;
+      if (l.value < s.value * (1 - tolerance) && spreads_apart)
+        found.push_back(name + " " + fmt1(l.value) + " " + store::get_str(l.unit) + " below " + fmt1(s.value) +
+                        " on the smaller partition " + smaller_name);
+    }
+  }
+  return found;
+}
+
+void mark_unreliable(std::vector<store::CeilingRow>& rows, const std::vector<std::string>& reasons) {
+  for (auto& r : rows) {
+    const std::string name = store::get_str(r.name) + " ";
+    for (const auto& why : reasons) {
+      if (why.rfind(name, 0) != 0) continue;
+      std::string text = store::get_str(r.unreliable_reason);
+      text += (text.empty() ? "" : "; ") + why;
+      r.unreliable = 1;
+      store::set_str(r.unreliable_reason, text);
+    }
+  }
+}
+
+std::string unreliable_summary(const std::vector<store::CeilingRow>& rows) {
+  std::string s;
+  for (const auto& r : rows)
+    if (r.unreliable > 0) s += (s.empty() ? "" : "; ") + store::get_str(r.unreliable_reason);
+  return s;
+}
+
+std::vector<std::string> unreliable_names(const std::vector<store::CeilingRow>& rows) {
+  std::vector<std::string> names;
+  for (const auto& r : rows)
+    if (r.unreliable > 0) names.push_back(store::get_str(r.name));
+  return names;
+}
+
+std::vector<std::string> CeilingProvider::check_against_smaller(const Partition& p,
+                                                                std::vector<store::CeilingRow>& rows) const {
+  std::vector<std::string> found;
+  for (const auto& [other, c] : memo_)
+    if (smaller_partition_of_same_kind(other, p) && !c.rows.empty()) {
+      auto v = compare_with_smaller_partition(rows, c.rows, other.name(), 0.10);
+      found.insert(found.end(), v.begin(), v.end());
+    }
+  return found;
+}
+
+PartitionCeilings CeilingProvider::run_ert(const Partition& p, bool quick, const std::string& out) {
+  PartitionCeilings c;
+  ProcessSpec spec;
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  const std::string self_path = n > 0 ? std::string(self, static_cast<std::size_t>(n)) : "/proc/self/exe";
+  Environment ert_env = env_;
+  spec.argv = ert_command(self_path, p, quick, out, opts_, launch_, spec.path, ert_env);
+  spec.env = ert_env.to_envp();
+  spec.echo = verbose_;
+  spec.grace_s = opts_.grace_s;
+  const auto r = run_process(spec);
+  std::error_code ec;
+  if (r.kind == ExitKind::Interrupted) {
+    fs::remove(out, ec);
+    c.interrupted = true;
+    c.error = "interrupted";
+    return c;
+  }
+  if (r.kind != ExitKind::Exited || r.exit_code != 0) {
+    fs::remove(out, ec);
+    std::string tail = r.stderr_tail;
+    while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
+    if (auto nl = tail.rfind('\n'); nl != std::string::npos) tail = tail.substr(nl + 1);
+    c.error = "`" + join_quoted(spec.argv) + "` failed (" +
+              (r.kind == ExitKind::LaunchError ? r.launch_error
+               : r.kind == ExitKind::Exited    ? "exit " + std::to_string(r.exit_code)
+                                               : "signal " + std::to_string(r.signal)) +
+              ")" + (tail.empty() ? "" : ": " + tail);
+    return c;
+  }
+  try {
+    c.rows = read_ceilings_from(out, p, c.source);
+  } catch (const std::exception& e) {
+    fs::remove(out, ec);
+    c.error = std::string("ERT result unreadable: ") + e.what();
+  }
+  return c;
+}
+
 PartitionCeilings CeilingProvider::measure(const Partition& p) {
   PartitionCeilings c;
   const bool quick = opts_.ert == ErtMode::Quick;
   const std::string cached = ert_cache_file(env_, p, quick);
-  // A cached file is used when it reads back; a damaged one is measured again.
+  // A cached file is used when it reads back and holds no unreliable ceiling;
+  // a damaged or untrustworthy one is measured again.
   if (fs::exists(cached) && !store::hdf5_failure(cached)) {
     try {
       c.rows = read_ceilings_from(cached, p, c.source);
       c.source = cached;
-      if (!c.rows.empty()) return c;
+      if (!c.rows.empty() && !any_unreliable(c.rows)) return c;
     } catch (const std::exception&) {
     }
     c = PartitionCeilings{};
@@ -175,46 +295,31 @@ PartitionCeilings CeilingProvider::measure(const Partition& p) {
   // ERT writes a temp name that is renamed into place only when complete, so
   // concurrent sweeps on one host never read half a file.
   const std::string tmp = cached + ".tmp." + std::to_string(getpid());
-  ProcessSpec spec;
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  const std::string self_path = n > 0 ? std::string(self, static_cast<std::size_t>(n)) : "/proc/self/exe";
-  Environment ert_env = env_;
-  spec.argv = ert_command(self_path, p, quick, tmp, opts_, launch_, spec.path, ert_env);
-  spec.env = ert_env.to_envp();
-  spec.echo = verbose_;
-  spec.grace_s = opts_.grace_s;
-  const auto r = run_process(spec);
-  if (r.kind == ExitKind::Interrupted) {
-    fs::remove(tmp, ec);
-    c.interrupted = true;
-    c.error = "interrupted";
-    return c;
+  c = run_ert(p, quick, tmp);
+  if (!c.error.empty()) return c;
+  // A larger partition below a smaller one of the same kind: measured once
+  // more after a pause (a burst of load), then kept marked unreliable.
+  auto below = check_against_smaller(p, c.rows);
+  if (!below.empty()) {
+    if (verbose_) std::fprintf(stderr, "rtrace: %s: re-measuring (%s)\n", p.name().c_str(), below.front().c_str());
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    PartitionCeilings again = run_ert(p, quick, tmp);
+    if (!again.error.empty()) return again;
+    c = std::move(again);
+    below = check_against_smaller(p, c.rows);
+    mark_unreliable(c.rows, below);
   }
-  if (r.kind != ExitKind::Exited || r.exit_code != 0) {
-    fs::remove(tmp, ec);
-    std::string tail = r.stderr_tail;
-    while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
-    if (auto nl = tail.rfind('\n'); nl != std::string::npos) tail = tail.substr(nl + 1);
-    c.error = "`" + join_quoted(spec.argv) + "` failed (" +
-              (r.kind == ExitKind::LaunchError ? r.launch_error
-               : r.kind == ExitKind::Exited    ? "exit " + std::to_string(r.exit_code)
-                                               : "signal " + std::to_string(r.signal)) +
-              ")" + (tail.empty() ? "" : ": " + tail);
-    return c;
-  }
-  fs::rename(tmp, cached, ec);
+  // Unreliable results never enter the cache: they are kept beside it for
+  // the record (the point's ceilings_source) and measured again next time.
+  const std::string target = any_unreliable(c.rows) ? cached.substr(0, cached.size() - 3) + ".unreliable.h5" : cached;
+  fs::rename(tmp, target, ec);
   if (ec) {
-    c.error = "cannot move the ERT result into the cache (" + cached + "): " + ec.message();
+    c.error = "cannot move the ERT result into the cache (" + target + "): " + ec.message();
     fs::remove(tmp, ec);
     return c;
   }
-  try {
-    c.rows = read_ceilings_from(cached, p, c.source);
-    c.source = cached;
-  } catch (const std::exception& e) {
-    c.error = std::string("ERT result unreadable: ") + e.what();
-  }
+  if (target != cached) fs::remove(cached, ec);  // an older reliable entry would now contradict this one
+  c.source = target;
   return c;
 }
 

@@ -156,7 +156,10 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
     }
     cost.add_point(process_s, result.process.wall_s, OwnCost::since(commit_start));
     partitions.release(p);
-    progress.end_point(label, result.status_text, result.process.wall_s,
+    progress.end_point(label,
+                       ceil.unreliable.empty() ? result.status_text
+                                               : result.status_text + ", unreliable ceilings: " + ceil.unreliable,
+                       result.process.wall_s,
                        result.status == store::PointStatus::Ok ? "" : last_stderr_line(result.process.stderr_tail));
     if (o.verbose)
       for (const auto& l : log) progress.note("point " + std::to_string(p.id) + ": " + l);

@@ -423,6 +423,10 @@ PointCeilings ceilings_of_partition(CeilingProvider& provider, const Partition& 
     log.push_back("warning: no ceilings for partition " + part.name() + ": " + ceil.error);
     progress.note("warning: no ceilings for partition " + part.name() + ": " + ceil.error);
   }
+  // Unreliable ceilings are used (they are what this node gave) but never silently.
+  for (const auto& name : unreliable_names(ceil.rows)) out.unreliable += (out.unreliable.empty() ? "" : ", ") + name;
+  if (!out.unreliable.empty())
+    log.push_back("warning: unreliable ceilings of partition " + part.name() + ": " + unreliable_summary(ceil.rows));
   return out;
 }
 

@@ -69,7 +69,9 @@ const RowLayout& CeilingRow::layout() {
                                  .add("min", &R::min, "@unit")
                                  .add("repeats", &R::repeats, "1")
                                  .add("unit", &R::unit)
-                                 .add("level_bytes", &R::level_bytes, "B");
+                                 .add("level_bytes", &R::level_bytes, "B")
+                                 .add_optional("unreliable", &R::unreliable, "1")
+                                 .add_optional("unreliable_reason", &R::unreliable_reason);
   return l;
 }
 

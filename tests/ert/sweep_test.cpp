@@ -132,3 +132,23 @@ TEST(CpuPlan, BandwidthSweepThenEveryFlopKernelPerPrecisionAndVariant) {
   EXPECT_EQ(flops, 2u * 2u * 11u);
   EXPECT_GT(bw, 30u);
 }
+
+// Under heavy load, once redoing stops, a preempted warm-up lasts far longer
+// than the kernel: it must not shorten the kept runs to one trial (whose time
+// would then be the threads' start-up skew).
+TEST(SweepController, ADisturbedWarmupDoesNotShortenTheRuns) {
+  std::vector<Measurement> plan = {{Series::Bandwidth, {Precision::FP64, Variant::Fma, 1}, 1000},
+                                   {Series::Bandwidth, {Precision::FP64, Variant::Fma, 1}, 1000}};
+  TrialPolicy policy;
+  policy.min_seconds = 1e-3;
+  policy.repeats = 2;
+  policy.max_redo_per_measurement = 0;
+  SweepController c(plan, policy, 1, 1);
+  PlannedRun run;
+  while (c.next(run)) {
+    const bool disturbed = run.measurement == 1 && run.warmup;
+    c.record(fake_time(plan[run.measurement], run.trials) * (disturbed ? 50 : 1), {}, disturbed ? 0.0 : 1.0);
+  }
+  ASSERT_EQ(c.samples().size(), 4u);
+  EXPECT_GT(c.samples()[2].trials, c.samples()[0].trials / 2) << "the disturbed warm-up shortened the runs";
+}

@@ -152,7 +152,7 @@ bool alive(pid_t pid) {
 }
 
 // A minimal ert file (what `rtrace ert` writes) holding two ceilings.
-void write_fake_ert(const std::string& file, double dram) {
+void write_fake_ert(const std::string& file, double dram, bool unreliable = false) {
   fs::create_directories(fs::path(file).parent_path());
   auto f = store::File::create(file, true);
   store::write_root_attributes(f.root(), "ert", "test");
@@ -165,6 +165,10 @@ void write_fake_ert(const std::string& file, double dram) {
   rows[0].value = rows[0].max = rows[0].min = dram;
   rows[0].repeats = 1;
   rows[0].level_bytes = -1;
+  if (unreliable) {
+    rows[0].unreliable = 1;
+    store::set_str(rows[0].unreliable_reason, "DRAM 1.0 GB/s below 2.0 on the smaller partition t0");
+  }
   store::set_str(rows[1].name, "FP64 FMA");
   store::set_str(rows[1].kind, "compute");
   store::set_str(rows[1].precision, "fp64");
@@ -516,6 +520,24 @@ TEST_F(LauncherCli, ResumeAddsMissingCeilings) {
     const auto log = g.attr_strings("log");
     EXPECT_NE(log.back().find("added by --resume"), std::string::npos) << log.back();
   }
+}
+
+// An unreliable cache entry is never reused: the partition is measured again
+// (a real `rtrace ert --quick` of t1 here).
+TEST_F(LauncherCli, UnreliableCachedCeilingsAreMeasuredAgain) {
+  if (!fs::exists(kTracerLib)) GTEST_SKIP() << "an annotated point needs " << kTracerLib;
+  if (rtrace({"ert", "--help"}).status != 0) GTEST_SKIP() << "this rtrace has no `ert`";
+  const auto cached = path("cache") + "/ert/" + store::hostname() + "-t1-" + store::rtrace_version() + "-quick.h5";
+  write_fake_ert(cached, 13, /*unreliable=*/true);
+  const auto out = path("u.h5");
+  auto r = rtrace({"--sweep", "threads=1", "--ert", "quick", "-o", out, "--", kApp, "annotated"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto f = store::File::open(out);
+  auto g = point_group(f, 0);
+  const auto c = store::read_ceilings(g);
+  ASSERT_FALSE(c.empty());
+  for (const auto& row : c) EXPECT_NE(row.value, 13) << "the unreliable cached DRAM ceiling was reused";
+  EXPECT_GT(c.size(), 2u) << "a real ERT has more than the fake file's two ceilings";
 }
 
 TEST_F(LauncherCli, PointsSelectionRunsASubsetForArrayTasks) {

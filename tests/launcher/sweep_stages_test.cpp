@@ -202,3 +202,40 @@ TEST(LauncherSweepStages, CeilingsStageSkipsPointsWithoutCountsAndSaysSoOnce) {
   CeilingsStage none(o, env, nullptr);
   EXPECT_FALSE(none.wanted(RooflineCounts{true, "hardware counters"}));
 }
+
+TEST(LauncherSweepStages, LargerPartitionBelowASmallerOneIsMarkedUnreliable) {
+  Partition t1, t2, r2;
+  t2.threads = 2;
+  r2.ranks = 2;
+  EXPECT_TRUE(smaller_partition_of_same_kind(t1, t2));
+  EXPECT_TRUE(smaller_partition_of_same_kind(t1, r2));
+  EXPECT_FALSE(smaller_partition_of_same_kind(t2, r2));  // neither is a subset
+  EXPECT_FALSE(smaller_partition_of_same_kind(t2, t1));
+
+  rtrace::store::CeilingRow small{};
+  rtrace::store::set_str(small.name, "FP64 FMA");
+  rtrace::store::set_str(small.kind, "compute");
+  rtrace::store::set_str(small.unit, "GFLOP/s");
+  small.value = 50;
+  small.min = 48;
+  small.max = 52;
+  rtrace::store::CeilingRow large = small;
+  large.value = 40;  // 20% below, repeats apart: beyond noise
+  large.min = 39;
+  large.max = 41;
+  std::vector<rtrace::store::CeilingRow> rows{large};
+  auto reasons = compare_with_smaller_partition(rows, {small}, "t1", 0.10);
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_NE(reasons[0].find("below 50.0 on the smaller partition t1"), std::string::npos) << reasons[0];
+  mark_unreliable(rows, reasons);
+  EXPECT_EQ(rows[0].unreliable, 1);
+  EXPECT_EQ(unreliable_names(rows), (std::vector<std::string>{"FP64 FMA"}));
+  EXPECT_EQ(unreliable_summary(rows), reasons[0]);
+
+  rows[0] = large;
+  rows[0].max = 49;  // repeats overlap: noise
+  EXPECT_TRUE(compare_with_smaller_partition(rows, {small}, "t1", 0.10).empty());
+  rows[0].max = 41;
+  rows[0].value = 47;  // within the tolerance
+  EXPECT_TRUE(compare_with_smaller_partition(rows, {small}, "t1", 0.10).empty());
+}

@@ -37,6 +37,9 @@ class CeilingProvider {
 
  private:
   PartitionCeilings measure(const Partition& p);
+  PartitionCeilings run_ert(const Partition& p, bool quick, const std::string& out);
+  // Reasons this partition's rows sit below a smaller partition's (memoized) ones.
+  std::vector<std::string> check_against_smaller(const Partition& p, std::vector<store::CeilingRow>& rows) const;
   PartitionCeilings import_file(const Partition& p) const;
 
   const RunOptions& opts_;
@@ -52,6 +55,21 @@ class CeilingProvider {
 // when it has several ranks (ERT's ranks must be started by an MPI launcher).
 std::vector<std::string> ert_command(const std::string& self, const Partition& p, bool quick, const std::string& out,
                                      const RunOptions& o, const LaunchSetup* launch, std::string& path, Environment& env);
+
+// Physical consistency across partitions: `a` is a smaller partition of the
+// same kind as `b` (fewer threads/ranks on as many nodes, or fewer SMs).
+bool smaller_partition_of_same_kind(const Partition& a, const Partition& b);
+// "NAME value unit below value on the smaller partition X" for each ceiling of
+// `larger` below the same ceiling of `smaller` by more than `tolerance` with
+// non-overlapping repeats (min/max).
+std::vector<std::string> compare_with_smaller_partition(std::vector<store::CeilingRow>& larger,
+                                                        const std::vector<store::CeilingRow>& smaller,
+                                                        const std::string& smaller_name, double tolerance);
+// Sets unreliable=1 and appends the reasons that start with a row's name.
+void mark_unreliable(std::vector<store::CeilingRow>& rows, const std::vector<std::string>& reasons);
+// The reasons of the unreliable rows ("" when all are reliable) and their names.
+std::string unreliable_summary(const std::vector<store::CeilingRow>& rows);
+std::vector<std::string> unreliable_names(const std::vector<store::CeilingRow>& rows);
 
 std::vector<store::CeilingRow> read_ceilings_from(const std::string& path, const Partition& p, std::string& detail);
 

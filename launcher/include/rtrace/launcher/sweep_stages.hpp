@@ -111,6 +111,7 @@ class PartitionStage {
 struct PointCeilings {
   const PartitionCeilings* ceilings = nullptr;  // never null after ceilings_for_point
   bool interrupted = false;                     // ^C while measuring: stop the sweep
+  std::string unreliable;                       // names of unreliable ceilings ("L1d, L2"), "" when none
 };
 // The ceilings of a point's partition (measured once per partition and cached by
 // the provider); a failure is a warning in `log` and on the progress output.

@@ -1,0 +1,66 @@
+// Physical consistency of ERT ceilings (docs: ert/README.md, "Trust").
+//
+// Checks: bandwidth does not rise from L1 towards DRAM beyond the noise
+// tolerance; no FLOP ceiling above the partition's theoretical peak where it
+// can be computed (cores x SIMD lanes x 2 FMA pipes x 2 FLOPs x clock). (A
+// larger partition not below a smaller one is checked by the launcher, which
+// sees several partitions: launcher/ceilings.hpp.)
+// A violation re-measures the offending series (bounded, after a pause), then
+// marks the ceilings unreliable with the reason.
+#pragma once
+
+#include "rtrace/ert/ceilings.hpp"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace rtrace::ert {
+
+struct ConsistencyLimits {
+  double tolerance = 0.10;  // relative noise allowed between levels / partitions
+  double fp64_peak_gflops = 0;  // 0: not computable
+  double fp32_peak_gflops = 0;
+  std::string peak_basis;       // how the peak was computed, for the reason text
+};
+
+struct Violation {
+  Series series;
+  std::vector<std::string> ceilings;  // the names it concerns
+  std::string reason;
+};
+
+// The theoretical FP peak of `cores` physical cores: cores x (vector_bytes /
+// element bytes) lanes x 2 FMA pipes x 2 FLOPs x GHz.
+double theoretical_cpu_peak_gflops(Precision p, int cores, int vector_bytes, double ghz);
+// The clock to bound the peak with: cpufreq's cpuinfo_max_freq when the kernel
+// exposes it, else the nominal `cpu MHz` x 1.5 (turbo allowance). Sets `basis`.
+double peak_clock_ghz(double nominal_mhz, std::string& basis);
+
+std::vector<Violation> check_consistency(const std::vector<store::CeilingRow>& ceilings, const ConsistencyLimits& limits);
+// Sets unreliable=1 and the reason on every ceiling a violation names.
+void mark_unreliable(std::vector<store::CeilingRow>& ceilings, const std::vector<Violation>& violations);
+
+struct RetryPolicy {
+  int max_remeasures = 2;   // per series
+  double pause_s = 0.5;     // before each re-measurement (let a burst of load pass)
+};
+
+struct CheckedCeilings {
+  CeilingAnalysis analysis;
+  int remeasured = 0;                 // series re-measurements done
+  std::vector<Violation> violations;  // what is still wrong (the rows are marked)
+};
+
+// Derives the ceilings, checks them, and while a series violates a check
+// (at most policy.max_remeasures times each) pauses, replaces that series'
+// samples with `remeasure(series)` and derives again. `samples` ends up with
+// the samples the ceilings came from. `remeasure` and `pause` must be called
+// identically on every rank (the decisions depend only on the samples).
+CheckedCeilings derive_checked_ceilings(std::vector<Sample>& samples, const std::vector<MemoryLevel>& levels,
+                                        const PlateauOptions& options, const ConsistencyLimits& limits,
+                                        const RetryPolicy& policy,
+                                        const std::function<std::vector<Sample>(Series)>& remeasure,
+                                        const std::function<void(double)>& pause);
+
+}  // namespace rtrace::ert

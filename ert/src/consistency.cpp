@@ -1,0 +1,120 @@
+#include "rtrace/ert/consistency.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+namespace rtrace::ert {
+
+namespace {
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+bool has_series(const std::vector<Violation>& v, Series s) {
+  return std::any_of(v.begin(), v.end(), [&](const Violation& x) { return x.series == s; });
+}
+
+}  // namespace
+
+double theoretical_cpu_peak_gflops(Precision p, int cores, int vector_bytes, double ghz) {
+  if (cores <= 0 || vector_bytes <= 0 || !(ghz > 0)) return 0;
+  const double lanes = double(vector_bytes) / double(element_bytes(p));
+  return double(cores) * lanes * 2.0 /* FMA pipes */ * 2.0 /* FLOPs per FMA */ * ghz;
+}
+
+double peak_clock_ghz(double nominal_mhz, std::string& basis) {
+  std::ifstream in("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
+  double khz = 0;
+  if (in >> khz && khz > 0) {
+    basis = "max clock " + fmt(khz / 1e6) + " GHz (cpufreq)";
+    return khz / 1e6;
+  }
+  if (nominal_mhz > 0) {
+    basis = "nominal clock " + fmt(nominal_mhz / 1e3) + " GHz x 1.5 turbo allowance";
+    return nominal_mhz / 1e3 * 1.5;
+  }
+  basis.clear();
+  return 0;
+}
+
+std::vector<Violation> check_consistency(const std::vector<store::CeilingRow>& ceilings, const ConsistencyLimits& limits) {
+  std::vector<Violation> out;
+  // Bandwidth: rows come in hierarchy order (L1 first, DRAM last).
+  std::vector<const store::CeilingRow*> bw;
+  for (const auto& c : ceilings)
+    if (store::get_str(c.kind) == "bandwidth" && c.value > 0) bw.push_back(&c);
+  for (std::size_t i = 0; i < bw.size(); ++i)
+    for (std::size_t j = i + 1; j < bw.size(); ++j)
+      if (bw[j]->value > bw[i]->value * (1 + limits.tolerance)) {
+        const std::string a = store::get_str(bw[i]->name), b = store::get_str(bw[j]->name);
+        out.push_back(Violation{Series::Bandwidth, {a, b},
+                                a + " " + fmt(bw[i]->value) + " GB/s below " + b + " " + fmt(bw[j]->value) +
+                                    " GB/s (bandwidth cannot rise towards DRAM)"});
+      }
+  // Compute: not above the theoretical peak.
+  for (const auto& c : ceilings) {
+    if (store::get_str(c.kind) != "compute") continue;
+    const std::string prec = store::get_str(c.precision);
+    const double peak = prec == "fp64" ? limits.fp64_peak_gflops : prec == "fp32" ? limits.fp32_peak_gflops : 0;
+    if (peak > 0 && c.value > peak * (1 + 0.02))
+      out.push_back(Violation{Series::Flops, {store::get_str(c.name)},
+                              store::get_str(c.name) + " " + fmt(c.value) + " GFLOP/s above the theoretical peak " +
+                                  fmt(peak) + " (" + limits.peak_basis + ")"});
+  }
+  return out;
+}
+
+void mark_unreliable(std::vector<store::CeilingRow>& ceilings, const std::vector<Violation>& violations) {
+  for (auto& c : ceilings) {
+    const std::string name = store::get_str(c.name);
+    std::string reason;
+    for (const auto& v : violations)
+      if (std::find(v.ceilings.begin(), v.ceilings.end(), name) != v.ceilings.end())
+        reason += (reason.empty() ? "" : "; ") + v.reason;
+    if (reason.empty()) continue;
+    c.unreliable = 1;
+    store::set_str(c.unreliable_reason, reason);
+  }
+}
+
+CheckedCeilings derive_checked_ceilings(std::vector<Sample>& samples, const std::vector<MemoryLevel>& levels,
+                                        const PlateauOptions& options, const ConsistencyLimits& limits,
+                                        const RetryPolicy& policy,
+                                        const std::function<std::vector<Sample>(Series)>& remeasure,
+                                        const std::function<void(double)>& pause) {
+  CheckedCeilings out;
+  int retries_bw = 0, retries_flops = 0;
+  for (;;) {
+    out.analysis = derive_ceilings(samples, levels, options);
+    out.violations = check_consistency(out.analysis.ceilings, limits);
+    Series redo = Series::Bandwidth;
+    if (has_series(out.violations, Series::Bandwidth) && retries_bw < policy.max_remeasures) {
+      redo = Series::Bandwidth;
+      ++retries_bw;
+    } else if (has_series(out.violations, Series::Flops) && retries_flops < policy.max_remeasures) {
+      redo = Series::Flops;
+      ++retries_flops;
+    } else {
+      break;
+    }
+    if (pause) pause(policy.pause_s);
+    std::vector<Sample> fresh = remeasure(redo);
+    samples.erase(std::remove_if(samples.begin(), samples.end(), [&](const Sample& s) { return s.series == redo; }),
+                  samples.end());
+    samples.insert(samples.end(), fresh.begin(), fresh.end());
+    ++out.remeasured;
+  }
+  mark_unreliable(out.analysis.ceilings, out.violations);
+  for (const auto& v : out.violations)
+    out.analysis.notes.push_back("warning: unreliable after " + std::to_string(out.remeasured) +
+                                 " re-measurement(s): " + v.reason);
+  return out;
+}
+
+}  // namespace rtrace::ert

@@ -1,0 +1,147 @@
+// Physical consistency of ceilings: violations, bounded re-measurement, marks.
+#include "rtrace/ert/consistency.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace rtrace::ert;
+using rtrace::store::get_str;
+
+namespace {
+
+Sample bw_sample(double ws, int repeat, double gbs) {
+  Sample s;
+  s.series = Series::Bandwidth;
+  s.kernel = {Precision::FP64, Variant::Fma, 1};
+  s.working_set_bytes = std::int64_t(ws);
+  s.repeat = repeat;
+  s.seconds = 1e-3;
+  s.bytes = gbs * 1e9 * s.seconds;
+  return s;
+}
+
+Sample flop_sample(int repeat, double gflops) {
+  Sample s;
+  s.series = Series::Flops;
+  s.kernel = {Precision::FP64, Variant::Fma, 64};
+  s.repeat = repeat;
+  s.seconds = 1e-3;
+  s.flops = gflops * 1e9 * s.seconds;
+  return s;
+}
+
+std::vector<MemoryLevel> levels() {
+  return {{"L1d", 64 * 1024.0, 32 * 1024}, {"L2", 2 * 1048576.0, 1048576}, {"DRAM", INFINITY, -1}};
+}
+
+// A bandwidth curve with the given L1 and L2 plateaus (DRAM 20 GB/s), 3 repeats.
+std::vector<Sample> curve(double l1, double l2) {
+  std::vector<Sample> samples;
+  for (double ws = 8192; ws <= 64 * 1048576.0; ws *= std::pow(2.0, 0.25)) {
+    const double v = ws <= 64 * 1024 ? l1 : ws <= 2 * 1048576 ? l2 : 20;
+    for (int r = 0; r < 3; ++r) samples.push_back(bw_sample(ws, r, v));
+  }
+  for (int r = 0; r < 3; ++r) samples.push_back(flop_sample(r, 50));
+  return samples;
+}
+
+const rtrace::store::CeilingRow* find(const CeilingAnalysis& a, const std::string& name) {
+  for (const auto& c : a.ceilings)
+    if (get_str(c.name) == name) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(ErtConsistency, L1BelowL2IsRemeasuredThenMarkedUnreliable) {
+  auto samples = curve(150, 220);  // L1d below L2: cannot be
+  int remeasures = 0;
+  double paused = 0;
+  auto remeasure = [&](Series s) {
+    EXPECT_EQ(s, Series::Bandwidth);
+    ++remeasures;
+    std::vector<Sample> again;
+    for (const auto& x : curve(150, 220))
+      if (x.series == Series::Bandwidth) again.push_back(x);
+    return again;
+  };
+  RetryPolicy policy;
+  policy.max_remeasures = 2;
+  policy.pause_s = 0.25;
+  auto checked = derive_checked_ceilings(samples, levels(), PlateauOptions{}, ConsistencyLimits{}, policy, remeasure,
+                                         [&](double s) { paused += s; });
+  EXPECT_EQ(remeasures, 2);
+  EXPECT_EQ(checked.remeasured, 2);
+  EXPECT_DOUBLE_EQ(paused, 0.5);
+  const auto* l1 = find(checked.analysis, "L1d");
+  const auto* l2 = find(checked.analysis, "L2");
+  const auto* dram = find(checked.analysis, "DRAM");
+  ASSERT_TRUE(l1 && l2 && dram);
+  EXPECT_EQ(l1->unreliable, 1);
+  EXPECT_EQ(l2->unreliable, 1);
+  EXPECT_NE(get_str(l1->unreliable_reason).find("below L2"), std::string::npos) << get_str(l1->unreliable_reason);
+  EXPECT_EQ(dram->unreliable, 0);
+  EXPECT_EQ(find(checked.analysis, "FP64 FMA")->unreliable, 0);
+  ASSERT_FALSE(checked.violations.empty());
+}
+
+TEST(ErtConsistency, ARemeasurementThatComesOutRightIsReliable) {
+  auto samples = curve(150, 220);
+  int remeasures = 0;
+  auto remeasure = [&](Series) {
+    ++remeasures;
+    std::vector<Sample> again;
+    for (const auto& x : curve(300, 150))
+      if (x.series == Series::Bandwidth) again.push_back(x);
+    return again;
+  };
+  auto checked = derive_checked_ceilings(samples, levels(), PlateauOptions{}, ConsistencyLimits{}, RetryPolicy{},
+                                         remeasure, nullptr);
+  EXPECT_EQ(remeasures, 1);
+  EXPECT_TRUE(checked.violations.empty());
+  for (const auto& c : checked.analysis.ceilings) EXPECT_EQ(c.unreliable, 0) << get_str(c.name);
+  EXPECT_NEAR(find(checked.analysis, "L1d")->value, 300, 1e-9);
+}
+
+TEST(ErtConsistency, ConsistentCurveIsNotRemeasured) {
+  auto samples = curve(300, 150);
+  int remeasures = 0;
+  auto checked = derive_checked_ceilings(samples, levels(), PlateauOptions{}, ConsistencyLimits{}, RetryPolicy{},
+                                         [&](Series) {
+                                           ++remeasures;
+                                           return std::vector<Sample>{};
+                                         },
+                                         nullptr);
+  EXPECT_EQ(remeasures, 0);
+  EXPECT_TRUE(checked.violations.empty());
+}
+
+TEST(ErtConsistency, FlopsAboveTheTheoreticalPeak) {
+  // 2 cores x 256-bit (4 fp64 lanes) x 2 FMA x 2 x 3 GHz = 96 GFLOP/s
+  EXPECT_DOUBLE_EQ(theoretical_cpu_peak_gflops(Precision::FP64, 2, 32, 3.0), 96);
+  EXPECT_DOUBLE_EQ(theoretical_cpu_peak_gflops(Precision::FP32, 2, 32, 3.0), 192);
+  ConsistencyLimits limits;
+  limits.fp64_peak_gflops = 96;
+  limits.peak_basis = "test";
+  auto samples = curve(300, 150);
+  for (auto& s : samples)
+    if (s.series == Series::Flops) s.flops *= 4;  // 200 GFLOP/s
+  int remeasures = 0;
+  auto checked = derive_checked_ceilings(samples, levels(), PlateauOptions{}, limits, RetryPolicy{},
+                                         [&](Series s) {
+                                           EXPECT_EQ(s, Series::Flops);
+                                           ++remeasures;
+                                           std::vector<Sample> again;
+                                           for (int r = 0; r < 3; ++r) again.push_back(flop_sample(r, 200));
+                                           return again;
+                                         },
+                                         nullptr);
+  EXPECT_EQ(remeasures, 2);
+  const auto* fma = find(checked.analysis, "FP64 FMA");
+  ASSERT_TRUE(fma);
+  EXPECT_EQ(fma->unreliable, 1);
+  EXPECT_NE(get_str(fma->unreliable_reason).find("above the theoretical peak 96.0"), std::string::npos);
+  EXPECT_EQ(find(checked.analysis, "L1d")->unreliable, 0);
+}
+
