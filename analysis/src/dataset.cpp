@@ -386,6 +386,8 @@ CeilingSet to_ceiling_set(const std::vector<store::CeilingRow>& rows) {
     c.value = r.value;
     c.min = r.min;
     c.max = r.max;
+    c.unreliable = r.unreliable > 0;  // -1: written before the checks existed
+    c.unreliable_reason = store::get_str(r.unreliable_reason);
     out.push_back(std::move(c));
   }
   return CeilingSet(std::move(out));

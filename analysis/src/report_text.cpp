@@ -137,6 +137,14 @@ std::string render_text(const AnalysisResult& res, int width) {
     for (int ci = 0; ci < static_cast<int>(configs.size()); ++ci)
       if (s.at[ci] >= 0) spread = std::max(spread, configs[ci].kernels[s.at[ci]].time_spread);
     if (spread > 0) os << "  (repeats: median time; largest spread " << num(100 * spread, 2) << "%)\n";
+    // Unreliable ceilings under this kernel's points: never silent.
+    for (int ci : order)
+      for (const auto& c : configs[ci].ceilings.all())
+        if (c.unreliable)
+          os << wrap("  ! unreliable ceiling at " + (res.axis.empty() ? std::to_string(ci)
+                                                                      : num(configs[ci].concurrency(res.axis), 6)) +
+                         ": " + c.name + (c.unreliable_reason.empty() ? "" : " (" + c.unreliable_reason + ")"),
+                     static_cast<std::size_t>(width), "    ");
     for (const auto* t : trajs) {
       for (const auto& st : t->steps) {
         const auto& f = st.d.factors;

@@ -177,3 +177,39 @@ TEST(Model, ThresholdsAreValidated) {
     EXPECT_NE(std::string(e.what()).find("ai-drop"), std::string::npos);
   }
 }
+
+TEST(Model, UnreliableCeilingIsNotClaimedAsBandwidthContention) {
+  auto c2 = cpu(12, 2000);
+  std::vector<Ceiling> rows = c2.all();
+  for (auto& c : rows)
+    if (c.name == "DRAM") {
+      c.unreliable = true;
+      c.unreliable_reason = "DRAM 12.0 GB/s below 15.0 on the smaller partition t1";
+    }
+  const CeilingSet shaky(rows);
+  auto d = step(kernel(1e9, 1e8, 0.01), kernel(1e9, 1e8, 1e9 / 120e9), cpu(10, 1000), shaky);
+  EXPECT_NE(d.diagnosis, "bandwidth-contention");
+  EXPECT_NE(d.explanation.find("bandwidth-contention not claimed: the DRAM ceiling is unreliable"), std::string::npos)
+      << d.explanation;
+}
+
+TEST(Model, CeilingSpreadWidensIdeal) {
+  // 85% step efficiency: a loss at the 10% tolerance, but within a DRAM
+  // ceiling whose ERT repeats spread by 10% at each point (20% on the ratio).
+  auto noisy = [](double dram, double fp64) {
+    std::vector<Ceiling> rows = cpu(dram, fp64).all();
+    for (auto& c : rows)
+      if (c.name == "DRAM") {
+        c.min = dram * 0.95;
+        c.max = dram * 1.05;
+      }
+    return CeilingSet(rows);
+  };
+  auto a = kernel(1e9, 1e8, 0.01), b = kernel(1e9, 1e8, 0.01 / 1.7);
+  auto sharp = step(a, b, cpu(10, 1000), cpu(17, 2000));
+  EXPECT_NE(sharp.diagnosis, "ideal");
+  auto d = step(a, b, noisy(10, 1000), noisy(17, 2000));
+  EXPECT_EQ(d.diagnosis, "ideal");
+  EXPECT_NE(d.explanation.find("within the DRAM ceiling's spread"), std::string::npos) << d.explanation;
+  EXPECT_NEAR(ceiling_ratio_noise(noisy(10, 1000), noisy(17, 2000), "DRAM"), 0.2, 1e-12);
+}

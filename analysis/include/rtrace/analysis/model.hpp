@@ -43,6 +43,10 @@ struct Ceiling {
   std::string variant;    // "fma" | "nofma" | "half2" | "mma" | ""
   std::string unit;       // "GB/s" | "GFLOP/s"
   double value = kNaN, min = kNaN, max = kNaN;
+  bool unreliable = false;        // failed ERT's physical-consistency checks (run-file schema 1.2)
+  std::string unreliable_reason;
+  // (max - min) / value over the ERT repeats; 0 when unknown.
+  double relative_spread() const noexcept;
 };
 
 // One point's own roofline (from that point's ERT partition).
@@ -184,6 +188,14 @@ struct StepDiagnosis {
 // Tail efficiency of a grid: the fill of its last wave, assuming one resident
 // block per SM (the conservative case the counters let us check).
 double tail_efficiency(double blocks, double sms) noexcept;
+
+// The uncertainty of a step's ceiling ratio: the relative spreads of the
+// basis ceiling at both points added (0 when unknown). A step whose loss is
+// within it cannot be told from ceiling noise.
+double ceiling_ratio_noise(const CeilingSet& c1set, const CeilingSet& c2set, const std::string& ceiling_name);
+// "the DRAM ceiling is unreliable (reason)" when that ceiling is unreliable at
+// either point, else "".
+std::string unreliable_ceiling_note(const CeilingSet& c1set, const CeilingSet& c2set, const std::string& ceiling_name);
 
 StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, const RooflineEval& e1,
                             const RooflineEval& e2, const CeilingSet& c1set, const CeilingSet& c2set,
