@@ -99,7 +99,13 @@ void print_help(const po::options_description& desc) {
                "of one partition: N CPU threads (pinned), N MPI ranks (run under mpirun), or N SMs of a GPU.\n\n"
             << desc
             << "\nKernels (ERT 1.1.0): per element `beta = beta*A[i] + alpha` F/2 times (F = 1..1024 FLOPs),\n"
-               "2*sizeof(T) bytes per element and trial. Ceilings: median over repeats (min/max kept).\n";
+               "2*sizeof(T) bytes per element and trial. Ceilings: median over repeats (min/max kept).\n"
+               "\nDurations, measured (bench/ert_trust.sh measures them on your node, side by side):\n"
+               "  2-core AMD EPYC VM, idle: 2 threads quick 3.2 s, full 6.2 s.\n"
+               "  same VM at load average 9-15 (shared): 2 threads quick 19-33 s; 2 ranks x 1 thread\n"
+               "  quick 8.1 s (mpirun --bind-to none; 23.6 s before ranks got their own CPUs).\n"
+               "  A busy node costs redone runs (preempted threads) and re-measurements of\n"
+               "  inconsistent series; the result says so (runs_preempted, unreliable ceilings).\n";
 }
 
 Options parse(int argc, char** argv, bool& help) {
@@ -114,7 +120,7 @@ Options parse(int argc, char** argv, bool& help) {
       ("mps", po::bool_switch(&o.mps),
        "with --sms N: run as an MPS client (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, set by `rtrace run`) on the N SMs "
        "MPS grants, instead of a green context")  //
-      ("quick,q", po::bool_switch(&o.quick), "reduced sweep (about 1-3 s), for sweeps and tests")  //
+      ("quick,q", po::bool_switch(&o.quick), "reduced sweep, for sweeps and tests (durations below)")  //
       ("output,o", po::value<std::string>(&o.output), "write the ERT file (HDF5)")    //
       ("json", po::value<std::string>(&o.json), "write ERT-1.1.0-style roofline.json")  //
       ("precision", po::value<std::string>(&precision),
