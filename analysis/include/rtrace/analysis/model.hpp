@@ -43,7 +43,7 @@ struct Ceiling {
   std::string variant;    // "fma" | "nofma" | "half2" | "mma" | ""
   std::string unit;       // "GB/s" | "GFLOP/s"
   double value = kNaN, min = kNaN, max = kNaN;
-  bool unreliable = false;        // failed ERT's physical-consistency checks (run-file schema 1.4)
+  bool unreliable = false;        // failed ERT's physical-consistency checks (run-file schema 1.5)
   std::string unreliable_reason;
   // (max - min) / value over the ERT repeats; 0 when unknown.
   double relative_spread() const noexcept;

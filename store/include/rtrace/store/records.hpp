@@ -61,10 +61,10 @@ struct CeilingRow {
   std::int32_t repeats;
   char unit[16];        // "GB/s" or "GFLOP/s"
   std::int64_t level_bytes;  // capacity of the level per its topology (-1 DRAM / compute)
-  // Physical consistency (schema 1.4): 1 when the ceiling failed ERT's checks
+  // Physical consistency (schema 1.5): 1 when the ceiling failed ERT's checks
   // (bandwidth rising from L1 to DRAM, FLOPs above the theoretical peak, below
   // a smaller partition's) after bounded re-measurement; 0 when it passed or
-  // was not checked; -1 in files written before 1.4. Reason in `unreliable_reason`.
+  // was not checked; -1 in files written before 1.5. Reason in `unreliable_reason`.
   std::int32_t unreliable = 0;
   char unreliable_reason[160] = {};
   static const RowLayout& layout();
