@@ -5,7 +5,7 @@
 #   scripts/bundle.sh [--build-dir DIR] [--output DIR] [--no-tar]
 #
 # Makes OUTPUT/rtrace-<version>-linux-x86_64/ (and a .tar.gz next to it):
-#   bin/    rtrace, the demos (rtrace-demo, -mpi, -cuda where built), rtrace-demo-check
+#   bin/    rtrace, rtrace-smid-probe (CUDA builds: the sms points' measured SMs), the demos (rtrace-demo, -mpi, -cuda where built), rtrace-demo-check
 #   lib/    librtrace_* (the tracer included) and every shared library they load,
 #           except glibc (libc, libm, libpthread, libdl, librt, libresolv, ld-linux, ...),
 #           the NVIDIA driver (libcuda) and the CUDA toolkit's libraries (CUPTI,
@@ -81,7 +81,7 @@ mkdir -p "$DEST/bin" "$DEST/lib" "$DEST/tests/gpu" "$DEST/share/rtrace/examples"
 
 # ---- what goes in: the programs, the tracer, then everything they load
 programs=()
-for exe in rtrace rtrace-demo rtrace-demo-mpi rtrace-demo-cuda rtrace-demo-check; do
+for exe in rtrace rtrace-smid-probe rtrace-demo rtrace-demo-mpi rtrace-demo-cuda rtrace-demo-check; do
   [ -x "$BUILD/bin/$exe" ] && programs+=("$BUILD/bin/$exe")
 done
 roots=("${programs[@]}" "$BUILD/lib/librtrace_tracer.so")

@@ -266,7 +266,9 @@ PointAggregate aggregate_ranks(const std::vector<store::RankRecords>& ranks) {
 }
 
 double Configuration::sms() const noexcept {
+  // The %smid measurement; without one, the grant (older files: the request).
   if (sms_achieved > 0) return sms_achieved;
+  if (sms_granted > 0) return sms_granted;
   if (sms_requested > 0) return sms_requested;
   return kNaN;
 }
@@ -299,6 +301,7 @@ Configuration combine_repeats(const std::vector<store::SweepPointRow>& rows, con
   c.nodes = first.nodes;
   c.sms_requested = first.sms_requested;
   c.sms_achieved = first.sms_achieved;
+  c.sms_granted = first.sms_granted;
   c.ceilings = ceilings;
   for (const auto& r : rows) c.point_ids.push_back(r.point_id);
   std::vector<double> app, mpi;

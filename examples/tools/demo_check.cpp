@@ -263,21 +263,9 @@ int cmd_ceilings(const std::vector<std::string>& args) {
   return 0;
 }
 
-// The SMs a point was granted: the row's sms_granted where the store has that
-// field (and the file recorded it), else the request. (Overloads, because the
-// field arrives with another change to the store; int beats long.)
-template <class Row>
-auto granted_field(const Row& r, int) -> decltype(r.sms_granted, std::int32_t()) {
-  return r.sms_granted;
-}
-template <class Row>
-std::int32_t granted_field(const Row&, long) {
-  return -1;
-}
-std::int32_t sms_granted(const SweepPointRow& p) {
-  const std::int32_t g = granted_field(p, 0);
-  return g > 0 ? g : p.sms_requested;
-}
+// The SMs a point was granted: the row's sms_granted (schema 1.6), else, in
+// older files, the request.
+std::int32_t sms_granted(const SweepPointRow& p) { return p.sms_granted > 0 ? p.sms_granted : p.sms_requested; }
 
 int cmd_points(const std::vector<std::string>& args) {
   if (args.size() != 1 || args[0].empty() || args[0][0] == '-') throw UsageError("points: need RUN.h5");

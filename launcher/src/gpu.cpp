@@ -128,15 +128,47 @@ GpuInfo detect_real_gpu() {
 }
 }  // namespace
 
+SmsMerge merge_equal_sm_grants(const std::vector<std::int64_t>& requested, int device_sms) {
+  SmsMerge m;
+  std::vector<std::pair<int, std::int64_t>> first_by_grant;  // grant -> first request
+  for (auto n : requested) {
+    if (n < 1 || n > device_sms) {
+      m.kept.push_back(n);
+      continue;
+    }
+    const int grant = snap_sms_for_mps(static_cast<int>(n), device_sms).granted;
+    auto it = std::find_if(first_by_grant.begin(), first_by_grant.end(), [&](const auto& g) { return g.first == grant; });
+    if (it == first_by_grant.end()) {
+      first_by_grant.emplace_back(grant, n);
+      m.kept.push_back(n);
+    } else {
+      m.warnings.push_back("warning: sms=" + std::to_string(it->second) + " and sms=" + std::to_string(n) + " both get " +
+                           std::to_string(grant) + " SMs under MPS: one point (sms=" + std::to_string(n) +
+                           " dropped)");
+    }
+  }
+  return m;
+}
+
+int mps_grant(int percentage, int device_sms, int granularity) {
+  const int g = std::max(1, granularity);
+  const int share = static_cast<int>((static_cast<long long>(percentage) * device_sms + 99) / 100);  // ceil
+  return std::min(device_sms, (share + g - 1) / g * g);
+}
+
 SmPartition snap_sms_for_mps(int requested, int device_sms, int granularity) {
   SmPartition p;
   p.requested = requested;
-  int g = std::max(1, granularity);
-  int snapped = (requested + g - 1) / g * g;
-  snapped = std::min(snapped, device_sms);
-  p.achieved = snapped;
-  // The percentage that yields `snapped` SMs: MPS rounds the SM share up per TPC.
-  p.thread_percentage = std::clamp((snapped * 100 + device_sms - 1) / std::max(1, device_sms), 1, 100);
+  const int n = std::max(1, device_sms);
+  const int g = std::max(1, granularity);
+  const int target = std::min((std::max(1, requested) + g - 1) / g * g, n);
+  // The percentage nearest the target's share (robust to +-1 SM of rounding
+  // in the model), then nudged until the model grants exactly the target.
+  int pct = std::clamp(static_cast<int>((200LL * target + n) / (2LL * n)), 1, 100);
+  while (pct > 1 && mps_grant(pct, n, g) > target) --pct;
+  while (pct < 100 && mps_grant(pct, n, g) < target) ++pct;
+  p.thread_percentage = pct;
+  p.granted = mps_grant(pct, n, g);
   return p;
 }
 

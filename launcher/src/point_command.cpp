@@ -122,7 +122,7 @@ Partition partition_of(const SweepPoint& p, const RunOptions& o, const LaunchSet
   if (p.sms > 0) {
     // The partition is what MPS grants, so the ERT measures the app's SMs.
     const auto snap = snap_sms_for_mps(p.sms, s.gpu.sm_count > 0 ? s.gpu.sm_count : p.sms);
-    part.sms = snap.achieved;
+    part.sms = snap.granted;
     part.sm_method = "mps";
     part.sm_percentage = snap.thread_percentage;
   }

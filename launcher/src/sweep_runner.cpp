@@ -3,6 +3,7 @@
 // Each step is a stage of sweep_stages.hpp; this file only puts them in order.
 #include "rtrace/launcher/sweep_runner.hpp"
 
+#include "rtrace/launcher/smid_probe.hpp"
 #include "rtrace/launcher/sweep_stages.hpp"
 
 #include <csignal>
@@ -117,10 +118,18 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
     std::string trace_dir;
     PointResult result;
     auto process_start = OwnCost::Clock::now();
+    SmsMeasurement measured;
     try {
       trace_dir = partitions.prepare(p);
+      // The SMs this point really gets: the %smid probe under its partition
+      // environment (sms_achieved), not the grant the percentage predicts.
+      if (p.sms > 0) {
+        measured = measure_point_sms(setup.launch, cmd);
+        if (!measured.log.empty()) log.push_back(measured.log);
+      }
       process_start = OwnCost::Clock::now();
       result = run_point(p, cmd, o, env, progress, ordinal, log);
+      if (p.sms > 0) result.row.sms_achieved = measured.sms;
     } catch (const StageError& e) {
       std::fprintf(stderr, "rtrace run: %s\n", e.what());
       return kExitCannotStart;

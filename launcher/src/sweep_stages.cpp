@@ -165,6 +165,31 @@ SweepContext plan_sweep(RunOptions o) {
   }
 
   SweepPlan plan = make_sweep_plan(o.sweep, o.zip, o.repeat);
+  // sms requests that MPS grants the same SMs: one point each, before the plan
+  // is compared with or written to a file (the merged spec is what is recorded).
+  std::optional<GpuInfo> gpu;
+  std::vector<std::string> notes;
+  if (plan.has(AxisKind::Sms)) {
+    gpu = detect_gpu();
+    if (gpu->found) {
+      for (auto& text : o.sweep) {
+        const SweepAxis axis = parse_sweep_axis(text);
+        if (axis.kind != AxisKind::Sms) continue;
+        const SmsMerge merged = merge_equal_sm_grants(axis.numbers, gpu->sm_count);
+        if (merged.warnings.empty()) break;
+        notes.insert(notes.end(), merged.warnings.begin(), merged.warnings.end());
+        if (o.zip) {
+          notes.push_back("warning: --zip: the sms values are kept as given (dropping some would break the pairing)");
+          break;
+        }
+        std::string kept;
+        for (auto n : merged.kept) kept += (kept.empty() ? "" : ",") + std::to_string(n);
+        text = "sms=" + kept;
+        break;
+      }
+      plan = make_sweep_plan(o.sweep, o.zip, o.repeat);
+    }
+  }
   if (previous && previous->sweep_spec != plan.describe())
     throw UsageError("--resume: `" + o.output + "` holds another sweep (`" + previous->sweep_spec +
                      "`, this command asks for `" + plan.describe() + "`)");
@@ -178,7 +203,8 @@ SweepContext plan_sweep(RunOptions o) {
   std::set<std::int64_t> selected;
   if (!o.points.empty())
     for (auto id : parse_point_selection(o.points, plan.points.size())) selected.insert(id);
-  return SweepContext{std::move(o), std::move(plan), std::move(previous), std::move(selected)};
+  return SweepContext{std::move(o), std::move(plan), std::move(previous), std::move(selected), std::move(gpu),
+                      std::move(notes)};
 }
 
 // ---------------------------------------------------------------- checks
@@ -213,8 +239,9 @@ SweepSetup check_setup(const SweepContext& ctx, const Environment& env) {
   }
   const bool want_gpu = plan.has(AxisKind::Sms) || o.tracer == TracerChoice::Auto ||
                         o.tracer == TracerChoice::CudaTrace || o.tracer == TracerChoice::CudaMetrics;
-  if (want_gpu) ls.gpu = detect_gpu();
+  if (want_gpu) ls.gpu = ctx.gpu ? *ctx.gpu : detect_gpu();
   std::vector<std::string>& notes = setup.notes;
+  notes.insert(notes.end(), ctx.notes.begin(), ctx.notes.end());
   if (!ls.gpu.note.empty()) notes.push_back("warning: " + ls.gpu.note);
   if (plan.has(AxisKind::Sms)) {
     const SweepAxis* sms_axis = nullptr;
@@ -229,15 +256,22 @@ SweepSetup check_setup(const SweepContext& ctx, const Environment& env) {
           throw UsageError("sweep axis `" + sms_axis->text() + "`: " + std::to_string(n) + " SMs requested, but " +
                            ls.gpu.name + " has " + std::to_string(ls.gpu.sm_count));
         const auto snap = snap_sms_for_mps(static_cast<int>(n), ls.gpu.sm_count);
-        if (snap.achieved != n)
-          notes.push_back("note: sms=" + std::to_string(n) + " snapped to " + std::to_string(snap.achieved) +
-                          " (MPS grants SMs per TPC of 2)");
+        if (snap.granted != n)
+          notes.push_back("note: sms=" + std::to_string(n) + " -> " + std::to_string(snap.granted) +
+                          " SMs granted (MPS: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" +
+                          std::to_string(snap.thread_percentage) + ", whole TPCs of 2 SMs)");
       }
     }
   }
   // Tracer: the library next to the binary (or $RTRACE_TRACER_LIB).
   ls.tracer_lib = tracer_library(env);
   const bool lib_exists = !ls.tracer_lib.empty() && fs::exists(ls.tracer_lib);
+  // Finding 10: CUPTI's metric (profiling) APIs do not work under MPS, and an
+  // sms axis partitions with MPS: refused before anything runs, not a sweep
+  // of empty metric tables.
+  if (ctx.plan.has(AxisKind::Sms) && o.tracer == TracerChoice::CudaMetrics)
+    throw UsageError("--tracer cuda-metrics cannot be used with the sms axis: its SM partitions run under MPS, where "
+                     "CUPTI metric collection does not work; use --tracer cuda (kernel times) for the sms sweep");
   switch (o.tracer) {
     case TracerChoice::None: ls.tracer_mode = "none"; break;
     case TracerChoice::Auto:
@@ -288,6 +322,9 @@ void print_dry_run(const SweepContext& ctx, const SweepSetup& setup) {
     std::printf("[%zu/%zu] %s  (point %lld, repeat %d, partition %s, launcher %s)\n", i + 1, plan.points.size(),
                 p.label().c_str(), static_cast<long long>(p.id), p.repeat, c.partition.name().c_str(),
                 to_string(c.launch));
+    if (p.sms > 0)
+      std::printf("    sms  %d requested -> %d granted by %s (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d); the ERT measures the same\n",
+                  p.sms, c.partition.sms, c.partition.sm_method.c_str(), c.partition.sm_percentage);
     for (const auto& e : c.app_env) std::printf("    env  %s\n", e.c_str());
     std::printf("    run  %s\n", join_quoted(c.argv).c_str());
   }
@@ -308,8 +345,9 @@ store::SweepPointRow plan_row(const SweepPoint& p, const Partition& part, const 
   row.ranks = part.ranks;
   row.nodes = p.nodes > 0 ? p.nodes : -1;
   row.sms_requested = p.sms > 0 ? p.sms : -1;
-  row.sms_achieved = -1;
-  store::set_str(row.partition_method, p.sms > 0 ? "mps" : "");
+  row.sms_achieved = -1;  // the %smid probe's, set when the point ran
+  row.sms_granted = part.sms > 0 ? part.sms : -1;
+  store::set_str(row.partition_method, part.sms > 0 ? part.sm_method : "");
   store::set_str(row.status, "pending");
   row.exit_code = -1;
   row.signal = 0;
@@ -541,7 +579,8 @@ PointResult point_result(const SweepPoint& p, const PointCommand& cmd, const Run
   row.start_time = r.start_time;
   row.end_time = r.end_time;
   row.wall_s = r.wall_s;
-  if (p.sms > 0) row.sms_achieved = cmd.sms.achieved;
+  // sms_achieved stays -1 here: only the %smid probe's measurement goes there
+  // (run_sweep sets it), never the grant predicted from the percentage.
   if (r.kind == ExitKind::LaunchError) log.push_back("error: " + r.launch_error);
   if (r.kind == ExitKind::TimedOut) log.push_back("error: timed out after " + std::to_string(o.timeout_s) + " s");
   return out;

@@ -242,6 +242,7 @@ std::vector<SweepPointRow> pending_plan(std::vector<SweepPointRow> plan) {
   for (auto& r : plan) {
     set_str(r.status, to_string(PointStatus::Pending));
     r.sms_achieved = -1;
+    r.sms_granted = -1;
     set_str(r.partition_method, "");
     r.exit_code = -1;
     r.signal = 0;

@@ -53,7 +53,8 @@ const RowLayout& SweepPointRow::layout() {
                                  .add("start_time", &R::start_time, "s")
                                  .add("end_time", &R::end_time, "s")
                                  .add("wall_s", &R::wall_s, "s")
-                                 .add("complete", &R::complete);
+                                 .add("complete", &R::complete)
+                                 .add_optional("sms_granted", &R::sms_granted, "1");
   return l;
 }
 

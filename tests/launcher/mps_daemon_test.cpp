@@ -244,13 +244,15 @@ TEST_F(mps_daemon, ThreePointsAndErtShareOneDaemonStoppedOnce) {
   }
   EXPECT_EQ(erts, 3);
   EXPECT_EQ(apps, 3);
+  EXPECT_EQ(probes, 3);  // one %smid probe per point, as an MPS client of the same daemon
   EXPECT_EQ(quits, 1);
   EXPECT_GT(quit_at, last_client) << "quit before the last client";
-  // 16, 32, 48 of 132 SMs: percentages 13, 25, 37, the same for ERT and app.
-  EXPECT_EQ(app_pcts, (std::vector<std::string>{"13", "25", "37"}));
-  EXPECT_EQ(ert_pct_by_sms["16"], "13");
-  EXPECT_EQ(ert_pct_by_sms["32"], "25");
-  EXPECT_EQ(ert_pct_by_sms["48"], "37");
+  // 16, 32, 48 of 132 SMs: percentages 12, 24, 36 (15.84, 31.68, 47.52 SMs,
+  // rounded up to whole TPCs), the same for ERT and app.
+  EXPECT_EQ(app_pcts, (std::vector<std::string>{"12", "24", "36"}));
+  EXPECT_EQ(ert_pct_by_sms["16"], "12");
+  EXPECT_EQ(ert_pct_by_sms["32"], "24");
+  EXPECT_EQ(ert_pct_by_sms["48"], "36");
   EXPECT_FALSE(alive(daemon));
   EXPECT_EQ(lines_starting("exit daemon=").size(), 1u);
   EXPECT_FALSE(mps_dirs_left());
@@ -262,6 +264,8 @@ TEST_F(mps_daemon, ThreePointsAndErtShareOneDaemonStoppedOnce) {
     EXPECT_TRUE(p.complete);
     EXPECT_EQ(store::get_str(p.status), "ok");
     EXPECT_EQ(store::get_str(p.partition_method), "mps");
+    EXPECT_EQ(p.sms_granted, p.sms_requested);   // 16, 32, 48 are whole TPCs
+    EXPECT_EQ(p.sms_achieved, p.sms_granted);    // what the (fake) probe measured
     EXPECT_TRUE(f.root().open_group("points").open_group(store::point_group_name(p.point_id)).exists("ceilings"));
   }
 }
@@ -333,6 +337,69 @@ TEST_F(mps_daemon, NoDaemonNoSweep) {
   EXPECT_EQ(wait_for(pid, 60), 2) << err_text();
   EXPECT_NE(err_text().find("no live daemon wrote"), std::string::npos) << err_text();
   EXPECT_FALSE(mps_dirs_left());
+}
+
+TEST_F(mps_daemon, ProbeMeasuresNotPredicts) {
+  // A probe that sees 2 SMs fewer than granted: the file records the
+  // measurement and the point's log says so; a missing probe is "unavailable".
+  const pid_t pid = spawn({"--sweep", "sms=16,32", "--ert", "none", "--tracer", "none", "-o", path("run.h5"), "--",
+                           kFake, "--client"},
+                          {"FAKE_MPS_PROBE_OFFSET=-2"});
+  ASSERT_EQ(wait_for(pid, 60), 0) << err_text();
+  auto f = store::File::open(path("run.h5"));
+  const auto points = store::read_points(f);
+  ASSERT_EQ(points.size(), 2u);
+  for (const auto& p : points) {
+    EXPECT_EQ(p.sms_granted, p.sms_requested);
+    EXPECT_EQ(p.sms_achieved, p.sms_granted - 2);
+    const auto log = f.root().open_group("points").open_group(store::point_group_name(p.point_id)).attr_strings("log");
+    bool warned = false, fake_noted = false;
+    for (const auto& l : log) {
+      warned = warned || l.find("the %smid probe saw " + std::to_string(p.sms_granted - 2) + " SMs") != std::string::npos;
+      fake_noted = fake_noted || l.find("FAKE") != std::string::npos;
+    }
+    EXPECT_TRUE(warned);
+    EXPECT_TRUE(fake_noted) << "a file made on the fake device must say so";
+  }
+}
+
+TEST_F(mps_daemon, NoProbeMeansUnavailableNotThePrediction) {
+  const pid_t pid = spawn({"--sweep", "sms=16", "--ert", "none", "--tracer", "none", "-o", path("run.h5"), "--", kFake,
+                           "--client"},
+                          {"RTRACE_TEST_FAKE_GPU=sms=132,ert=" + kFake + ",probe=" + path("no-such-probe")});
+  ASSERT_EQ(wait_for(pid, 60), 0) << err_text();
+  auto f = store::File::open(path("run.h5"));
+  const auto points = store::read_points(f);
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_EQ(points[0].sms_granted, 16);
+  EXPECT_EQ(points[0].sms_achieved, -1);
+}
+
+TEST_F(mps_daemon, DryRunShowsRequestedToGrantedAndMergesEqualGrants) {
+  const pid_t pid = spawn({"--dry-run", "--sweep", "sms=15,16,40", "--tracer", "none", "-o", path("run.h5"), "--",
+                           kFake, "--client"});
+  ASSERT_EQ(wait_for(pid, 60), 0) << err_text();
+  const std::string out = err_text();  // stdout and stderr share the file
+  EXPECT_NE(out.find("sms=15 and sms=16 both get 16 SMs under MPS"), std::string::npos) << out;
+  EXPECT_NE(out.find("2 points"), std::string::npos) << out;
+  EXPECT_NE(out.find("sms  15 requested -> 16 granted by mps (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=12)"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("sms  40 requested -> 40 granted by mps (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=30)"), std::string::npos)
+      << out;
+  EXPECT_TRUE(record().empty()) << "a dry run started the MPS daemon";
+}
+
+TEST_F(mps_daemon, MetricsUnderMpsAreRefused) {
+  // Finding 10: CUPTI metrics do not work under MPS; one line, exit 2, no daemon.
+  const pid_t pid = spawn({"--sweep", "sms=16", "--tracer", "cuda-metrics", "-o", path("run.h5"), "--", kFake,
+                           "--client"},
+                          {"RTRACE_TRACER_LIB=" + kTracerLib});
+  EXPECT_EQ(wait_for(pid, 60), 2);
+  const std::string err = err_text();
+  EXPECT_NE(err.find("--tracer cuda-metrics cannot be used with the sms axis"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_TRUE(record().empty());
+  EXPECT_FALSE(fs::exists(path("run.h5")));
 }
 
 }  // namespace

@@ -164,12 +164,35 @@ TEST(LauncherPointCommand, PartitionNames) {
 
 TEST(LauncherMps, SnapsToTpcGranularity) {
   auto a = snap_sms_for_mps(15, 132);
-  EXPECT_EQ(a.achieved, 16);
-  EXPECT_EQ(a.thread_percentage, 13);  // ceil(16*100/132)
+  EXPECT_EQ(a.granted, 16);
+  EXPECT_EQ(a.thread_percentage, 12);  // 12% of 132 = 15.84 -> 16; 13% would be 17.16 -> 18
+  EXPECT_EQ(mps_grant(a.thread_percentage, 132), 16);
   auto full = snap_sms_for_mps(132, 132);
-  EXPECT_EQ(full.achieved, 132);
+  EXPECT_EQ(full.granted, 132);
   EXPECT_EQ(full.thread_percentage, 100);
-  EXPECT_EQ(snap_sms_for_mps(133, 132).achieved, 132);
+  EXPECT_EQ(snap_sms_for_mps(133, 132).granted, 132);
+  EXPECT_EQ(snap_sms_for_mps(2, 132).granted, 2);  // 1% = 1.32 -> 2
+  EXPECT_EQ(snap_sms_for_mps(2, 132).thread_percentage, 1);
+}
+
+TEST(LauncherMps, PercentageAlwaysGrantsWhatIsRecorded) {
+  // Whatever the device, the recorded grant is what the model gives at the
+  // recorded percentage, and never less than the request.
+  for (int n : {14, 46, 108, 114, 132, 144})
+    for (int r = 1; r <= n; ++r) {
+      const auto s = snap_sms_for_mps(r, n);
+      ASSERT_EQ(s.granted, mps_grant(s.thread_percentage, n)) << r << " of " << n;
+      ASSERT_GE(s.granted, std::min(r, n)) << r << " of " << n;
+      ASSERT_LE(s.granted, std::min(n, r + 2 + n / 100 * 2)) << r << " of " << n;
+    }
+}
+
+TEST(LauncherMps, RequestsGrantingTheSameSmsAreOnePoint) {
+  const auto m = merge_equal_sm_grants({15, 16, 24, 23, 200, 40}, 132);
+  EXPECT_EQ(m.kept, (std::vector<std::int64_t>{15, 24, 200, 40}));
+  ASSERT_EQ(m.warnings.size(), 2u);
+  EXPECT_NE(m.warnings[0].find("sms=15 and sms=16 both get 16 SMs"), std::string::npos) << m.warnings[0];
+  EXPECT_NE(m.warnings[1].find("sms=24 and sms=23 both get 24 SMs"), std::string::npos) << m.warnings[1];
 }
 
 TEST(LauncherGpu, DetectionReportsWhyNot) {

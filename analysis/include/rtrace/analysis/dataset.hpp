@@ -42,6 +42,7 @@ struct Configuration {
   std::string label;
   std::vector<std::int64_t> point_ids;   // one per repeat
   int threads = -1, ranks = -1, nodes = -1, sms_requested = -1, sms_achieved = -1;
+  int sms_granted = -1;  // what MPS grants (schema 1.6); -1 in older files
   CeilingSet ceilings;
   bool gpu = false;
   bool counters_available = false;

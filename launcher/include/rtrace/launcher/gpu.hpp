@@ -4,7 +4,9 @@
 
 #include "rtrace/launcher/environment.hpp"
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace rtrace::launcher {
 
@@ -31,13 +33,28 @@ GpuInfo detect_gpu();
 // Parses an RTRACE_TEST_FAKE_GPU value; throws std::invalid_argument with the reason.
 GpuInfo parse_fake_gpu(const std::string& spec);
 
-// MPS hands out SMs per TPC (2 SMs on Volta..Hopper), so requests are snapped up
-// to an even count, capped at the device.
+// MPS hands out SMs per TPC (2 SMs on Volta..Hopper) from a whole-number
+// CUDA_MPS_ACTIVE_THREAD_PERCENTAGE. The model (verified per point by the
+// %smid probe, never trusted): percentage p grants min(N, ceil(p*N/100)
+// rounded up to whole TPCs). A request is snapped up to a whole TPC; p is the
+// percentage closest to that share, adjusted until the model grants exactly it.
 struct SmPartition {
   int requested = 0;
-  int achieved = 0;        // the snapped count MPS will grant (see docs/launcher.md for verification)
+  int granted = 0;         // what MPS grants at thread_percentage under the model above
   int thread_percentage = 0;
 };
+// SMs the model grants at percentage `p` on an `device_sms`-SM device.
+int mps_grant(int percentage, int device_sms, int granularity = 2);
 SmPartition snap_sms_for_mps(int requested, int device_sms, int granularity = 2);
+
+// Requests of one sms axis that MPS grants the same SMs would measure the same
+// partition twice: the first request per grant is kept, the others dropped
+// with a warning each ("sms=15 and sms=16 both get 16 SMs under MPS: ...").
+// Requests above the device are kept (check_setup refuses them).
+struct SmsMerge {
+  std::vector<std::int64_t> kept;
+  std::vector<std::string> warnings;
+};
+SmsMerge merge_equal_sm_grants(const std::vector<std::int64_t>& requested, int device_sms);
 
 }  // namespace rtrace::launcher

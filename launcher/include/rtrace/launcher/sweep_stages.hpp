@@ -47,6 +47,10 @@ struct SweepContext {
   SweepPlan plan;
   std::optional<store::RunMetadata> previous;    // the file's metadata on --resume
   std::set<std::int64_t> selected;               // --points; empty: all
+  // An sms axis needs the device to plan (requests granting the same SMs are
+  // one point): found once here and reused by check_setup.
+  std::optional<GpuInfo> gpu;
+  std::vector<std::string> notes;                // from planning, printed with check_setup's
   bool is_selected(std::int64_t id) const { return selected.empty() || selected.count(id) > 0; }
   int total() const {
     return selected.empty() ? static_cast<int>(plan.points.size()) : static_cast<int>(selected.size());

@@ -46,6 +46,10 @@ struct SweepPointRow {
   double end_time;
   double wall_s;
   std::uint8_t complete;      // 1 only after the point's group was committed whole
+  // The SMs the partition mechanism grants for sms_requested (schema 1.6; -1
+  // when no SM partition, and in older files): MPS per TPC, green contexts per
+  // their alignment. sms_achieved is the %smid measurement, -1 when none ran.
+  std::int32_t sms_granted = -1;
   static const RowLayout& layout();
 };
 
