@@ -51,6 +51,7 @@ const Subcommand kSubcommands[] = {
 #endif
     {"validate", rtrace::cli::validate_main, "check a file against the rtrace schema"},
     {"merge", rtrace::cli::merge_main, "merge point/rank part files into one run file", true},
+    {"pack", rtrace::cli::pack_main, "copy a run and its point files into one self-contained file", true},
 };
 
 void usage(std::FILE* out) {

@@ -8,4 +8,5 @@ int ert_main(int argc, char** argv);       // ert
 int analyze_main(int argc, char** argv);   // analysis
 int validate_main(int argc, char** argv);  // store
 int merge_main(int argc, char** argv);     // store
+int pack_main(int argc, char** argv);      // store
 }  // namespace rtrace::cli

@@ -163,7 +163,13 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
       outcome.write_failed = true;
       break;
     }
-    cost.add_point(process_s, result.process.wall_s, OwnCost::since(commit_start));
+    const double commit_s = OwnCost::since(commit_start);
+    cost.add_point(process_s, result.process.wall_s, commit_s);
+    if (o.verbose) {
+      char ms[32];
+      std::snprintf(ms, sizeof ms, "%.1f ms", commit_s * 1e3);
+      progress.note("point " + std::to_string(p.id) + ": committed in " + ms);
+    }
     partitions.release(p);
     progress.end_point(label,
                        ceil.unreliable.empty() ? result.status_text

@@ -141,6 +141,10 @@ void copy_attribute_tree(const Group& src_parent, Group& dst_parent, const std::
 
 }  // namespace
 
+namespace {
+void report_event(char kind, const std::string& path) noexcept;
+}
+
 std::string Group::child_path(const std::string& name) const {
   if (path_.empty() || path_ == "/") return "/" + name;
   return path_ + "/" + name;
@@ -169,9 +173,49 @@ Group Group::create_group(const std::string& name) {
 }
 
 Group Group::open_group(const std::string& name) const {
+  // A point of a run in the point-file layout lives in a file of its own:
+  // name that file when it is missing, and tell a crash guard it is opened.
+  if (auto target = external_link_file(name)) {
+    std::string where = target->empty() || (*target)[0] == '/' ? *target : [&] {
+      const auto slash = file_.rfind('/');
+      return slash == std::string::npos ? *target : file_.substr(0, slash + 1) + *target;
+    }();
+    report_event('o', where);
+    if (!is_group(name))
+      throw SchemaError("open group", file_, child_path(name),
+                        "its file `" + *target + "` is missing or unreadable (a run's point files live in the "
+                        "directory next to it; `rtrace pack` makes one self-contained file)");
+  }
   if (!is_group(name)) throw SchemaError("open group", file_, child_path(name), "missing group");
   Id g(check(H5Gopen2(id(), name.c_str(), H5P_DEFAULT), "open group", file_, child_path(name)));
   return Group(std::move(g), file_, child_path(name));
+}
+
+void Group::create_external_link(const std::string& name, const std::string& target_file, const std::string& target_object) {
+  check_status(H5Lcreate_external(target_file.c_str(), target_object.c_str(), id(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
+               "create external link", file_, child_path(name) + " -> " + target_file + ":" + target_object);
+}
+
+std::optional<std::string> Group::external_link_file(const std::string& name) const {
+  H5L_info_t info;
+  if (H5Lget_info(id(), name.c_str(), &info, H5P_DEFAULT) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;
+  }
+  if (info.type != H5L_TYPE_EXTERNAL || info.u.val_size == 0 || info.u.val_size > (1u << 16)) return std::nullopt;
+  std::vector<char> buf(info.u.val_size + 1, 0);
+  if (H5Lget_val(id(), name.c_str(), buf.data(), info.u.val_size, H5P_DEFAULT) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;
+  }
+  unsigned flags = 0;
+  const char* file = nullptr;
+  const char* object = nullptr;
+  if (H5Lunpack_elink_val(buf.data(), info.u.val_size, &flags, &file, &object) < 0 || !file) {
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;
+  }
+  return std::string(file);
 }
 
 Group Group::require_group(const std::string& name) {
@@ -264,6 +308,8 @@ std::vector<std::string> Group::attr_names() const {
   check_status(H5Aiterate2(id(), H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr_names, &names), "list attributes", file_, path_);
   return names;
 }
+
+void Group::copy_attributes_from(const Group& src) { copy_attributes(src.id(), id(), file_, path_); }
 
 void Group::set_child_attr(const std::string& child, const std::string& name, const std::string& value) {
   Group obj(Id(check(H5Oopen(id(), child.c_str(), H5P_DEFAULT), "open object", file_, child_path(child))), file_, child_path(child));

@@ -196,7 +196,13 @@ void copy_then_place(const std::string& skeleton, const std::string& output, con
     if (!skeleton.empty() && ::rename(skeleton.c_str(), output.c_str()) != 0)
       throw MergeError(output + ": cannot rename " + skeleton + " into place: " + std::strerror(errno));
   } catch (...) {
-    if (!skeleton.empty()) ::unlink(skeleton.c_str());
+    if (!skeleton.empty()) {
+      ::unlink(skeleton.c_str());
+      // The new output's points directory, when nothing is left in it.
+      const auto slash = output.rfind('/');
+      const std::string dir = (slash == std::string::npos ? "" : output.substr(0, slash + 1)) + default_points_dir(output);
+      ::rmdir(dir.c_str());
+    }
     throw;
   }
 }
@@ -349,7 +355,10 @@ int merge_points(const std::vector<std::string>& parts, const std::string& outpu
     skeleton = skeleton_name(output);
     // /run keeps the sweep's own command line (what reproduces it); the root's
     // command_line says the file was made by this merge.
-    RunFile::create(skeleton, *skeleton_meta, *skeleton_machine, ref.axes, pending_plan(ref.plan), /*overwrite=*/true);
+    // Its point files go straight into the output's points directory: only
+    // the small index is renamed at the end.
+    RunFile::create(skeleton, *skeleton_meta, *skeleton_machine, ref.axes, pending_plan(ref.plan), /*overwrite=*/true,
+                    default_points_dir(output));
     {
       File f = File::open(skeleton, Access::ReadWrite);
       f.root().set_attr("command_line", command_line);
@@ -360,19 +369,15 @@ int merge_points(const std::vector<std::string>& parts, const std::string& outpu
 
   copy_then_place(skeleton, output, [&] {
     if (copies.empty()) return;
-    // Pass 2: one transaction for all copies, grouped by part (one open per part).
+    // Pass 2: one commit for all copies, grouped by part (one open per part):
+    // each point is copied once into its own file, then one index update.
     const auto order = order_by_part(copies);
-    transaction(target, [&](File& out) {
-      Group points_out = out.root().require_group("points");
-      Table<SweepPointRow> table = out.root().open_group("sweep").open_table<SweepPointRow>("points");
-      PartCursor part(parts, "points");
-      for (std::size_t i : order) {
-        const PointCopy& c = copies[i];
-        const std::string name = point_group_name(c.new_row.point_id);
-        if (points_out.exists(name)) points_out.remove(name);
-        points_out.copy_from(part.group_of(c.part), name, name);
-        table.write_at(c.row, c.new_row);
-      }
+    std::vector<SweepPointRow> new_rows;
+    for (std::size_t i : order) new_rows.push_back(copies[i].new_row);
+    RunFile run = RunFile::open(target);
+    PartCursor part(parts, "points");
+    run.commit_points(new_rows, [&](std::size_t k, Group& points_out, const std::string& name) {
+      points_out.copy_from(part.group_of(copies[order[k]].part), name, name);
     });
   });
 
@@ -535,10 +540,26 @@ int merge_ranks(const std::vector<std::string>& parts, const std::string& output
   copy_then_place(skeleton, output, [&] {
     if (copies.empty()) return;
     const auto order = order_by_part(copies);
-    transaction(target, [&](File& out) {
-      Group dest = into_point ? out.root().open_group("points").open_group(point_name).require_group("ranks")
-                              : out.root().require_group("ranks");
-      PartCursor part(parts, "ranks");
+    PartCursor part(parts, "ranks");
+    if (!into_point) {
+      transaction(target, [&](File& out) {
+        Group dest = out.root().require_group("ranks");
+        for (std::size_t i : order) dest.copy_from(part.group_of(copies[i].part), copies[i].name, copies[i].name);
+      });
+      return;
+    }
+    // A committed point is never changed in place: the point is rewritten
+    // with the new ranks added (its own file in the point-file layout) and
+    // replaces the old one in one commit.
+    RunFile run = RunFile::open(target);
+    const auto row = std::find_if(run.points().begin(), run.points().end(),
+                                  [&](const SweepPointRow& r) { return r.point_id == point_id; });
+    run.commit_points({*row}, [&](std::size_t, Group& points_out, const std::string& name) {
+      {
+        File current = File::open(target, Access::ReadOnly);
+        points_out.copy_from(current.root().open_group("points"), name, name);
+      }
+      Group dest = points_out.open_group(name).require_group("ranks");
       for (std::size_t i : order) dest.copy_from(part.group_of(copies[i].part), copies[i].name, copies[i].name);
     });
   });

@@ -2,8 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <dirent.h>
+#include <set>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -287,24 +290,124 @@ void transaction(const std::string& path, const std::function<void(File&)>& fn) 
 
 // ------------------------------------------------------------ RunFile
 
+namespace {
+
+std::string base_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string sibling(const std::string& path, const std::string& name) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? name : path.substr(0, slash + 1) + name;
+}
+
+// "p000003.h5" or "p000003-<k>.h5": the names a writer gives point files.
+bool is_point_file_name(const std::string& n) {
+  if (n.size() < 10 || n[0] != 'p' || n.compare(n.size() - 3, 3, ".h5") != 0) return false;
+  for (std::size_t i = 1; i < 7; ++i)
+    if (n[i] < '0' || n[i] > '9') return false;
+  const std::string rest = n.substr(7, n.size() - 10);
+  if (rest.empty()) return true;
+  if (rest[0] != '-' || rest.size() < 2) return false;
+  for (std::size_t i = 1; i < rest.size(); ++i)
+    if (rest[i] < '0' || rest[i] > '9') return false;
+  return true;
+}
+
+bool is_temp_name(const std::string& n) {
+  return n.size() > 11 && n.compare(n.size() - 11, 11, ".rtrace-tmp") == 0;
+}
+
+// A points directory name stored in a file must stay next to it.
+void check_points_dir_name(const std::string& name, const std::string& file) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+    throw FormatError("open", file, "/", "root attribute points_dir `" + name + "` is not a plain directory name");
+}
+
+std::vector<std::string> list_dir(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return names;
+  while (dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  ::closedir(d);
+  return names;
+}
+
+// Makes the points directory (or accepts an existing one holding no point
+// files; with `clear`, empties it). Returns whether it was created here.
+bool prepare_points_dir(const std::string& dir, bool clear) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    if (::mkdir(dir.c_str(), 0777) != 0) throw FileError("create", dir, "", std::strerror(errno));
+    return true;
+  }
+  if (!S_ISDIR(st.st_mode)) throw FileError("create", dir, "", "exists and is not a directory (the run's point files go there)");
+  for (const auto& n : list_dir(dir)) {
+    if (is_temp_name(n)) {
+      ::unlink((dir + "/" + n).c_str());
+    } else if (is_point_file_name(n)) {
+      if (!clear)
+        throw FileError("create", dir, "",
+                        "holds point files of another run (remove the directory or choose another -o)");
+      ::unlink((dir + "/" + n).c_str());
+    }
+  }
+  return false;
+}
+
+// A name in `dir` for a new file of point `id`: never the one a committed
+// point uses, so the old file stays whole until the index stops naming it.
+std::string fresh_point_file(const std::string& dir, std::int64_t id) {
+  const std::string base = point_group_name(id);
+  for (int k = 0;; ++k) {
+    std::string name = k == 0 ? base + ".h5" : base + "-" + std::to_string(k) + ".h5";
+    struct stat st {};
+    if (::lstat((dir + "/" + name).c_str(), &st) != 0 && errno == ENOENT) return name;
+  }
+}
+
+}  // namespace
+
+std::string default_points_dir(const std::string& run_path) { return base_of(run_path) + ".d"; }
+
 RunFile RunFile::create(const std::string& path, const RunMetadata& meta, const MachineInfo& machine,
-                        const std::vector<SweepAxisRow>& axes, const std::vector<SweepPointRow>& plan, bool overwrite) {
+                        const std::vector<SweepAxisRow>& axes, const std::vector<SweepPointRow>& plan, bool overwrite,
+                        std::optional<std::string> points_dir) {
   if (!overwrite && ::access(path.c_str(), F_OK) == 0)
-    throw FileError("create", path, "", "file exists (use --resume to continue it, or choose another -o)");
-  write_file_atomically(path, [&](const std::string& tmp) {
-    File f = File::create(tmp);
-    Group& root = f.root();
-    write_root_attributes(root, "run", meta.command_line);
-    write_run_metadata(root, meta);
-    write_machine(root, machine);
-    Group sweep = root.create_group("sweep");
-    sweep.write_table("axes", axes, "sweep axes as given on the command line");
-    std::vector<SweepPointRow> rows = plan;
-    for (auto& r : rows) r.complete = 0;
-    sweep.create_table<SweepPointRow>("points", "one row per planned point; complete=1 once committed", 256).append(rows);
-    root.create_group("points");
-    f.close();
-  });
+    throw FileError("create", path, "", "file exists (use --resume to continue it, or choose another file with -o)");
+  const std::string dir_name = points_dir ? *points_dir : default_points_dir(path);
+  bool made_dir = false;
+  if (!dir_name.empty()) {
+    check_points_dir_name(dir_name, path);
+    // Overwriting a run discards its point files; a directory without its run file is refused.
+    made_dir = prepare_points_dir(sibling(path, dir_name), overwrite && ::access(path.c_str(), F_OK) == 0);
+  }
+  try {
+    write_file_atomically(path, [&](const std::string& tmp) {
+      File f = File::create(tmp);
+      Group& root = f.root();
+      write_root_attributes(root, "run", meta.command_line);
+      if (!dir_name.empty()) root.set_attr("points_dir", dir_name);
+      write_run_metadata(root, meta);
+      write_machine(root, machine);
+      {
+        Group sweep = root.create_group("sweep");
+        sweep.write_table("axes", axes, "sweep axes as given on the command line");
+        std::vector<SweepPointRow> rows = plan;
+        for (auto& r : rows) r.complete = 0;
+        sweep.create_table<SweepPointRow>("points", "one row per planned point; complete=1 once committed", 256).append(rows);
+      }
+      root.create_group("points");
+      f.close();
+    });
+  } catch (...) {
+    if (made_dir) ::rmdir(sibling(path, dir_name).c_str());
+    throw;
+  }
   return open(path);
 }
 
@@ -312,6 +415,29 @@ RunFile RunFile::open(const std::string& path) {
   RunFile r;
   r.path_ = path;
   r.reload();
+  if (r.points_dir_.empty()) return r;
+  // Remove what a killed writer left: temp files, and point files that the
+  // index does not link (written, but the index update never happened).
+  const std::string dir = sibling(path, r.points_dir_);
+  std::set<std::string> linked;
+  {
+    File f = File::open(path);
+    if (f.root().exists("points")) {
+      Group points = f.root().open_group("points");
+      for (const auto& name : points.children())
+        if (auto target = points.external_link_file(name))
+          if (target->rfind(r.points_dir_ + "/", 0) == 0) linked.insert(target->substr(r.points_dir_.size() + 1));
+    }
+  }
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    // No point committed yet and the file was moved alone: start the directory.
+    if (linked.empty() && ::mkdir(dir.c_str(), 0777) == 0) return r;
+    throw FileError("open", dir, "", "the run's points directory is missing (keep it next to the run file)");
+  }
+  if (!S_ISDIR(st.st_mode)) throw FileError("open", dir, "", "the run's points directory is not a directory");
+  for (const auto& n : list_dir(dir))
+    if (is_temp_name(n) || (is_point_file_name(n) && !linked.count(n))) ::unlink((dir + "/" + n).c_str());
   return r;
 }
 
@@ -319,29 +445,117 @@ void RunFile::reload() {
   File f = File::open(path_);
   check_schema(f);
   points_ = read_points(f);
+  points_dir_ = f.root().has_attr("points_dir") ? f.root().attr_string("points_dir") : std::string();
+  if (!points_dir_.empty()) check_points_dir_name(points_dir_, path_);
+  command_line_ = f.root().has_attr("command_line") ? f.root().attr_string("command_line") : std::string();
+}
+
+std::size_t RunFile::row_index(std::int64_t point_id) const {
+  for (std::size_t i = 0; i < points_.size(); ++i)
+    if (points_[i].point_id == point_id) return i;
+  throw SchemaError("commit point", path_, "/sweep/points", "point " + std::to_string(point_id) + " is not in the plan");
 }
 
 void RunFile::commit_point(SweepPointRow row, const std::function<void(Group&)>& fill) {
-  std::size_t index = points_.size();
-  for (std::size_t i = 0; i < points_.size(); ++i)
-    if (points_[i].point_id == row.point_id) index = i;
-  if (index == points_.size())
-    throw SchemaError("commit point", path_, "/sweep/points", "point " + std::to_string(row.point_id) + " is not in the plan");
   row.complete = std::string(row.status) == "pending" ? 0 : 1;
-  transaction(path_, [&](File& f) {
-    Group points = f.root().require_group("points");
-    const std::string name = point_group_name(row.point_id);
-    if (points.exists(name)) points.remove(name);
+  commit_points({row}, [&](std::size_t, Group& points, const std::string& name) {
     Group g = points.create_group(name);
     g.set_attr("point_id", static_cast<std::int64_t>(row.point_id));
     g.set_attr("label", get_str(row.label));
     g.set_attr("status", get_str(row.status));
     g.require_group("ranks");
     fill(g);
-    Group sweep = f.root().open_group("sweep");
-    sweep.open_table<SweepPointRow>("points").write_at(index, row);
   });
-  points_[index] = row;
+}
+
+void RunFile::commit_points(const std::vector<SweepPointRow>& rows,
+                            const std::function<void(std::size_t, Group&, const std::string&)>& make) {
+  std::vector<std::size_t> index;
+  for (const auto& r : rows) index.push_back(row_index(r.point_id));
+
+  if (points_dir_.empty()) {  // single file: everything in one transaction
+    transaction(path_, [&](File& f) {
+      Group points = f.root().require_group("points");
+      Table<SweepPointRow> table = f.root().open_group("sweep").open_table<SweepPointRow>("points");
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const std::string name = point_group_name(rows[i].point_id);
+        if (points.exists(name)) points.remove(name);
+        make(i, points, name);
+        table.write_at(index[i], rows[i]);
+      }
+    });
+  } else {
+    // 1. Each point into a file of its own, whole and fsynced before any index names it.
+    const std::string dir = sibling(path_, points_dir_);
+    std::vector<std::string> written, replaced;
+    try {
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const std::string name = point_group_name(rows[i].point_id);
+        const std::string file = fresh_point_file(dir, rows[i].point_id);
+        write_file_atomically(dir + "/" + file, [&](const std::string& tmp) {
+          File f = File::create(tmp);
+          write_root_attributes(f.root(), "point", command_line_);
+          {
+            Group points = f.root().create_group("points");
+            make(i, points, name);
+          }
+          f.close();
+        });
+        written.push_back(file);
+      }
+      // 2. One index transaction links them and marks their rows complete.
+      transaction(path_, [&](File& f) {
+        Group points = f.root().require_group("points");
+        Table<SweepPointRow> table = f.root().open_group("sweep").open_table<SweepPointRow>("points");
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+          const std::string name = point_group_name(rows[i].point_id);
+          if (points.exists(name)) {
+            if (auto old = points.external_link_file(name))
+              if (old->rfind(points_dir_ + "/", 0) == 0) replaced.push_back(old->substr(points_dir_.size() + 1));
+            points.remove(name);
+          }
+          points.create_external_link(name, points_dir_ + "/" + written[i], "/points/" + name);
+          table.write_at(index[i], rows[i]);
+        }
+      });
+    } catch (...) {
+      for (const auto& w : written) ::unlink((dir + "/" + w).c_str());
+      throw;
+    }
+    // The index no longer names these: a reader holding the old index open
+    // keeps an open point file readable (POSIX unlink semantics).
+    for (const auto& old : replaced)
+      if (std::find(written.begin(), written.end(), old) == written.end() && is_point_file_name(old))
+        ::unlink((dir + "/" + old).c_str());
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) points_[index[i]] = rows[i];
+}
+
+void pack_run(const std::string& run, const std::string& out) {
+  struct stat st {};
+  if (::lstat(out.c_str(), &st) == 0) throw FileError("create", out, "", "file exists (refusing to overwrite)");
+  File src = File::open(run);
+  check_schema(src);
+  if (!src.root().has_attr("file_kind") || src.root().attr_string("file_kind") != "run")
+    throw FormatError("pack", run, "/", "not a run file (only run files have point files to pack)");
+  write_file_atomically(out, [&](const std::string& tmp) {
+    File dst = File::create(tmp);
+    dst.root().copy_attributes_from(src.root());
+    if (dst.root().has_attr("points_dir")) check_status(H5Adelete(dst.root().id(), "points_dir"), "delete attribute", tmp, "/@points_dir");
+    for (const auto& child : src.root().children()) {
+      if (child != "points") {
+        dst.root().copy_from(src.root(), child, child);
+        continue;
+      }
+      // Through the links: each point's group is copied out of its own file.
+      Group from = src.root().open_group("points");
+      Group to = dst.root().create_group("points");
+      to.copy_attributes_from(from);
+      for (const auto& name : from.children()) to.copy_from(from, name, name);
+    }
+    dst.root().set_attr("modified", iso8601_utc_now());
+    dst.close();
+  });
 }
 
 std::vector<SweepPointRow> read_points(const File& f) {

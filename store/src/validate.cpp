@@ -140,8 +140,18 @@ class Validator {
     const Group& root = file_.root();
     for (auto& [name, type] : schema().root_attributes) check_attr(root, "/", name, type);
     report_.file_kind = root.has_attr("file_kind") ? root.attr_string("file_kind") : "";
-    if (report_.file_kind != "run" && report_.file_kind != "ert" && report_.file_kind != "trace")
-      deviate("/", "file_kind `" + report_.file_kind + "` is not one of run, ert, trace");
+    if (report_.file_kind != "run" && report_.file_kind != "ert" && report_.file_kind != "trace" &&
+        report_.file_kind != "point")
+      deviate("/", "file_kind `" + report_.file_kind + "` is not one of run, ert, trace, point");
+    if (root.has_attr("points_dir")) {
+      try {
+        points_dir_ = root.attr_string("points_dir");
+      } catch (const Error&) {
+        deviate("/", "attribute `points_dir` is not a string");
+      }
+      if (points_dir_.empty() || points_dir_ == "." || points_dir_ == ".." || points_dir_.find('/') != std::string::npos)
+        deviate("/", "attribute `points_dir` `" + points_dir_ + "` is not a plain directory name");
+    }
     // Top-level objects required for this file kind.
     for (const auto& spec : schema().objects) {
       if (spec.kinds.empty() || !spec.required) continue;
@@ -156,6 +166,28 @@ class Validator {
  private:
   const File& file_;
   ValidationReport& report_;
+  std::string points_dir_;  // root attribute points_dir: where point files may live
+
+  // An external link is only allowed as a run's /points/pNNNNNN, to a file in
+  // its points directory; a missing target is named.
+  bool check_external_link(const Group& g, const std::string& name, const std::string& path) {
+    auto target = g.external_link_file(name);
+    if (!target) return true;
+    if (report_.file_kind != "run" || !matches("/points/p*", path)) {
+      deviate(path, "unexpected external link to `" + *target + "`");
+      return false;
+    }
+    if (points_dir_.empty() || target->rfind(points_dir_ + "/", 0) != 0 ||
+        target->find('/', points_dir_.size() + 1) != std::string::npos || target->find("..") != std::string::npos) {
+      deviate(path, "links to `" + *target + "`, outside the run's points directory `" + points_dir_ + "`");
+      return false;
+    }
+    if (object_type(g, name) == H5O_TYPE_UNKNOWN) {
+      deviate(path, "its point file `" + *target + "` is missing or unreadable");
+      return false;
+    }
+    return true;
+  }
 
   void deviate(const std::string& path, const std::string& what) { report_.deviations.push_back(path + ": " + what); }
 
@@ -222,6 +254,7 @@ class Validator {
     }
     for (const auto& name : children) {
       const std::string child = path == "/" ? "/" + name : path + "/" + name;
+      if (!check_external_link(g, name, child)) continue;
       const ObjectSpec* spec = find_spec(child);
       H5O_type_t t = object_type(g, name);
       if (!spec) {

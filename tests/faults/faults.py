@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -198,6 +199,17 @@ def sha(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
+def point_file_name(name):
+    """A committed point's file in a run's points directory (RUN.d/pNNNNNN[-k].h5)."""
+    return re.fullmatch(r"p[0-9]{6}(-[0-9]+)?\.h5", name) is not None
+
+
+def remove_run(path):
+    """A run file and its points directory."""
+    os.remove(path)
+    shutil.rmtree(path + ".d", ignore_errors=True)
+
+
 def point(ctx, path, index=0):
     info = ctx.inspect(path)
     expect(info["verdict"] == "valid", f"{path}: not valid after the run: {info['fatal']} {info['deviations'][:3]}")
@@ -368,9 +380,11 @@ def case_kill(ctx):
         expect(rc == 0, f"trial {t}: --resume exit {rc}: {err.strip()}")
         got = {(p["label"], p["status"], p["stdout_tail"]) for p in ctx.inspect(out)["points"] if p["complete"]}
         expect(got == want, f"trial {t}: resumed file has {sorted(got)}, want {sorted(want)}")
-        leftover_tmp = [f for f in os.listdir(ctx.work) if f.startswith(f"kill-{t}.h5") and f != f"kill-{t}.h5"]
+        leftover_tmp = [f for f in os.listdir(ctx.work)
+                        if f.startswith(f"kill-{t}.h5") and f not in (f"kill-{t}.h5", f"kill-{t}.h5.d")]
+        leftover_tmp += [f for f in os.listdir(out + ".d") if not point_file_name(f)] if os.path.isdir(out + ".d") else []
         expect(not leftover_tmp, f"trial {t}: files left next to the output after resume: {leftover_tmp}")
-        os.remove(out)
+        remove_run(out)
     ctx.row(g, f"SIGKILL of rtrace at a random moment of a {npoints}-point sweep", trials,
             f"every file valid, completed points intact, `--resume` gave the uninterrupted result every time "
             f"(killed before the file existed: {stats['before create']}, mid-sweep: {stats['partial']}, "
@@ -422,6 +436,72 @@ def case_kill(ctx):
         ctx.row(g, f"SIGKILL of rtrace while {what}", 1,
                 f"the whole app tree was gone {secs:.2f} s after rtrace died (keeper process); file valid")
         os.remove(out)
+
+
+# ------------------------------------------------------------------ rtrace killed during the index update
+def case_kill_index(ctx):
+    """SIGKILL while the run file's index is being replaced: the point file of
+    the point being committed is already whole in RUN.d/, the index copy
+    (RUN.rtrace-tmp) not yet renamed. The old index must stay valid without
+    that point, and --resume must redo it and remove the orphan file."""
+    g = "rtrace killed"
+    trials = int(os.environ.get("RTRACE_FAULTS_KILL_TRIALS", "20"))
+    npoints = 6
+    sweep = f"env:FAULTS_N=1..{npoints}"
+    app = ["ok", "1"]
+    ref = ctx.path("index-reference.h5")
+    rc, _, err, _ = ctx.sweep(ref, app, sweep=(sweep,))
+    expect(rc == 0, f"reference sweep failed: {rc} {err}")
+    want = {(p["label"], p["status"], p["stdout_tail"]) for p in ctx.inspect(ref)["points"]}
+    rng = random.Random(int(os.environ.get("RTRACE_FAULTS_SEED", "9")))
+    hits = 0
+    for t in range(trials):
+        out = ctx.path(f"kill-index-{t}.h5")
+        tmp, pdir = out + ".rtrace-tmp", out + ".d"
+        commit = rng.randint(1, npoints)  # kill while the index of this commit is written
+        argv = [ctx.rtrace, "run", "--sweep", sweep, "--ert", "none", "--tracer", "none", "-o", out, "--", ctx.app] + app
+        proc = subprocess.Popen(argv, env=ctx.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        orphan_seen = False
+        while proc.poll() is None:
+            # The index copy exists only during an index update (after the file exists).
+            if os.path.exists(tmp) and os.path.exists(out):
+                try:
+                    files = [f for f in os.listdir(pdir) if point_file_name(f)]
+                except OSError:
+                    files = []
+                if len(files) >= commit:
+                    proc.send_signal(signal.SIGKILL)
+                    break
+        proc.wait()
+        if proc.returncode != -signal.SIGKILL:
+            remove_run(out)
+            continue
+        info = ctx.inspect(out)
+        expect(info["verdict"] == "valid", f"trial {t}: file invalid after SIGKILL during the index update: "
+               f"{info['fatal']} {info['deviations'][:3]}")
+        done = [p for p in info["points"] if p["complete"]]
+        for p in done:
+            expect((p["label"], p["status"], p["stdout_tail"]) in want, f"trial {t}: completed point differs: {p}")
+        files = [f for f in os.listdir(pdir) if point_file_name(f)]
+        # A point file that the index does not name: the kill hit the index update itself.
+        orphan_seen = len(files) > len(done)
+        hits += orphan_seen
+        ctx.wait_no_leftovers(3)
+        rc, _, err, _ = ctx.run([ctx.rtrace, "run", "--resume", "--ert", "none", "--tracer", "none", "-o", out, "--",
+                                 ctx.app] + app)
+        expect(rc == 0, f"trial {t}: --resume exit {rc}: {err.strip()}")
+        got = {(p["label"], p["status"], p["stdout_tail"]) for p in ctx.inspect(out)["points"] if p["complete"]}
+        expect(got == want, f"trial {t}: resumed file has {sorted(got)}, want {sorted(want)}")
+        left = sorted(os.listdir(pdir))
+        expect(len(left) == npoints and all(point_file_name(f) for f in left),
+               f"trial {t}: after --resume the points directory holds {left}, want {npoints} point files")
+        expect(not os.path.exists(tmp), f"trial {t}: the index temp file was left after --resume")
+        remove_run(out)
+    expect(hits > 0, f"no trial of {trials} killed rtrace between a point file and its index update")
+    ctx.row(g, f"SIGKILL of rtrace during the run-file index update ({npoints}-point sweep)", trials,
+            f"killed with the point file written and the index not yet replaced in {hits} trials: the old index "
+            f"stayed valid without that point; `--resume` redid it, removed the orphan point file and gave "
+            f"the uninterrupted result every time")
 
 
 # ------------------------------------------------------------------ disk full
@@ -498,7 +578,8 @@ def disk_full_once(ctx, g, mnt, size_kb, last, bugs):
            "disk full: a completed point is damaged")
     ids = sorted(p["id"] for p in done)
     expect(ids == list(range(ids[0], ids[0] + len(ids))), f"disk full: completed points are not a prefix: {ids}")
-    stray = [f for f in os.listdir(mnt) if f != "run.h5" and not f.startswith(".run.h5.scratch")]
+    stray = [f for f in os.listdir(mnt) if f not in ("run.h5", "run.h5.d") and not f.startswith(".run.h5.scratch")]
+    stray += [f for f in os.listdir(out + ".d") if not point_file_name(f)] if os.path.isdir(out + ".d") else []
     expect(not stray, f"disk full: temp files left on the full filesystem: {stray}")
     # What is still wrong (reported to the store owner): rtrace dies of SIGSEGV
     # in HDF5's exit handler, and the message carries HDF5's multi-line text.
@@ -779,7 +860,7 @@ def case_time_limits(ctx):
                     f"exit 2 after {secs:.1f} s: \"{line.replace(ctx.work + '/', '')[:150]}\"")
 
 
-CASES = {"time-limits": case_time_limits, "app": case_app, "timeout": case_timeout, "flood": case_flood, "kill": case_kill,
+CASES = {"time-limits": case_time_limits, "app": case_app, "timeout": case_timeout, "flood": case_flood, "kill": case_kill, "kill-index": case_kill_index,
          "disk-full": case_disk_full, "bad-input": case_bad_input}
 
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -285,6 +286,51 @@ TEST_F(MergeTest, RankFilesIntoACommittedPoint) {
   r = run_merge({"--point", "9", path("late.h5"), "-o", run});
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("the plan has no point 9"), std::string::npos) << r.err;
+}
+
+TEST_F(MergeTest, PointFilesOfTheOutputAreWrittenOnceAndInputsKept) {
+  auto a = part("a.h5", {0}), b = part("b.h5", {1, 2});
+  const std::string before = slurp(a + ".d/p000000.h5") + slurp(b + ".d/p000001.h5");
+  auto r = run_merge({a, "-o", path("run.h5")});
+  EXPECT_EQ(r.rc, 1) << r.err;
+  struct stat p0 {};
+  ASSERT_EQ(::stat(path("run.h5.d/p000000.h5").c_str(), &p0), 0) << "the output's point file";
+  // A second merge into the existing output adds files and never rewrites point 0's.
+  r = run_merge({b, "-o", path("run.h5")});
+  EXPECT_EQ(r.rc, 1) << r.err;
+  struct stat p0_after {};
+  ASSERT_EQ(::stat(path("run.h5.d/p000000.h5").c_str(), &p0_after), 0);
+  EXPECT_EQ(p0.st_ino, p0_after.st_ino);
+  EXPECT_EQ(p0.st_mtim.tv_nsec, p0_after.st_mtim.tv_nsec);
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(path("run.h5.d"))) files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"p000000.h5", "p000001.h5", "p000002.h5"}));
+  EXPECT_EQ(before, slurp(a + ".d/p000000.h5") + slurp(b + ".d/p000001.h5")) << "inputs must never change";
+  store::File f = store::File::open(path("run.h5"));
+  EXPECT_EQ(store::read_rank(f.root().open_group("points").open_group("p000002").open_group("ranks").open_group("r000001"))
+                .info.rank,
+            1);
+  // Rank files into a committed point: the point gets a new file, the old one goes.
+  rtrace::synth::write_trace(path("late.h5"), {2}, {});
+  r = run_merge({"--point", "0", path("late.h5"), "-o", path("run.h5")});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(fs::exists(path("run.h5.d/p000000-1.h5")));
+  EXPECT_FALSE(fs::exists(path("run.h5.d/p000000.h5")));
+  store::File g = store::File::open(path("run.h5"));
+  EXPECT_EQ(g.root().open_group("points").open_group("p000000").open_group("ranks").children().size(), 3u);
+}
+
+TEST_F(MergeTest, NewOutputRefusesAStalePointsDirectory) {
+  auto a = part("a.h5", {0});
+  fs::create_directories(path("run.h5.d"));
+  std::ofstream(path("run.h5.d/p000003.h5")) << "left over";
+  auto r = run_merge({a, "-o", path("run.h5")});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("another run"), std::string::npos) << r.err;
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_FALSE(fs::exists(path("run.h5")));
+  EXPECT_EQ(slurp(path("run.h5.d/p000003.h5")), "left over");
 }
 
 }  // namespace

@@ -3,6 +3,10 @@
 //
 //   rtrace-merge-synth trace DIR COUNT [--kernels K] [--memcpy K] [--regions K]
 //       writes DIR/rank-<r>.h5 for r in 0..COUNT-1, one rank group each
+//   rtrace-merge-synth ranks FILE COUNT [--kernels K] [--memcpy K] [--regions K]
+//       writes FILE as one trace file holding ranks 0..COUNT-1 (what the
+//       tracer's collective ranks.h5 holds; bench/commit_scale.sh runs it as
+//       the app, into $RTRACE_TRACE_DIR/ranks.h5)
 //   rtrace-merge-synth run FILE POINTS COMPLETE_IDS [FAILED_IDS]
 //       writes a run file of a threads=1..POINTS sweep with the listed
 //       (comma-separated, "-" for none) points committed
@@ -38,9 +42,30 @@ std::vector<int> to_list(const std::string& s, const char* what) {
   return out;
 }
 
+// With RTRACE_SYNTH_IO_LOG set, appends "<bytes this process wrote> <file size>"
+// to it, so bench/commit_scale.sh can tell the app's writes from rtrace's.
+void report_io(const std::string& file) {
+  const char* log = std::getenv("RTRACE_SYNTH_IO_LOG");
+  if (!log || !*log) return;
+  long long written = -1;
+  if (std::FILE* io = std::fopen("/proc/self/io", "r")) {
+    char line[128];
+    while (std::fgets(line, sizeof line, io))
+      if (std::sscanf(line, "write_bytes: %lld", &written) == 1) break;
+    std::fclose(io);
+  }
+  struct stat st {};
+  const long long size = ::stat(file.c_str(), &st) == 0 ? static_cast<long long>(st.st_size) : -1;
+  if (std::FILE* out = std::fopen(log, "a")) {
+    std::fprintf(out, "%lld %lld\n", written, size);
+    std::fclose(out);
+  }
+}
+
 int usage() {
   std::fprintf(stderr,
                "usage: rtrace-merge-synth trace DIR COUNT [--kernels K] [--memcpy K] [--regions K]\n"
+               "       rtrace-merge-synth ranks FILE COUNT [--kernels K] [--memcpy K] [--regions K]\n"
                "       rtrace-merge-synth run FILE POINTS COMPLETE_IDS [FAILED_IDS]\n");
   return 2;
 }
@@ -50,7 +75,7 @@ int usage() {
 int main(int argc, char** argv) {
   std::vector<std::string> a(argv + 1, argv + argc);
   try {
-    if (a.size() >= 3 && a[0] == "trace") {
+    if (a.size() >= 3 && (a[0] == "trace" || a[0] == "ranks")) {
       rtrace::synth::RankSpec spec;
       for (std::size_t i = 3; i + 1 < a.size(); i += 2) {
         if (a[i] == "--kernels") spec.kernels = to_int(a[i + 1], "--kernels");
@@ -58,8 +83,15 @@ int main(int argc, char** argv) {
         else if (a[i] == "--regions") spec.regions = to_int(a[i + 1], "--regions");
         else return usage();
       }
-      ::mkdir(a[1].c_str(), 0755);
       const int count = to_int(a[2], "COUNT");
+      if (a[0] == "ranks") {
+        std::vector<std::int64_t> ranks;
+        for (int r = 0; r < count; ++r) ranks.push_back(r);
+        rtrace::synth::write_trace(a[1], ranks, spec);
+        report_io(a[1]);
+        return 0;
+      }
+      ::mkdir(a[1].c_str(), 0755);
       for (int r = 0; r < count; ++r)
         rtrace::synth::write_trace(a[1] + "/rank-" + std::to_string(r) + ".h5", {r}, spec);
       return 0;

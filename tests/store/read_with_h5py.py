@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Interoperability: a run file written by rtrace reads back with h5py (Debian python3-h5py)."""
 import math
+import os
 import subprocess
 import sys
 
@@ -11,12 +12,16 @@ except ImportError:
     sys.exit(77)
 
 writer, path = sys.argv[1], sys.argv[2]
-subprocess.run(["rm", "-f", path], check=True)
+subprocess.run(["rm", "-rf", path, path + ".d"], check=True)
 subprocess.run([writer, path, "3"], check=True)
 
 with h5py.File(path, "r") as f:
     assert f.attrs["schema_name"] == "rtrace", f.attrs["schema_name"]
     assert f.attrs["schema_version"].startswith("1."), f.attrs["schema_version"]
+    # Point-file layout: /points/pNNNNNN are external links into run.h5.d/, which h5py follows.
+    assert f.attrs["points_dir"] == os.path.basename(path) + ".d", f.attrs["points_dir"]
+    link = f["/points"].get("p000001", getlink=True)
+    assert isinstance(link, h5py.ExternalLink) and link.filename == os.path.basename(path) + ".d/p000001.h5", link
     pts = f["/sweep/points"][:]
     assert list(pts["point_id"]) == [0, 1, 2], pts["point_id"]
     assert all(pts["complete"] == 1)

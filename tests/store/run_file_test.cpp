@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <dirent.h>
 #include <fstream>
+#include <optional>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "synthetic_points.hpp"
 #include "test_util.hpp"
@@ -105,4 +109,158 @@ TEST(RunFile, PointAndRankNames) {
   EXPECT_EQ(rank_group_name(1234567), "r1234567");
   EXPECT_EQ(point_status_from_string("timeout"), PointStatus::Timeout);
   EXPECT_THROW(point_status_from_string("bogus"), std::invalid_argument);
+}
+
+// ------------------------------------------------------------ point-file layout
+
+namespace {
+struct stat stat_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) st.st_ino = 0;
+  return st;
+}
+std::vector<std::string> dir_entries(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d))
+      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") out.push_back(e->d_name);
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+}  // namespace
+
+TEST(RunFileLayout, EachPointIsItsOwnFileAndOthersAreNeverRewritten) {
+  TempDir d;
+  const auto path = d.file("run.h5");
+  RunFile run = RunFile::create(path, synth::metadata(), MachineInfo{}, {}, synth::plan(3));
+  EXPECT_EQ(run.points_dir(), "run.h5.d");
+  run.commit_point(synth::finished(run.points()[0]), [](Group& g) { synth::fill_point(g, 0); });
+  const auto p0 = stat_of(d.file("run.h5.d/p000000.h5"));
+  ASSERT_NE(p0.st_ino, 0u);
+  run.commit_point(synth::finished(run.points()[1]), [](Group& g) { synth::fill_point(g, 1); });
+  run.commit_point(synth::finished(run.points()[2]), [](Group& g) { synth::fill_point(g, 2); });
+  // Point 0's file is the same inode, never rewritten by later commits.
+  const auto p0_after = stat_of(d.file("run.h5.d/p000000.h5"));
+  EXPECT_EQ(p0_after.st_ino, p0.st_ino);
+  EXPECT_EQ(p0_after.st_mtim.tv_nsec, p0.st_mtim.tv_nsec);
+  EXPECT_EQ(dir_entries(d.file("run.h5.d")), (std::vector<std::string>{"p000000.h5", "p000001.h5", "p000002.h5"}));
+
+  File f = File::open(path);
+  EXPECT_EQ(f.root().attr_string("points_dir"), "run.h5.d");
+  Group points = f.root().open_group("points");
+  EXPECT_EQ(points.external_link_file("p000001"), std::optional<std::string>("run.h5.d/p000001.h5"));
+  for (int p = 0; p < 3; ++p) EXPECT_EQ(synth::check_point(f, p), "") << p;
+  // A point file is a small rtrace file of its own.
+  File pf = File::open(d.file("run.h5.d/p000002.h5"));
+  EXPECT_EQ(pf.root().attr_string("file_kind"), "point");
+}
+
+TEST(RunFileLayout, RecommitReplacesTheFileAndRemovesTheOldOne) {
+  TempDir d;
+  const auto path = d.file("run.h5");
+  RunFile run = RunFile::create(path, synth::metadata(), MachineInfo{}, {}, synth::plan(1));
+  run.commit_point(synth::finished(run.points()[0]), [](Group& g) { synth::fill_point(g, 0, 1); });
+  run.commit_point(synth::finished(run.points()[0]), [](Group& g) { synth::fill_point(g, 0); });
+  EXPECT_EQ(dir_entries(d.file("run.h5.d")), (std::vector<std::string>{"p000000-1.h5"}));
+  File f = File::open(path);
+  EXPECT_EQ(synth::check_point(f, 0), "");
+}
+
+TEST(RunFileLayout, FailedFillLeavesNoPointFile) {
+  TempDir d;
+  const auto path = d.file("run.h5");
+  RunFile run = RunFile::create(path, synth::metadata(), MachineInfo{}, {}, synth::plan(1));
+  EXPECT_THROW(run.commit_point(synth::finished(run.points()[0]),
+                                [](Group& g) {
+                                  synth::fill_point(g, 0);
+                                  throw std::runtime_error("disk on fire");
+                                }),
+               std::runtime_error);
+  EXPECT_TRUE(dir_entries(d.file("run.h5.d")).empty());
+  File f = File::open(path);
+  EXPECT_EQ(read_points(f)[0].complete, 0);
+}
+
+TEST(RunFileLayout, OpenRemovesWhatAKilledWriterLeft) {
+  TempDir d;
+  const auto path = d.file("run.h5");
+  RunFile run = RunFile::create(path, synth::metadata(), MachineInfo{}, {}, synth::plan(2));
+  run.commit_point(synth::finished(run.points()[0]), [](Group& g) { synth::fill_point(g, 0); });
+  // As if killed after point 1's file was renamed but before the index named it,
+  // and during another point file's write.
+  std::ofstream(d.file("run.h5.d/p000001.h5")) << "orphan";
+  std::ofstream(d.file("run.h5.d/p000001-1.h5.rtrace-tmp")) << "temp";
+  std::ofstream(d.file("run.h5.d/notes.txt")) << "not ours";
+  RunFile again = RunFile::open(path);
+  EXPECT_EQ(dir_entries(d.file("run.h5.d")), (std::vector<std::string>{"notes.txt", "p000000.h5"}));
+  again.commit_point(synth::finished(again.points()[1]), [](Group& g) { synth::fill_point(g, 1); });
+  File f = File::open(path);
+  EXPECT_EQ(synth::check_point(f, 0), "");
+  EXPECT_EQ(synth::check_point(f, 1), "");
+}
+
+TEST(RunFileLayout, CreateRefusesAPointsDirectoryOfAnotherRun) {
+  TempDir d;
+  const auto path = d.file("run.h5");
+  {
+    RunFile run = RunFile::create(path, synth::metadata(), MachineInfo{}, {}, synth::plan(1));
+    run.commit_point(synth::finished(run.points()[0]), [](Group& g) { synth::fill_point(g, 0); });
+  }
+  ASSERT_EQ(::unlink(path.c_str()), 0);  // the index is gone, its point files are not
+  try {
+    RunFile::create(path, synth::metadata(), MachineInfo{}, {}, synth::plan(1));
+    FAIL() << "created a run over another run's point files";
+  } catch (const FileError& e) {
+    EXPECT_NE(e.detail().find("another run"), std::string::npos) << e.what();
+  }
+  EXPECT_NE(::access(path.c_str(), F_OK), 0);
+  // A symlink where the directory goes is refused too.
+  const auto other = d.file("other.h5");
+  ASSERT_EQ(::symlink(d.path.c_str(), (other + ".d").c_str()), 0);
+  EXPECT_THROW(RunFile::create(other, synth::metadata(), MachineInfo{}, {}, synth::plan(1)), FileError);
+}
+
+TEST(RunFileLayout, SingleFileLayoutStillWritesAndReads) {
+  TempDir d;
+  const auto path = d.file("legacy.h5");
+  RunFile run = RunFile::create(path, synth::metadata(), MachineInfo{}, {}, synth::plan(2), false, std::string());
+  EXPECT_EQ(run.points_dir(), "");
+  run.commit_point(synth::finished(run.points()[1]), [](Group& g) { synth::fill_point(g, 1); });
+  EXPECT_NE(::access((path + ".d").c_str(), F_OK), 0);
+  File f = File::open(path);
+  EXPECT_FALSE(f.root().has_attr("points_dir"));
+  EXPECT_FALSE(f.root().open_group("points").external_link_file("p000001"));
+  EXPECT_EQ(synth::check_point(f, 1), "");
+}
+
+TEST(RunFileLayout, PackMakesOneSelfContainedFile) {
+  TempDir d;
+  const auto path = d.file("run.h5");
+  RunFile run = RunFile::create(path, synth::metadata(), MachineInfo{}, {}, synth::plan(3));
+  run.commit_point(synth::finished(run.points()[0]), [](Group& g) { synth::fill_point(g, 0); });
+  run.commit_point(synth::finished(run.points()[2]), [](Group& g) { synth::fill_point(g, 2); });
+  const auto packed = d.file("sub/one.h5");
+  ASSERT_EQ(::mkdir(d.file("sub").c_str(), 0755), 0);
+  pack_run(path, packed);
+  EXPECT_THROW(pack_run(path, packed), FileError);  // never overwrites
+  // Self-contained: still whole after the run and its points directory are gone.
+  ASSERT_EQ(std::system(("rm -rf '" + path + "' '" + path + ".d'").c_str()), 0);
+  File f = File::open(packed);
+  check_schema(f);
+  EXPECT_FALSE(f.root().has_attr("points_dir"));
+  EXPECT_EQ(f.root().attr_string("file_kind"), "run");
+  EXPECT_FALSE(f.root().open_group("points").external_link_file("p000000"));
+  EXPECT_EQ(synth::check_point(f, 0), "");
+  EXPECT_EQ(synth::check_point(f, 2), "");
+  auto rows = read_points(f);
+  EXPECT_EQ(rows[0].complete, 1);
+  EXPECT_EQ(rows[1].complete, 0);
+  EXPECT_EQ(read_run_metadata(f.root()).app_argv, synth::metadata().app_argv);
+  // And a packed (single-file) run can be resumed in place.
+  RunFile again = RunFile::open(packed);
+  again.commit_point(synth::finished(again.points()[1]), [](Group& g) { synth::fill_point(g, 1); });
+  File g = File::open(packed);
+  EXPECT_EQ(synth::check_point(g, 1), "");
 }

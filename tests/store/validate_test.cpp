@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 
 #include "synthetic_points.hpp"
@@ -185,4 +186,38 @@ TEST(Validate, MissingTableFieldIsADeviation) {
   auto r = validate_file(path);
   EXPECT_EQ(r.verdict, V::Invalid);
   EXPECT_TRUE(mentions(r, "r000000/mpi: missing field `time_s`")) << (r.deviations.empty() ? "" : r.deviations[0]);
+
+TEST(Validate, PointFileLayoutAndItsDamage) {
+  TempDir d;
+  auto path = make_run(d);
+  // A point file on its own is a valid rtrace file of kind "point".
+  auto pf = validate_file(d.file("run.h5.d/p000000.h5"));
+  EXPECT_EQ(pf.verdict, V::Valid) << (pf.deviations.empty() ? pf.fatal : pf.deviations[0]);
+  EXPECT_EQ(pf.file_kind, "point");
+  // The index without its point file names the missing file.
+  ASSERT_EQ(std::rename(d.file("run.h5.d/p000000.h5").c_str(), d.file("moved.h5").c_str()), 0);
+  auto r = validate_file(path);
+  EXPECT_EQ(r.verdict, V::Invalid);
+  EXPECT_TRUE(mentions(r, "point file `run.h5.d/p000000.h5` is missing")) << (r.deviations.empty() ? "" : r.deviations[0]);
+  // A link out of the points directory is refused, even when it resolves.
+  transaction(path, [](File& f) {
+    Group points = f.root().open_group("points");
+    points.remove("p000000");
+    points.create_external_link("p000000", "moved.h5", "/points/p000000");
+  });
+  r = validate_file(path);
+  EXPECT_EQ(r.verdict, V::Invalid);
+  EXPECT_TRUE(mentions(r, "outside the run's points directory"));
+}
+
+TEST(Validate, SingleFileLayoutIsValid) {
+  TempDir d;
+  const auto path = d.file("legacy.h5");
+  RunFile run = RunFile::create(path, synth::metadata(), describe_this_machine(), {}, synth::plan(2), false, std::string());
+  run.commit_point(synth::finished(run.points()[1]), [](Group& g) { synth::fill_point(g, 1); });
+  // As schema 1.0.0 wrote it.
+  transaction(path, [](File& f) { f.root().set_attr("schema_version", "1.0.0"); });
+  auto r = validate_file(path);
+  EXPECT_EQ(r.verdict, V::Valid) << (r.deviations.empty() ? r.fatal : r.deviations[0]);
+  EXPECT_EQ(r.points_complete, 1u);
 }

@@ -30,6 +30,13 @@ class Group {
   std::vector<std::string> children() const;      // link names, sorted
   void remove(const std::string& name);           // unlink
 
+  // External links (a run's /points/pNNNNNN in the point-file layout). The
+  // file name is stored as given; HDF5 resolves a relative one next to the
+  // file holding the link.
+  void create_external_link(const std::string& name, const std::string& target_file, const std::string& target_object);
+  // The target file name when `name` is an external link, else nothing.
+  std::optional<std::string> external_link_file(const std::string& name) const;
+
   // Attributes (scalars and string arrays). Setting overwrites.
   bool has_attr(const std::string& name) const;
   void set_attr(const std::string& name, const std::string& value);
@@ -42,6 +49,8 @@ class Group {
   double attr_double(const std::string& name) const;
   std::vector<std::string> attr_strings(const std::string& name) const;
   std::vector<std::string> attr_names() const;
+  // Copies every attribute of `src` (any file) onto this object.
+  void copy_attributes_from(const Group& src);
 
   // Attributes on a child object (dataset or group) by name.
   void set_child_attr(const std::string& child, const std::string& name, const std::string& value);

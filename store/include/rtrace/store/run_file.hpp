@@ -15,19 +15,32 @@
 //   /ert                   (ert files) ceilings + samples
 //   /analysis              (optional) written by `rtrace analyze --write`
 //
-// Crash safety: every change to a run file is a Transaction. It copies the
+// Two layouts of a run (schema 1.1 and later write the first):
+//  * point files: the run file is an index (everything above except the
+//    point groups) with root attribute points_dir, e.g. "run.h5.d"; each
+//    /points/pNNNNNN is an external link to "run.h5.d/pNNNNNN[-k].h5:/points/pNNNNNN",
+//    a small rtrace file (file_kind "point") holding that one point. HDF5
+//    follows the link, so readers see the same paths in both layouts.
+//  * single file (schema 1.0, `rtrace pack`): the point groups are inside.
+//
+// Crash safety: every change to a file is a Transaction. It copies the
 // file to a sibling temp file, applies the change there, flushes and fsyncs
 // it, then rename()s it over the original. A writer killed at any moment
 // therefore leaves either the old or the new file, both valid; a stale temp
 // file is removed by the next writer. A point is complete iff its row in
 // /sweep/points says complete=1, which is written in the same transaction
-// as its group.
+// as its group (single file) or its link (point files). A point file is
+// written whole (temp + fsync + rename) before the index transaction that
+// links it, so the commit costs the point plus the index, never the run;
+// a point file that no index links (a writer killed between the two) is
+// removed by the next writer.
 #pragma once
 
 #include "rtrace/store/file.hpp"
 #include "rtrace/store/records.hpp"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -117,17 +130,27 @@ void write_file_atomically(const std::string& path, const std::function<void(con
 // untouched and the exception propagates.
 void transaction(const std::string& path, const std::function<void(File&)>& fn);
 
+// The directory of a run's point files: "<file name>.d" next to it.
+std::string default_points_dir(const std::string& run_path);
+
 class RunFile {
  public:
   // Creates a new run file with metadata, machine, axes and the plan (all
-  // points pending). Refuses to clobber an existing file unless overwrite.
+  // points pending). Refuses to clobber an existing file unless overwrite
+  // (which also empties its points directory). points_dir: the name of the
+  // directory of point files, next to `path` (default: default_points_dir of
+  // path); "" writes the single-file layout of schema 1.0.
   static RunFile create(const std::string& path, const RunMetadata& meta, const MachineInfo& machine,
                         const std::vector<SweepAxisRow>& axes, const std::vector<SweepPointRow>& plan,
-                        bool overwrite = false);
-  // Opens an existing run file for appending (resume, merge). Checks the schema.
+                        bool overwrite = false, std::optional<std::string> points_dir = std::nullopt);
+  // Opens an existing run file for appending (resume, merge): checks the
+  // schema, and removes point files and temp files that a killed writer
+  // left in its points directory (the one writer of a run is whoever opens it).
   static RunFile open(const std::string& path);
 
   const std::string& path() const noexcept { return path_; }
+  // "" for the single-file layout.
+  const std::string& points_dir() const noexcept { return points_dir_; }
   // The plan as stored now (re-read after each commit).
   const std::vector<SweepPointRow>& points() const noexcept { return points_; }
 
@@ -136,11 +159,25 @@ class RunFile {
   // (row.complete is set to 1 unless the row says status pending).
   void commit_point(SweepPointRow row, const std::function<void(Group& point)>& fill);
 
+  // Commits several points as one change: for each row (as given, complete
+  // flag included) `make(i, points, name)` creates the group `name` under
+  // `points` (in that point's new file, or in the run file itself in the
+  // single-file layout). Either every point and row is committed or none.
+  void commit_points(const std::vector<SweepPointRow>& rows,
+                     const std::function<void(std::size_t i, Group& points, const std::string& name)>& make);
+
  private:
   std::string path_;
+  std::string points_dir_;
+  std::string command_line_;
   std::vector<SweepPointRow> points_;
   void reload();
+  std::size_t row_index(std::int64_t point_id) const;
 };
+
+// `rtrace pack`: writes `out` (refusing an existing file) as one
+// self-contained single-file run holding every point of `run`; O(total bytes).
+void pack_run(const std::string& run, const std::string& out);
 
 // Reading helpers (read-only access).
 std::vector<SweepPointRow> read_points(const File& f);
