@@ -235,7 +235,7 @@ TRIAD_N=$([ "$QUICK" -eq 1 ] && echo 33554432 || echo 67108864)
 TRIAD_IT=$([ "$QUICK" -eq 1 ] && echo 3 || echo 5)
 log "SM sweep of triad over sms=$SM_LIST"
 run="$OUT/sm-triad.h5"
-rm -f "$run"
+rm -rf "$run" "$run.d"
 timeout $((POINT_TIMEOUT * 6)) "$RTRACE" --sweep "sms=$SM_LIST" --tracer cuda --ert quick --timeout "$POINT_TIMEOUT" \
   -o "$run" -- "$DEMO" triad --size "$TRIAD_N" --iters "$TRIAD_IT" >"$LOG/sweep-triad.log" 2>&1
 rc=$?
