@@ -54,6 +54,9 @@ for k in (10000, 30000):
     os.remove(probe)
 per_row = (sizes[1] - sizes[0]) / 20000
 kernels = max(1000, int((mb * 1e6 - (sizes[0] - 10000 * per_row)) / per_row))
+# Tables are stored in chunks of 65536 rows, allocated whole: use whole chunks.
+if kernels > 65536:
+    kernels = max(65536, round(kernels / 65536) * 65536)
 
 io_log = os.path.join(scratch, "app-io.log")
 out = os.path.join(scratch, "run.h5")
