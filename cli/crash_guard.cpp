@@ -28,7 +28,8 @@ void forward_signal(int sig) {
 }
 
 // What the child reported through store::report_file_events_to: the file it
-// opened last, and the temp files it created.
+// opened last, the temp files it created, and the directories it created
+// (a new run's points directory: removed when the temp files were all it held).
 class FileEvents {
  public:
   void feed(const char* data, std::size_t n) {
@@ -39,15 +40,17 @@ class FileEvents {
       }
       if (partial_.size() > 2 && partial_[0] == 'o') last_opened_ = partial_.substr(2);
       if (partial_.size() > 2 && partial_[0] == 't') temps_.insert(partial_.substr(2));
+      if (partial_.size() > 2 && partial_[0] == 'd') dirs_.insert(partial_.substr(2));
       partial_.clear();
     }
   }
   const std::string& last_opened() const { return last_opened_; }
   const std::set<std::string>& temps() const { return temps_; }
+  const std::set<std::string>& dirs() const { return dirs_; }
 
  private:
   std::string partial_, last_opened_;
-  std::set<std::string> temps_;
+  std::set<std::string> temps_, dirs_;
 };
 
 bool is_stop_signal(int sig) { return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGPIPE || sig == SIGQUIT; }
@@ -113,6 +116,7 @@ int run_crash_guarded(const char* name, int (*command)(int, char**), int argc, c
   // The child's commit protocol never replaces an output with a partial one;
   // only its temp files are left to clean.
   for (const auto& t : events.temps()) (void)unlink(t.c_str());
+  for (const auto& d : events.dirs()) (void)rmdir(d.c_str());  // only when empty
   const std::string what = sig ? strsignal(sig) : "abnormal end";
   if (events.last_opened().empty())
     std::fprintf(stderr, "%s: crashed (%s) before reading any file\n", name, what.c_str());

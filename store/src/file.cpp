@@ -465,6 +465,7 @@ void report_event(char kind, const std::string& path) noexcept {
 
 void report_file_events_to(int fd) noexcept { g_event_fd = fd; }
 void report_temp_file(const std::string& path) noexcept { report_event('t', path); }
+void report_created_dir(const std::string& path) noexcept { report_event('d', path); }
 
 File File::open(const std::string& path, Access access_mode, const FileOptions& opts) {
   silence_hdf5_errors();

@@ -343,6 +343,7 @@ bool prepare_points_dir(const std::string& dir, bool clear) {
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) {
     if (::mkdir(dir.c_str(), 0777) != 0) throw FileError("create", dir, "", std::strerror(errno));
+    report_created_dir(dir);
     return true;
   }
   if (!S_ISDIR(st.st_mode)) throw FileError("create", dir, "", "exists and is not a directory (the run's point files go there)");

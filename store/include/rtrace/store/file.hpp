@@ -107,6 +107,9 @@ struct FileOptions {
 void report_file_events_to(int fd) noexcept;
 // A temp file about to be created that a crash would leave behind.
 void report_temp_file(const std::string& path) noexcept;
+// A directory just created (a new run's points directory): "d <path>\n";
+// a crash guard removes it when it is empty.
+void report_created_dir(const std::string& path) noexcept;
 
 class File {
  public:
