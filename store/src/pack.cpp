@@ -16,7 +16,7 @@ int pack_main(int argc, char** argv) {
       std::printf(
           "usage: rtrace pack RUN -o FILE\n\n"
           "Writes FILE as one self-contained run file: the index RUN and every point file\n"
-          "it links (RUN.d/pNNNNNN.h5) copied into one HDF5 file, as schema 1.0-1.2 laid it out.\n"
+          "it links (RUN.d/pNNNNNN.h5) copied into one HDF5 file, as schema 1.0-1.5 laid it out.\n"
           "rtrace and h5py read either form the same way. FILE must not exist.\n"
           "Exit status: 0 written, 2 bad usage or an unreadable run (nothing written).\n");
       return 0;

@@ -15,13 +15,13 @@
 //   /ert                   (ert files) ceilings + samples
 //   /analysis              (optional) written by `rtrace analyze --write`
 //
-// Two layouts of a run (schema 1.3 and later write the first):
+// Two layouts of a run (schema 1.6 and later write the first):
 //  * point files: the run file is an index (everything above except the
 //    point groups) with root attribute points_dir, e.g. "run.h5.d"; each
 //    /points/pNNNNNN is an external link to "run.h5.d/pNNNNNN[-k].h5:/points/pNNNNNN",
 //    a small rtrace file (file_kind "point") holding that one point. HDF5
 //    follows the link, so readers see the same paths in both layouts.
-//  * single file (schema 1.0-1.2, `rtrace pack`): the point groups are inside.
+//  * single file (schema 1.0-1.5, `rtrace pack`): the point groups are inside.
 //
 // Crash safety: every change to a file is a Transaction. It copies the
 // file to a sibling temp file, applies the change there, flushes and fsyncs
@@ -139,7 +139,7 @@ class RunFile {
   // points pending). Refuses to clobber an existing file unless overwrite
   // (which also empties its points directory). points_dir: the name of the
   // directory of point files, next to `path` (default: default_points_dir of
-  // path); "" writes the single-file layout of schema 1.0-1.2.
+  // path); "" writes the single-file layout of schema 1.0-1.5.
   static RunFile create(const std::string& path, const RunMetadata& meta, const MachineInfo& machine,
                         const std::vector<SweepAxisRow>& axes, const std::vector<SweepPointRow>& plan,
                         bool overwrite = false, std::optional<std::string> points_dir = std::nullopt);
