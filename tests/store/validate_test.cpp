@@ -186,6 +186,7 @@ TEST(Validate, MissingTableFieldIsADeviation) {
   auto r = validate_file(path);
   EXPECT_EQ(r.verdict, V::Invalid);
   EXPECT_TRUE(mentions(r, "r000000/mpi: missing field `time_s`")) << (r.deviations.empty() ? "" : r.deviations[0]);
+}
 
 TEST(Validate, PointFileLayoutAndItsDamage) {
   TempDir d;
