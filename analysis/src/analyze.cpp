@@ -10,13 +10,6 @@
 namespace rtrace::analysis {
 namespace {
 
-std::string fmt(double v, int precision = 3) {
-  if (!available(v)) return "n/a";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-  return buf;
-}
-
 std::string choose_axis(const RunData& run, const std::string& requested, std::vector<std::string>& warnings) {
   auto varies = [&](const std::string& axis) {
     std::set<double> values;

@@ -6,17 +6,6 @@
 #include <sstream>
 
 namespace rtrace::analysis {
-namespace {
-
-std::string fmt(double v, int precision = 3) {
-  if (!available(v)) return "n/a";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-  return buf;
-}
-
-}  // namespace
-
 void summarise_steps(AppSummary& sum, const std::string& axis, int cores, const Thresholds& th) {
   if (sum.points.empty()) return;
   std::vector<PopPoint*> pops;

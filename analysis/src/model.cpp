@@ -13,14 +13,14 @@ double nan_add(double a, double b) noexcept {
   return a + b;
 }
 
-std::string fmt(double v, int precision = 3) {
+}  // namespace
+
+std::string fmt(double v, int precision) {
   if (!available(v)) return "n/a";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*g", precision, v);
   return buf;
 }
-
-}  // namespace
 
 const char* level_key(MemLevel level) noexcept {
   switch (level) {

@@ -9,12 +9,6 @@
 namespace rtrace::analysis {
 namespace {
 
-std::string fmt(double v, int precision = 3) {
-  if (!available(v)) return "n/a";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-  return buf;
-}
 std::string pct(double v) { return fmt(100 * v, 3) + "%"; }
 
 bool is_init(const std::string& n) { return n == "MPI_Init" || n == "MPI_Init_thread"; }

@@ -22,13 +22,6 @@ const char* const kOpenMpBucket = "OpenMP runtime (wait, barrier, spin)";
 const char* const kMpiBucket = "MPI library (progress)";
 const char* const kTracerBucket = "rtrace tracer";
 
-std::string fmt(double v, int precision = 3) {
-  if (!available(v)) return "n/a";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-  return buf;
-}
-
 bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
 // Folded-stack frames may not contain ';' (the separator) or newlines.

@@ -541,10 +541,14 @@ int merge_ranks(const std::vector<std::string>& parts, const std::string& output
     if (copies.empty()) return;
     const auto order = order_by_part(copies);
     PartCursor part(parts, "ranks");
+    // One copy loop for both destinations (a trace file's /ranks, a point's ranks).
+    const auto copy_ranks = [&](Group& dest) {
+      for (std::size_t i : order) dest.copy_from(part.group_of(copies[i].part), copies[i].name, copies[i].name);
+    };
     if (!into_point) {
       transaction(target, [&](File& out) {
         Group dest = out.root().require_group("ranks");
-        for (std::size_t i : order) dest.copy_from(part.group_of(copies[i].part), copies[i].name, copies[i].name);
+        copy_ranks(dest);
       });
       return;
     }
@@ -560,7 +564,7 @@ int merge_ranks(const std::vector<std::string>& parts, const std::string& output
         points_out.copy_from(current.root().open_group("points"), name, name);
       }
       Group dest = points_out.open_group(name).require_group("ranks");
-      for (std::size_t i : order) dest.copy_from(part.group_of(copies[i].part), copies[i].name, copies[i].name);
+      copy_ranks(dest);
     });
   });
 

@@ -437,6 +437,10 @@ RunFile RunFile::open(const std::string& path) {
     throw FileError("open", dir, "", "the run's points directory is missing (keep it next to the run file)");
   }
   if (!S_ISDIR(st.st_mode)) throw FileError("open", dir, "", "the run's points directory is not a directory");
+  // An index copied or renamed away from its run (`cp run.h5 copy.h5`) still
+  // names run.h5.d: files there that this index does not link may be the
+  // other index's newer points, or a live writer's temps. Never delete them.
+  if (r.points_dir_ != default_points_dir(path)) return r;
   for (const auto& n : list_dir(dir))
     if (is_temp_name(n) || (is_point_file_name(n) && !linked.count(n))) ::unlink((dir + "/" + n).c_str());
   return r;

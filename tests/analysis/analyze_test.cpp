@@ -5,6 +5,7 @@
 #include "rtrace/analysis/report.hpp"
 #include "synthetic_run.hpp"
 
+#include <filesystem>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,6 +19,14 @@ namespace {
 
 std::string temp_path(const std::string& name) {
   return std::string(RTRACE_BINARY_DIR) + "/tests/analysis/" + name + "-" + std::to_string(::getpid()) + ".h5";
+}
+
+// A run is an index plus its points directory (`run.h5.d/`): remove both, so the
+// same path can be written again.
+void remove_run(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  std::filesystem::remove_all(path + ".d", ec);
 }
 
 const double kNan = std::nan("");
@@ -41,7 +50,7 @@ AnalysisResult run_two_points(const std::string& name, const synth::SynthPoint& 
   std::string path = temp_path(name);
   synth::write_run(path, {{axis, "synthetic"}}, {a, b});
   AnalysisResult res = analyze(load_run(path), AnalyzeOptions{});
-  std::remove(path.c_str());
+  remove_run(path);
   return res;
 }
 
@@ -106,7 +115,7 @@ TEST(Analyze, RepeatsTakeTheMedianAndKeepTheSpread) {
   }
   synth::write_run(path, {{"threads", "1"}}, pts);
   RunData run = load_run(path);
-  std::remove(path.c_str());
+  remove_run(path);
   ASSERT_EQ(run.configs.size(), 1u);
   EXPECT_EQ(run.configs[0].repeats(), 3);
   EXPECT_NEAR(run.configs[0].kernels[0].time_s, 0.011, 1e-12);
@@ -181,7 +190,7 @@ TEST(Analyze, JsonValidatesAgainstSchemaAndWriteBackStoresIt) {
   store::Group g = f.root().open_group("analysis");
   EXPECT_EQ(nlohmann::json::parse(g.read_text("result_json"))["kind"], "analysis");
   EXPECT_EQ(g.attr_string("axis"), "threads");
-  std::remove(path.c_str());
+  remove_run(path);
 }
 
 TEST(Analyze, BadInputsGiveOneLineErrors) {
@@ -244,7 +253,7 @@ TEST(Analyze, ZippedSizeAxisIsWeakScalingWithOneGroupAndPopInTheJson) {
   synth::write_run(path, {{"ranks", "1,2"}, {"env:N", "100,200"}},
                    {mpi_point(0, "ranks=1 env:N=100", 1, {1.0}, 0.3), mpi_point(1, "ranks=2 env:N=200", 2, {1.1, 1.1}, 0.3)});
   AnalysisResult res = analyze(load_run(path), {});
-  std::remove(path.c_str());
+  remove_run(path);
   EXPECT_EQ(res.scaling, "weak");
   ASSERT_EQ(res.summaries.size(), 1u);
   const auto& sum = res.summaries[0];
@@ -265,7 +274,7 @@ TEST(Analyze, ZippedSizeAxisIsWeakScalingWithOneGroupAndPopInTheJson) {
   synth::write_run(path, {{"ranks", "1,2"}, {"env:N", "100,200"}},
                    {mpi_point(0, "ranks=1 env:N=100", 1, {1.0}, 0.3), mpi_point(1, "ranks=2 env:N=200", 2, {1.1, 1.1}, 0.3)});
   EXPECT_EQ(analyze(load_run(path), strong).summaries.size(), 2u);
-  std::remove(path.c_str());
+  remove_run(path);
 
   nlohmann::json schema = nlohmann::json::parse(kAnalysisSchemaJson);
   nlohmann::json doc = to_json(res);
@@ -289,7 +298,7 @@ TEST(Analyze, ImbalancedMpiRunIsDiagnosedAsImbalanceWithWindowedMpiShare) {
   synth::write_run(path, {{"ranks", "1,2"}},
                    {mpi_point(0, "ranks=1", 1, {2.0}, 0.3), mpi_point(1, "ranks=2", 2, {1.5, 0.5}, 0.3)});
   AnalysisResult res = analyze(load_run(path), {});
-  std::remove(path.c_str());
+  remove_run(path);
   ASSERT_EQ(res.summaries.size(), 1u);
   const auto& sum = res.summaries[0];
   EXPECT_NEAR(sum.points[1].pop.load_balance, 1.0 / 1.5, 1e-9);
@@ -306,7 +315,7 @@ TEST(Analyze, SuperlinearSingleSampleIsNeverWithinTenPercentOfIdeal) {
   synth::write_run(path, {{"ranks", "1,2"}},
                    {mpi_point(0, "ranks=1", 1, {2.0}, 0.01), mpi_point(1, "ranks=2", 2, {0.7, 0.7}, 0.01)});
   AnalysisResult res = analyze(load_run(path), {});
-  std::remove(path.c_str());
+  remove_run(path);
   ASSERT_EQ(res.summaries.size(), 1u);
   EXPECT_EQ(res.summaries[0].steps.at(0).diagnosis, "superlinear");
   for (const auto& s : res.summaries[0].sentences) EXPECT_EQ(s.find("within"), std::string::npos) << s;
@@ -331,7 +340,7 @@ TEST(Analyze, StepWithinTheRepeatSpreadIsNoise) {
   }
   synth::write_run(path, {{"ranks", "1,2"}}, pts);
   AnalysisResult res = analyze(load_run(path), {});
-  std::remove(path.c_str());
+  remove_run(path);
   ASSERT_EQ(res.summaries.size(), 1u);
   EXPECT_EQ(res.summaries[0].steps.at(0).diagnosis, "noise");
   EXPECT_GT(res.summaries[0].points[0].spread, 0.4);
@@ -350,6 +359,6 @@ TEST(Analyze, FixedStartupIsNotAScalingLossButGrowingStartupIs) {
   synth::write_run(path, {{"ranks", "1,2"}},
                    {mpi_point(0, "ranks=1", 1, {4.0}, 1.0), mpi_point(1, "ranks=2", 2, {2.0, 2.0}, 2.0)});
   res = analyze(load_run(path), {});
-  std::remove(path.c_str());
+  remove_run(path);
   EXPECT_EQ(res.summaries.at(0).steps.at(0).cause, "startup");
 }

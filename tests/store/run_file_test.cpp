@@ -201,6 +201,26 @@ TEST(RunFileLayout, OpenRemovesWhatAKilledWriterLeft) {
   EXPECT_EQ(synth::check_point(f, 1), "");
 }
 
+TEST(RunFileLayout, OpeningACopiedIndexNeverDeletesTheOriginalsPoints) {
+  TempDir d;
+  const auto path = d.file("run.h5");
+  RunFile run = RunFile::create(path, synth::metadata(), MachineInfo{}, {}, synth::plan(2));
+  run.commit_point(synth::finished(run.points()[0]), [](Group& g) { synth::fill_point(g, 0); });
+  // The user copies the index alone, then the original run goes on.
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::ofstream out(d.file("copy.h5"), std::ios::binary);
+    out << in.rdbuf();
+  }
+  run.commit_point(synth::finished(run.points()[1]), [](Group& g) { synth::fill_point(g, 1); });
+  // The copy does not link point 1's file; opening it must not remove it.
+  RunFile copy = RunFile::open(d.file("copy.h5"));
+  EXPECT_EQ(dir_entries(d.file("run.h5.d")), (std::vector<std::string>{"p000000.h5", "p000001.h5"}));
+  File f = File::open(path);
+  EXPECT_EQ(synth::check_point(f, 0), "");
+  EXPECT_EQ(synth::check_point(f, 1), "");
+}
+
 TEST(RunFileLayout, CreateRefusesAPointsDirectoryOfAnotherRun) {
   TempDir d;
   const auto path = d.file("run.h5");

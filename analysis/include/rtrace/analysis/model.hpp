@@ -19,6 +19,10 @@ namespace rtrace::analysis {
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 inline bool available(double v) noexcept { return std::isfinite(v); }
 
+// `v` with `precision` significant digits (%g), or "n/a" when unavailable: the
+// one number format of the report sentences.
+std::string fmt(double v, int precision = 3);
+
 // Bad or unusable input (missing file, not a run file, no complete points,
 // bad option values). The CLI maps it to one line on stderr and exit 2.
 class InputError : public std::runtime_error {
