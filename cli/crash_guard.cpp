@@ -110,13 +110,21 @@ int run_crash_guarded(const char* name, int (*command)(int, char**), int argc, c
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
 
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  // The child's commit protocol never replaces an output with a partial one;
+  // only its temp files are left to clean. A failing child normally removed
+  // them itself; one that ended some other way (a sanitizer's exit inside
+  // libhdf5, _exit in a library) did not.
+  const auto remove_leftovers = [&events] {
+    for (const auto& t : events.temps()) (void)unlink(t.c_str());
+    for (const auto& d : events.dirs()) (void)rmdir(d.c_str());  // only when empty
+  };
+  if (WIFEXITED(status)) {
+    if (WEXITSTATUS(status) != 0) remove_leftovers();
+    return WEXITSTATUS(status);
+  }
   const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   if (is_stop_signal(sig)) return 128 + sig;
-  // The child's commit protocol never replaces an output with a partial one;
-  // only its temp files are left to clean.
-  for (const auto& t : events.temps()) (void)unlink(t.c_str());
-  for (const auto& d : events.dirs()) (void)rmdir(d.c_str());  // only when empty
+  remove_leftovers();
   const std::string what = sig ? strsignal(sig) : "abnormal end";
   if (events.last_opened().empty())
     std::fprintf(stderr, "%s: crashed (%s) before reading any file\n", name, what.c_str());
