@@ -1,5 +1,6 @@
 // `rtrace analyze A.h5 B.h5 ...`: runs side by side per configuration.
 #include "rtrace/analysis/compare.hpp"
+#include "text_format.hpp"
 
 #include <rtrace/store/run_file.hpp>
 
@@ -11,24 +12,13 @@
 namespace rtrace::analysis {
 namespace {
 
+using format::plain_or_dash;
+using format::pad;
+using format::pct1;
+using format::json_num;
+
 using nlohmann::json;
 
-std::string num(double v, int precision = 3) {
-  if (!available(v)) return "-";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-  return buf;
-}
-std::string pad(const std::string& s, std::size_t w, bool right = true) {
-  if (s.size() >= w) return s.substr(0, w);
-  return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
-}
-std::string pct1(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
-json n(double v) { return available(v) ? json(v) : json(nullptr); }
 
 // The summary point and the step that ends at configuration ci, if any.
 void find_point(const AnalysisResult& r, int ci, ComparedPoint& out) {
@@ -99,13 +89,13 @@ std::string render_compare_text(const CompareResult& cmp) {
         continue;
       }
       std::string change = f == 0 ? "" : (available(p.time_change) ? (p.time_change >= 0 ? "+" : "") +
-                                                                          num(100 * p.time_change, 3) + "%"
+                                                                          plain_or_dash(100 * p.time_change, 3) + "%"
                                                                     : "-");
-      os << "  " << pad(std::to_string(f + 1), 4) << " " << pad(num(p.time_s), 9) << " " << pad(change, 8) << " "
-         << pad(p.spread > 0 ? num(100 * p.spread, 2) + "%" : "-", 7) << " "
-         << pad(available(p.efficiency) ? num(100 * p.efficiency, 3) + "%" : "-", 6) << " "
-         << pad(num(p.load_balance, 2), 5) << " " << pad(num(p.parallel_efficiency, 2), 5) << " "
-         << pad(num(p.global_efficiency, 2), 5) << " "
+      os << "  " << pad(std::to_string(f + 1), 4) << " " << pad(plain_or_dash(p.time_s), 9) << " " << pad(change, 8) << " "
+         << pad(p.spread > 0 ? plain_or_dash(100 * p.spread, 2) + "%" : "-", 7) << " "
+         << pad(available(p.efficiency) ? plain_or_dash(100 * p.efficiency, 3) + "%" : "-", 6) << " "
+         << pad(plain_or_dash(p.load_balance, 2), 5) << " " << pad(plain_or_dash(p.parallel_efficiency, 2), 5) << " "
+         << pad(plain_or_dash(p.global_efficiency, 2), 5) << " "
          << pad(available(p.mpi_share) ? pct1(100 * p.mpi_share) : "-", 6) << "  " << p.step << "\n";
       // A change within either run's spread is not a difference.
       const auto& b = row.runs.front();
@@ -128,14 +118,14 @@ json to_json(const CompareResult& cmp) {
     json runs = json::array();
     for (const auto& p : row.runs)
       runs.push_back({{"present", p.present},
-                      {"time", {{"value", n(p.time_s)}, {"unit", "s"}}},
-                      {"time_change", n(p.time_change)},
-                      {"spread", n(p.spread)},
-                      {"efficiency", n(p.efficiency)},
-                      {"load_balance", n(p.load_balance)},
-                      {"parallel_efficiency", n(p.parallel_efficiency)},
-                      {"global_efficiency", n(p.global_efficiency)},
-                      {"mpi_share", n(p.mpi_share)},
+                      {"time", {{"value", json_num(p.time_s)}, {"unit", "s"}}},
+                      {"time_change", json_num(p.time_change)},
+                      {"spread", json_num(p.spread)},
+                      {"efficiency", json_num(p.efficiency)},
+                      {"load_balance", json_num(p.load_balance)},
+                      {"parallel_efficiency", json_num(p.parallel_efficiency)},
+                      {"global_efficiency", json_num(p.global_efficiency)},
+                      {"mpi_share", json_num(p.mpi_share)},
                       {"step", p.step.empty() ? json(nullptr) : json(p.step)}});
     rows.push_back({{"label", row.label}, {"runs", runs}});
   }

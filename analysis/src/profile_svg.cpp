@@ -3,6 +3,7 @@
 // "scaling by function" chart (critical-path time of the top functions along
 // the axis). Hand-written SVG like svg.cpp.
 #include "rtrace/analysis/profile.hpp"
+#include "text_format.hpp"
 #include "rtrace/analysis/report.hpp"
 
 #include <algorithm>
@@ -17,11 +18,8 @@ namespace rtrace::analysis {
 
 namespace {
 
-std::string num(double v, int p = 3) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", p, v);
-  return buf;
-}
+using format::plain;
+
 
 struct FlameNode {
   std::string name;
@@ -96,13 +94,13 @@ std::string render_flame_svg(const std::map<std::string, double>& folded, const 
     const double w = root.value > 0 ? n.value / root.value * W : 0;
     if (w < 0.5 || d > max_depth) return;
     const double y = top + d * row;
-    s << "<g><title>" << xml_escape(n.name) << ": " << num(n.value, 6) << " samples ("
-      << num(100 * n.value / std::max(root.value, 1.0), 3) << "%)</title><rect x=\"" << num(10 + x, 7) << "\" y=\"" << y
-      << "\" width=\"" << num(w, 6) << "\" height=\"" << row - 1 << "\" fill=\""
+    s << "<g><title>" << xml_escape(n.name) << ": " << plain(n.value, 6) << " samples ("
+      << plain(100 * n.value / std::max(root.value, 1.0), 3) << "%)</title><rect x=\"" << plain(10 + x, 7) << "\" y=\"" << y
+      << "\" width=\"" << plain(w, 6) << "\" height=\"" << row - 1 << "\" fill=\""
       << (d == 0 ? std::string("#d0d0d0") : flame_color(n.name)) << "\" rx=\"2\"/>";
     const std::string label = fit_label(n.name, w);
     if (!label.empty())
-      s << "<text x=\"" << num(13 + x, 7) << "\" y=\"" << y + row - 5 << "\">" << xml_escape(label) << "</text>";
+      s << "<text x=\"" << plain(13 + x, 7) << "\" y=\"" << y + row - 5 << "\">" << xml_escape(label) << "</text>";
     s << "</g>\n";
     double cx = x;
     // Largest first, so the heavy paths sit on the left.
@@ -152,14 +150,14 @@ std::string render_function_scaling_svg(const AnalysisResult& res) {
   for (int k = 0; k <= 4; ++k) {
     const double v = ymax * 1.05 * k / 4;
     s << "<line x1=\"" << left << "\" x2=\"" << left + pw << "\" y1=\"" << ypos(v) << "\" y2=\"" << ypos(v)
-      << "\" stroke=\"#eee\"/><text x=\"" << left - 6 << "\" y=\"" << ypos(v) + 4 << "\" text-anchor=\"end\">" << num(v)
+      << "\" stroke=\"#eee\"/><text x=\"" << left - 6 << "\" y=\"" << ypos(v) + 4 << "\" text-anchor=\"end\">" << plain(v)
       << "</text>\n";
   }
   s << "<text x=\"16\" y=\"" << top + ph / 2 << "\" transform=\"rotate(-90 16 " << top + ph / 2
     << ")\" text-anchor=\"middle\">seconds</text>\n";
   for (std::size_t i = 0; i < order.size(); ++i) {
     const auto& c = configs[static_cast<std::size_t>(order[i])];
-    const std::string label = res.axis.empty() ? c.label : res.axis + "=" + num(c.concurrency(res.axis), 6);
+    const std::string label = res.axis.empty() ? c.label : res.axis + "=" + plain(c.concurrency(res.axis), 6);
     s << "<text x=\"" << xpos(static_cast<int>(i)) << "\" y=\"" << top + ph + 18 << "\" text-anchor=\"middle\">"
       << xml_escape(label) << "</text>\n";
   }
@@ -171,10 +169,10 @@ std::string render_function_scaling_svg(const AnalysisResult& res) {
     for (std::size_t i = 0; i < order.size(); ++i) {
       const double v = f.at[static_cast<std::size_t>(order[i])].time_s;
       if (!available(v)) continue;
-      path << (first ? "M" : " L") << num(xpos(static_cast<int>(i)), 6) << " " << num(ypos(v), 6);
+      path << (first ? "M" : " L") << plain(xpos(static_cast<int>(i)), 6) << " " << plain(ypos(v), 6);
       first = false;
-      s << "<circle cx=\"" << num(xpos(static_cast<int>(i)), 6) << "\" cy=\"" << num(ypos(v), 6) << "\" r=\"3.5\" fill=\""
-        << color << "\"><title>" << xml_escape(f.short_name) << ": " << num(v) << " s</title></circle>\n";
+      s << "<circle cx=\"" << plain(xpos(static_cast<int>(i)), 6) << "\" cy=\"" << plain(ypos(v), 6) << "\" r=\"3.5\" fill=\""
+        << color << "\"><title>" << xml_escape(f.short_name) << ": " << plain(v) << " s</title></circle>\n";
     }
     if (!first) s << "<path d=\"" << path.str() << "\" fill=\"none\" stroke=\"" << color << "\" stroke-width=\"2\"/>\n";
     const double ly = top + 10 + 20 * static_cast<double>(k);

@@ -1,5 +1,6 @@
 // One self-contained HTML report: inline CSS and SVG, no external resources.
 #include "rtrace/analysis/report.hpp"
+#include "text_format.hpp"
 
 #include <rtrace/store/run_file.hpp>
 
@@ -9,14 +10,8 @@
 namespace rtrace::analysis {
 namespace {
 
-std::string num(double v, int p = 3) {
-  if (!available(v)) return "&ndash;";
-  char buf[64];
-  double a = std::fabs(v);
-  if (a != 0 && (a >= 1e6 || a < 1e-3)) std::snprintf(buf, sizeof buf, "%.*e", p - 1, v);
-  else std::snprintf(buf, sizeof buf, "%.*g", p, v);
-  return buf;
-}
+using format::html_num;
+
 
 const char* badge_class(const std::string& diagnosis) {
   if (diagnosis == "ideal" || diagnosis == "superlinear") return "good";
@@ -79,9 +74,9 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
     for (int ci = 0; ci < static_cast<int>(configs.size()); ++ci)
       if (s.at[ci] >= 0) { last = ci; ++npts; }
     h << "<tr><td class=\"l\"><a href=\"#k" << ki << "\">" << xml_escape(s.name) << "</a></td><td class=\"l\">" << xml_escape(s.kind)
-      << "</td><td>" << num(100 * s.time_share) << "%</td><td>" << npts << "</td><td>"
-      << (last >= 0 ? num(s.eval[last].gflops) : "&ndash;") << "</td><td>"
-      << (last >= 0 ? num(s.eval[last].efficiency, 2) : "&ndash;") << "</td><td class=\"l\">"
+      << "</td><td>" << html_num(100 * s.time_share) << "%</td><td>" << npts << "</td><td>"
+      << (last >= 0 ? html_num(s.eval[last].gflops) : "&ndash;") << "</td><td>"
+      << (last >= 0 ? html_num(s.eval[last].efficiency, 2) : "&ndash;") << "</td><td class=\"l\">"
       << (last >= 0 ? xml_escape(s.eval[last].binding_ceiling) : "") << "</td><td class=\"l\">";
     for (const auto& t : res.trajectories)
       if (t.kernel == ki)
@@ -96,7 +91,7 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
   for (int ki = 0; ki < static_cast<int>(res.kernels.size()); ++ki) {
     const auto& s = res.kernels[ki];
     h << "<h3 id=\"k" << ki << "\">" << xml_escape(s.name) << " <span class=\"meta\">(" << xml_escape(s.kind) << ", "
-      << num(100 * s.time_share) << "% of time" << (s.counts_available ? "" : ", no operation counts") << ")</span></h3>\n";
+      << html_num(100 * s.time_share) << "% of time" << (s.counts_available ? "" : ", no operation counts") << ")</span></h3>\n";
     h << "<table><tr><th>" << (res.axis.empty() ? "config" : xml_escape(res.axis)) << "</th><th>time (s)</th><th>spread</th>"
       << "<th>imbalance</th><th>GFLOP/s</th><th>AI L1</th><th>AI L2</th><th>AI L3</th><th>AI DRAM</th>"
       << "<th>roof (GFLOP/s)</th><th>&eta;</th><th class=\"l\">bound by</th></tr>\n";
@@ -104,11 +99,11 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
       if (s.at[ci] < 0) continue;
       const auto& k = configs[ci].kernels[s.at[ci]];
       const auto& e = s.eval[ci];
-      h << "<tr><td>" << (res.axis.empty() ? std::to_string(ci) : num(configs[ci].concurrency(res.axis), 6))
-        << "</td><td>" << num(k.time_s) << "</td><td>" << (k.repeats > 1 ? num(100 * k.time_spread, 2) + "%" : "&ndash;")
-        << "</td><td>" << num(k.imbalance, 2) << "</td><td>" << num(e.gflops) << "</td>";
-      for (double a : e.ai) h << "<td>" << num(a) << "</td>";
-      h << "<td>" << num(e.bound_gflops) << "</td><td>" << num(e.efficiency, 2) << "</td><td class=\"l\">"
+      h << "<tr><td>" << (res.axis.empty() ? std::to_string(ci) : html_num(configs[ci].concurrency(res.axis), 6))
+        << "</td><td>" << html_num(k.time_s) << "</td><td>" << (k.repeats > 1 ? html_num(100 * k.time_spread, 2) + "%" : "&ndash;")
+        << "</td><td>" << html_num(k.imbalance, 2) << "</td><td>" << html_num(e.gflops) << "</td>";
+      for (double a : e.ai) h << "<td>" << html_num(a) << "</td>";
+      h << "<td>" << html_num(e.bound_gflops) << "</td><td>" << html_num(e.efficiency, 2) << "</td><td class=\"l\">"
         << xml_escape(e.binding_ceiling) << "</td></tr>\n";
     }
     h << "</table>\n";
@@ -120,8 +115,8 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
         << "<th>&eta; &times;</th><th class=\"l\">basis</th><th class=\"l\">diagnosis</th><th class=\"l\">evidence</th></tr>\n";
       for (const auto& st : t.steps) {
         const auto& f = st.d.factors;
-        h << "<tr><td>" << num(st.c1, 6) << "&rarr;" << num(st.c2, 6) << "</td><td>" << num(st.d.speedup) << "</td><td>"
-          << num(f.ceiling_ratio) << "</td><td>" << num(f.ai_ratio) << "</td><td>" << num(f.efficiency_ratio)
+        h << "<tr><td>" << html_num(st.c1, 6) << "&rarr;" << html_num(st.c2, 6) << "</td><td>" << html_num(st.d.speedup) << "</td><td>"
+          << html_num(f.ceiling_ratio) << "</td><td>" << html_num(f.ai_ratio) << "</td><td>" << html_num(f.efficiency_ratio)
           << "</td><td class=\"l\">" << xml_escape(f.basis_ceiling) << "</td><td class=\"l\"><span class=\"badge "
           << badge_class(st.d.diagnosis) << "\">" << xml_escape(describe_step(st.d)) << "</span></td><td class=\"l\">"
           << xml_escape(st.d.explanation) << "</td></tr>\n";
@@ -157,14 +152,14 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
 
   const auto& th = res.thresholds;
   h << "<h2>Thresholds</h2>\n<table><tr><th class=\"l\">threshold</th><th>value</th></tr>\n"
-    << "<tr><td class=\"l\">ideal tolerance (step efficiency &ge; 1 &minus; tol)</td><td>" << num(th.ideal_tolerance) << "</td></tr>\n"
-    << "<tr><td class=\"l\">superlinear margin</td><td>" << num(th.superlinear_margin) << "</td></tr>\n"
-    << "<tr><td class=\"l\">AI drop &tau; (cache capacity)</td><td>" << num(th.ai_drop) << "</td></tr>\n"
-    << "<tr><td class=\"l\">on-ceiling efficiency</td><td>" << num(th.on_ceiling) << "</td></tr>\n"
-    << "<tr><td class=\"l\">minimum explained slowdown for a cause</td><td>" << num(th.cause_min) << "</td></tr>\n"
-    << "<tr><td class=\"l\">launch floor (s)</td><td>" << num(th.launch_floor_s) << "</td></tr>\n"
-    << "<tr><td class=\"l\">tail efficiency</td><td>" << num(th.tail_efficiency) << "</td></tr>\n"
-    << "<tr><td class=\"l\">MPI share rise</td><td>" << num(th.mpi_share_rise) << "</td></tr>\n</table>\n";
+    << "<tr><td class=\"l\">ideal tolerance (step efficiency &ge; 1 &minus; tol)</td><td>" << html_num(th.ideal_tolerance) << "</td></tr>\n"
+    << "<tr><td class=\"l\">superlinear margin</td><td>" << html_num(th.superlinear_margin) << "</td></tr>\n"
+    << "<tr><td class=\"l\">AI drop &tau; (cache capacity)</td><td>" << html_num(th.ai_drop) << "</td></tr>\n"
+    << "<tr><td class=\"l\">on-ceiling efficiency</td><td>" << html_num(th.on_ceiling) << "</td></tr>\n"
+    << "<tr><td class=\"l\">minimum explained slowdown for a cause</td><td>" << html_num(th.cause_min) << "</td></tr>\n"
+    << "<tr><td class=\"l\">launch floor (s)</td><td>" << html_num(th.launch_floor_s) << "</td></tr>\n"
+    << "<tr><td class=\"l\">tail efficiency</td><td>" << html_num(th.tail_efficiency) << "</td></tr>\n"
+    << "<tr><td class=\"l\">MPI share rise</td><td>" << html_num(th.mpi_share_rise) << "</td></tr>\n</table>\n";
   h << "</body></html>\n";
   return h.str();
 }

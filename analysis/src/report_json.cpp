@@ -1,4 +1,5 @@
 #include "rtrace/analysis/report.hpp"
+#include "text_format.hpp"
 
 #include <rtrace/store/run_file.hpp>
 
@@ -11,10 +12,13 @@
 namespace rtrace::analysis {
 namespace {
 
+using format::json_num;
+using format::csv_field;
+using format::csv_num;
+
 using nlohmann::json;
 
-json n(double v) { return available(v) ? json(v) : json(nullptr); }
-json q(double v, const char* unit) { return json{{"value", n(v)}, {"unit", unit}}; }
+json q(double v, const char* unit) { return json{{"value", json_num(v)}, {"unit", unit}}; }
 json s_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
 json level_map(const std::array<double, kLevelCount>& v, const char* unit) {
@@ -28,18 +32,6 @@ void make_dir(const std::string& dir) {
     throw InputError(dir + ": cannot create directory: " + std::strerror(errno));
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-std::string csv_num(double v) {
-  if (!available(v)) return "";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
 
 }  // namespace
 
@@ -78,12 +70,12 @@ json to_json(const AnalysisResult& res) {
                   {"nodes", c.nodes},
                   {"sms_requested", c.sms_requested},
                   {"sms_achieved", c.sms_achieved},
-                  {"concurrency", n(res.axis.empty() ? kNaN : c.concurrency(res.axis))},
+                  {"concurrency", json_num(res.axis.empty() ? kNaN : c.concurrency(res.axis))},
                   {"device", c.gpu ? "gpu" : "cpu"},
                   {"ranks_found", c.ranks_found},
                   {"app_time", q(c.app_time_s, "s")},
-                  {"app_time_spread", n(c.app_time_spread)},
-                  {"mpi_share", n(c.mpi_share)},
+                  {"app_time_spread", json_num(c.app_time_spread)},
+                  {"mpi_share", json_num(c.mpi_share)},
                   {"mpi_calls", mpi_calls_json(c.pop.calls)},
                   {"ceilings", ceil}});
   }
@@ -98,13 +90,13 @@ json to_json(const AnalysisResult& res) {
       const auto& e = s.eval[ci];
       pts.push_back({{"configuration", ci},
                      {"label", configs[ci].label},
-                     {"concurrency", n(res.axis.empty() ? kNaN : configs[ci].concurrency(res.axis))},
+                     {"concurrency", json_num(res.axis.empty() ? kNaN : configs[ci].concurrency(res.axis))},
                      {"time", q(k.time_s, "s")},
-                     {"time_spread", n(k.time_spread)},
+                     {"time_spread", json_num(k.time_spread)},
                      {"repeats", k.repeats},
                      {"ranks_present", k.ranks_present},
                      {"calls", k.calls},
-                     {"imbalance", n(k.imbalance)},
+                     {"imbalance", json_num(k.imbalance)},
                      {"flops", q(e.flops, "FLOP")},
                      {"bytes", level_map(k.counts.bytes, "B")},
                      {"ai", level_map(e.ai, "FLOP/B")},
@@ -113,12 +105,12 @@ json to_json(const AnalysisResult& res) {
                      {"peak", q(e.peak_gflops, "GFLOP/s")},
                      {"peak_ceiling", s_or_null(e.peak_name)},
                      {"precision", s_or_null(e.precision)},
-                     {"efficiency", n(e.efficiency)},
+                     {"efficiency", json_num(e.efficiency)},
                      {"binding", s_or_null(e.binding)},
                      {"binding_ceiling", s_or_null(e.binding_ceiling)},
                      {"mean_launch", q(k.mean_launch_s, "s")},
-                     {"mean_blocks", n(k.mean_blocks)},
-                     {"metric_coverage", n(k.metric_coverage)}});
+                     {"mean_blocks", json_num(k.mean_blocks)},
+                     {"metric_coverage", json_num(k.metric_coverage)}});
     }
     jk.push_back({{"name", s.name},
                   {"kind", s.kind},
@@ -137,18 +129,18 @@ json to_json(const AnalysisResult& res) {
       auto lg = [](double v) { return available(v) && v > 0 ? json(std::log(v)) : json(nullptr); };
       steps.push_back({{"from", st.from},
                        {"to", st.to},
-                       {"c1", n(st.c1)},
-                       {"c2", n(st.c2)},
-                       {"concurrency_ratio", n(st.d.concurrency_ratio)},
-                       {"speedup", n(st.d.speedup)},
-                       {"step_efficiency", n(st.d.step_efficiency)},
-                       {"karp_flatt", n(st.d.karp_flatt)},
+                       {"c1", json_num(st.c1)},
+                       {"c2", json_num(st.c2)},
+                       {"concurrency_ratio", json_num(st.d.concurrency_ratio)},
+                       {"speedup", json_num(st.d.speedup)},
+                       {"step_efficiency", json_num(st.d.step_efficiency)},
+                       {"karp_flatt", json_num(st.d.karp_flatt)},
                        {"factors",
                         {{"basis", s_or_null(f.basis)},
                          {"ceiling", s_or_null(f.basis_ceiling)},
-                         {"ceiling_ratio", n(f.ceiling_ratio)},
-                         {"ai_ratio", n(f.ai_ratio)},
-                         {"efficiency_ratio", n(f.efficiency_ratio)},
+                         {"ceiling_ratio", json_num(f.ceiling_ratio)},
+                         {"ai_ratio", json_num(f.ai_ratio)},
+                         {"efficiency_ratio", json_num(f.efficiency_ratio)},
                          {"log_ceiling", lg(f.ceiling_ratio)},
                          {"log_ai", lg(f.ai_ratio)},
                          {"log_efficiency", lg(f.efficiency_ratio)}}},
@@ -172,14 +164,14 @@ json to_json(const AnalysisResult& res) {
     json pts = json::array();
     for (const auto& p : sum.points)
       pts.push_back({{"configuration", p.config},
-                     {"concurrency", n(p.concurrency)},
+                     {"concurrency", json_num(p.concurrency)},
                      {"time", q(p.time_s, "s")},
-                     {"speedup", n(p.speedup)},
-                     {"efficiency", n(p.efficiency)},
-                     {"karp_flatt", n(p.karp_flatt)},
-                     {"mpi_share", n(p.mpi_share)},
+                     {"speedup", json_num(p.speedup)},
+                     {"efficiency", json_num(p.efficiency)},
+                     {"karp_flatt", json_num(p.karp_flatt)},
+                     {"mpi_share", json_num(p.mpi_share)},
                      {"repeats", p.repeats},
-                     {"spread", n(p.spread)},
+                     {"spread", json_num(p.spread)},
                      {"pop", pop_json(p.pop)}});
     json lost = json::array();
     for (const auto& l : sum.lost)
@@ -194,7 +186,7 @@ json to_json(const AnalysisResult& res) {
                   {"grows_with", sum.grows_with},
                   {"steps", steps},
                   {"points", pts},
-                  {"final_efficiency", n(sum.final_efficiency)},
+                  {"final_efficiency", json_num(sum.final_efficiency)},
                   {"breaks_after", sum.breaks_after >= 0 ? json(sum.points[sum.breaks_after].concurrency) : json(nullptr)},
                   {"lost_time", lost},
                   {"sentences", sum.sentences}});
@@ -229,7 +221,7 @@ json to_json(const PortabilityResult& pp) {
   json ks = json::array();
   for (const auto& k : pp.kernels) {
     json eff = json::array();
-    for (double e : k.efficiency) eff.push_back(n(e));
+    for (double e : k.efficiency) eff.push_back(json_num(e));
     ks.push_back({{"name", k.name}, {"kind", k.kind}, {"phi", k.phi}, {"efficiency", eff}, {"note", k.note}});
   }
   doc["portability"] = {{"files", pp.files}, {"platforms", pp.platforms}, {"kernels", ks}, {"missing", pp.missing}};

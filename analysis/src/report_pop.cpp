@@ -1,6 +1,7 @@
 // Renderings of the whole-application diagnosis: the POP table, the steps'
 // causes, startup/teardown, the repeat spread and the per-call MPI breakdown.
 #include "rtrace/analysis/report.hpp"
+#include "text_format.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,58 +12,17 @@
 namespace rtrace::analysis {
 namespace {
 
+using format::num;
+using format::fixed2;
+using format::pct1;
+using format::pad;
+using format::wrap;
+using format::json_num;
+using format::csv_num;
+using format::csv_field;
+
 using nlohmann::json;
 
-std::string num(double v, int precision = 3) {
-  if (!available(v)) return "-";
-  char buf[64];
-  double a = std::fabs(v);
-  if (a != 0 && (a >= 1e5 || a < 1e-3)) std::snprintf(buf, sizeof buf, "%.*e", precision - 1, v);
-  else std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-  return buf;
-}
-std::string fixed2(double v) {
-  if (!available(v)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", v);
-  return buf;
-}
-std::string pct1(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
-std::string pad(const std::string& s, std::size_t w, bool right = true) {
-  if (s.size() >= w) return s.substr(0, w);
-  return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
-}
-std::string wrap(const std::string& text, std::size_t width, const std::string& indent) {
-  std::istringstream in(text);
-  std::string word, line = indent, out;
-  while (in >> word) {
-    if (line.size() > indent.size() && line.size() + 1 + word.size() > width) {
-      out += line + "\n";
-      line = indent + "  ";
-    }
-    if (line.size() > indent.size() && line.back() != ' ') line += ' ';
-    line += word;
-  }
-  if (line.size() > indent.size()) out += line + "\n";
-  return out;
-}
-json n(double v) { return available(v) ? json(v) : json(nullptr); }
-std::string csv_num(double v) {
-  if (!available(v)) return "";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
 std::string h(double v, int p = 3) {
   std::string s = num(v, p);
   return s == "-" ? "&ndash;" : s;
@@ -98,37 +58,37 @@ std::string heat(double e) {
 json pop_json(const PopPoint& p) {
   return json{{"basis", p.basis.empty() ? json(nullptr) : json(p.basis)},
               {"workers", p.workers},
-              {"load_balance", n(p.load_balance)},
-              {"communication_efficiency", n(p.communication_efficiency)},
-              {"parallel_efficiency", n(p.parallel_efficiency)},
-              {"computation_scalability", n(p.computation_scalability)},
-              {"global_efficiency", n(p.global_efficiency)},
-              {"window", {{"value", n(p.window_s)}, {"unit", "s"}}},
-              {"startup", {{"value", n(p.startup_s)}, {"unit", "s"}}},
-              {"teardown", {{"value", n(p.teardown_s)}, {"unit", "s"}}},
-              {"useful_max", {{"value", n(p.useful_max_s)}, {"unit", "s"}}},
-              {"useful_mean", {{"value", n(p.useful_mean_s)}, {"unit", "s"}}},
-              {"cpu_per_wall", n(p.cpu_per_wall)},
-              {"system_share", n(p.system_share)},
-              {"involuntary_ctxsw_per_s", n(p.ivcsw_rate)},
-              {"instruction_scalability", n(p.instruction_scalability)},
-              {"ipc_scalability", n(p.ipc_scalability)},
-              {"frequency_scalability", n(p.frequency_scalability)}};
+              {"load_balance", json_num(p.load_balance)},
+              {"communication_efficiency", json_num(p.communication_efficiency)},
+              {"parallel_efficiency", json_num(p.parallel_efficiency)},
+              {"computation_scalability", json_num(p.computation_scalability)},
+              {"global_efficiency", json_num(p.global_efficiency)},
+              {"window", {{"value", json_num(p.window_s)}, {"unit", "s"}}},
+              {"startup", {{"value", json_num(p.startup_s)}, {"unit", "s"}}},
+              {"teardown", {{"value", json_num(p.teardown_s)}, {"unit", "s"}}},
+              {"useful_max", {{"value", json_num(p.useful_max_s)}, {"unit", "s"}}},
+              {"useful_mean", {{"value", json_num(p.useful_mean_s)}, {"unit", "s"}}},
+              {"cpu_per_wall", json_num(p.cpu_per_wall)},
+              {"system_share", json_num(p.system_share)},
+              {"involuntary_ctxsw_per_s", json_num(p.ivcsw_rate)},
+              {"instruction_scalability", json_num(p.instruction_scalability)},
+              {"ipc_scalability", json_num(p.ipc_scalability)},
+              {"frequency_scalability", json_num(p.frequency_scalability)}};
 }
 
 json app_step_json(const AppStep& st) {
-  return json{{"c1", n(st.c1)},
-              {"c2", n(st.c2)},
-              {"speedup", n(st.speedup)},
-              {"efficiency", n(st.efficiency)},
-              {"wall_efficiency", n(st.wall_efficiency)},
+  return json{{"c1", json_num(st.c1)},
+              {"c2", json_num(st.c2)},
+              {"speedup", json_num(st.speedup)},
+              {"efficiency", json_num(st.efficiency)},
+              {"wall_efficiency", json_num(st.wall_efficiency)},
               {"factors",
-               {{"load_balance", n(st.lb_factor)},
-                {"communication_efficiency", n(st.comm_factor)},
-                {"computation_scalability", n(st.cs_factor)},
-                {"startup", n(st.startup_factor)},
-                {"parallel_efficiency", n(st.pe_factor)}}},
-              {"spread", n(st.spread)},
+               {{"load_balance", json_num(st.lb_factor)},
+                {"communication_efficiency", json_num(st.comm_factor)},
+                {"computation_scalability", json_num(st.cs_factor)},
+                {"startup", json_num(st.startup_factor)},
+                {"parallel_efficiency", json_num(st.pe_factor)}}},
+              {"spread", json_num(st.spread)},
               {"diagnosis", st.diagnosis},
               {"cause", st.cause.empty() ? json(nullptr) : json(st.cause)},
               {"explanation", st.explanation}};
@@ -139,11 +99,11 @@ json mpi_calls_json(const std::vector<MpiCallStats>& calls) {
   for (const auto& c : calls)
     out.push_back({{"name", c.name},
                    {"calls", c.calls},
-                   {"time", {{"value", n(c.time_s)}, {"unit", "s"}}},
-                   {"bytes", {{"value", n(c.bytes)}, {"unit", "B"}}},
-                   {"rank_time_min", {{"value", n(c.rank_min_s)}, {"unit", "s"}}},
-                   {"rank_time_mean", {{"value", n(c.rank_mean_s)}, {"unit", "s"}}},
-                   {"rank_time_max", {{"value", n(c.rank_max_s)}, {"unit", "s"}}},
+                   {"time", {{"value", json_num(c.time_s)}, {"unit", "s"}}},
+                   {"bytes", {{"value", json_num(c.bytes)}, {"unit", "B"}}},
+                   {"rank_time_min", {{"value", json_num(c.rank_min_s)}, {"unit", "s"}}},
+                   {"rank_time_mean", {{"value", json_num(c.rank_mean_s)}, {"unit", "s"}}},
+                   {"rank_time_max", {{"value", json_num(c.rank_max_s)}, {"unit", "s"}}},
                    {"in_window", !is_init_or_finalize(c.name)}});
   return out;
 }

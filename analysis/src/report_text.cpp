@@ -1,4 +1,5 @@
 #include "rtrace/analysis/report.hpp"
+#include "text_format.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,35 +9,12 @@
 namespace rtrace::analysis {
 namespace {
 
-std::string num(double v, int precision = 3) {
-  if (!available(v)) return "-";
-  char buf[64];
-  double a = std::fabs(v);
-  if (a != 0 && (a >= 1e5 || a < 1e-3)) std::snprintf(buf, sizeof buf, "%.*e", precision - 1, v);
-  else std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-  return buf;
-}
+using format::num;
+using format::pad;
+using format::wrap;
 
-std::string pad(const std::string& s, std::size_t w, bool right = true) {
-  if (s.size() >= w) return s.substr(0, w);
-  return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
-}
 
-// Wraps words to `width` columns with an indent on every line.
-std::string wrap(const std::string& text, std::size_t width, const std::string& indent) {
-  std::istringstream in(text);
-  std::string word, line = indent, out;
-  while (in >> word) {
-    if (line.size() > indent.size() && line.size() + 1 + word.size() > width) {
-      out += line + "\n";
-      line = indent + "  ";
-    }
-    if (line.size() > indent.size() && line.back() != ' ') line += ' ';
-    line += word;
-  }
-  if (line.size() > indent.size()) out += line + "\n";
-  return out;
-}
+
 
 // No concurrency axis varies: what one configuration shows.
 std::string single_point_text(const AnalysisResult& res) {

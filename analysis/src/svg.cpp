@@ -6,6 +6,7 @@
 // are placed by trying candidate positions and keeping the first one whose
 // box overlaps no label already placed.
 #include "rtrace/analysis/report.hpp"
+#include "text_format.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -15,18 +16,15 @@
 namespace rtrace::analysis {
 namespace {
 
+using format::plain;
+
 const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
 constexpr int kPaletteSize = 8;
 const char* kFont = "font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\"";
 
-std::string num(double v, int p = 3) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", p, v);
-  return buf;
-}
 
 std::string decade_label(int k) {
-  if (k >= -3 && k <= 4) return num(std::pow(10.0, k), 6);
+  if (k >= -3 && k <= 4) return plain(std::pow(10.0, k), 6);
   return "1e" + std::to_string(k);
 }
 
@@ -49,37 +47,37 @@ class Canvas {
   Canvas(int w, int h) : w_(w), h_(h) {}
   void text(double x, double y, const std::string& s, int size = 13, const char* anchor = "start",
             const std::string& color = "#222", double rotate = 0, bool bold = false) {
-    os_ << "<text x=\"" << num(x, 6) << "\" y=\"" << num(y, 6) << "\" font-size=\"" << size << "\" " << kFont
+    os_ << "<text x=\"" << plain(x, 6) << "\" y=\"" << plain(y, 6) << "\" font-size=\"" << size << "\" " << kFont
         << " text-anchor=\"" << anchor << "\" fill=\"" << color << "\"";
     if (bold) os_ << " font-weight=\"bold\"";
-    if (rotate != 0) os_ << " transform=\"rotate(" << num(rotate, 4) << " " << num(x, 6) << " " << num(y, 6) << ")\"";
+    if (rotate != 0) os_ << " transform=\"rotate(" << plain(rotate, 4) << " " << plain(x, 6) << " " << plain(y, 6) << ")\"";
     os_ << ">" << xml_escape(s) << "</text>\n";
   }
   void line(double x0, double y0, double x1, double y1, const std::string& color, double width = 1,
             const char* dash = nullptr, const char* marker_end = nullptr) {
-    os_ << "<line x1=\"" << num(x0, 6) << "\" y1=\"" << num(y0, 6) << "\" x2=\"" << num(x1, 6) << "\" y2=\""
-        << num(y1, 6) << "\" stroke=\"" << color << "\" stroke-width=\"" << num(width, 3) << "\"";
+    os_ << "<line x1=\"" << plain(x0, 6) << "\" y1=\"" << plain(y0, 6) << "\" x2=\"" << plain(x1, 6) << "\" y2=\""
+        << plain(y1, 6) << "\" stroke=\"" << color << "\" stroke-width=\"" << plain(width, 3) << "\"";
     if (dash) os_ << " stroke-dasharray=\"" << dash << "\"";
     if (marker_end) os_ << " marker-end=\"url(#" << marker_end << ")\"";
     os_ << "/>\n";
   }
   void rect(double x, double y, double w, double h, const std::string& fill, const std::string& stroke = "none") {
-    os_ << "<rect x=\"" << num(x, 6) << "\" y=\"" << num(y, 6) << "\" width=\"" << num(w, 6) << "\" height=\""
-        << num(h, 6) << "\" fill=\"" << fill << "\" stroke=\"" << stroke << "\"/>\n";
+    os_ << "<rect x=\"" << plain(x, 6) << "\" y=\"" << plain(y, 6) << "\" width=\"" << plain(w, 6) << "\" height=\""
+        << plain(h, 6) << "\" fill=\"" << fill << "\" stroke=\"" << stroke << "\"/>\n";
   }
   // Marker shapes per memory level: circle, square, triangle, diamond.
   void marker(int shape, double x, double y, const std::string& color, double r = 5.5, bool hollow = false) {
     std::string style = hollow ? "fill=\"white\" stroke=\"" + color + "\" stroke-width=\"2\""
                                : "fill=\"" + color + "\" stroke=\"#222\" stroke-width=\"0.8\"";
     switch (shape % 4) {
-      case 0: os_ << "<circle cx=\"" << num(x, 6) << "\" cy=\"" << num(y, 6) << "\" r=\"" << num(r, 3) << "\" " << style << "/>\n"; break;
-      case 1: os_ << "<rect x=\"" << num(x - r, 6) << "\" y=\"" << num(y - r, 6) << "\" width=\"" << num(2 * r, 3)
-                  << "\" height=\"" << num(2 * r, 3) << "\" " << style << "/>\n"; break;
-      case 2: os_ << "<polygon points=\"" << num(x, 6) << "," << num(y - r * 1.2, 6) << " " << num(x - r * 1.1, 6) << ","
-                  << num(y + r * 0.8, 6) << " " << num(x + r * 1.1, 6) << "," << num(y + r * 0.8, 6) << "\" " << style << "/>\n"; break;
-      default: os_ << "<polygon points=\"" << num(x, 6) << "," << num(y - r * 1.3, 6) << " " << num(x + r * 1.3, 6) << ","
-                   << num(y, 6) << " " << num(x, 6) << "," << num(y + r * 1.3, 6) << " " << num(x - r * 1.3, 6) << ","
-                   << num(y, 6) << "\" " << style << "/>\n";
+      case 0: os_ << "<circle cx=\"" << plain(x, 6) << "\" cy=\"" << plain(y, 6) << "\" r=\"" << plain(r, 3) << "\" " << style << "/>\n"; break;
+      case 1: os_ << "<rect x=\"" << plain(x - r, 6) << "\" y=\"" << plain(y - r, 6) << "\" width=\"" << plain(2 * r, 3)
+                  << "\" height=\"" << plain(2 * r, 3) << "\" " << style << "/>\n"; break;
+      case 2: os_ << "<polygon points=\"" << plain(x, 6) << "," << plain(y - r * 1.2, 6) << " " << plain(x - r * 1.1, 6) << ","
+                  << plain(y + r * 0.8, 6) << " " << plain(x + r * 1.1, 6) << "," << plain(y + r * 0.8, 6) << "\" " << style << "/>\n"; break;
+      default: os_ << "<polygon points=\"" << plain(x, 6) << "," << plain(y - r * 1.3, 6) << " " << plain(x + r * 1.3, 6) << ","
+                   << plain(y, 6) << " " << plain(x, 6) << "," << plain(y + r * 1.3, 6) << " " << plain(x - r * 1.3, 6) << ","
+                   << plain(y, 6) << "\" " << style << "/>\n";
     }
   }
   void raw(const std::string& s) { os_ << s; }
@@ -216,7 +214,7 @@ void draw_ceilings(Canvas& c, const LogFrame& f, const CeilingSet& cs, const std
     if (x1 <= x0) continue;
     c.line(f.X(x0), f.Y(b->value * x0), f.X(x1), f.Y(b->value * x1), color, 2);
     if (labels) {
-      std::string s = b->name + " " + num(b->value, 4) + " GB/s";
+      std::string s = b->name + " " + plain(b->value, 4) + " GB/s";
       std::vector<std::pair<double, double>> cand;
       for (double t : {0.12, 0.3, 0.5, 0.7, 0.05}) {
         double lx = std::pow(10.0, std::log10(x0) + t * (std::log10(x1) - std::log10(x0)));
@@ -232,7 +230,7 @@ void draw_ceilings(Canvas& c, const LogFrame& f, const CeilingSet& cs, const std
     c.line(f.X(xr), f.Y(x.value), f.X(f.xmax()), f.Y(x.value), color, x.variant == "fma" || x.variant == "mma" ? 2 : 1.2,
            x.variant == "fma" || x.variant == "mma" ? nullptr : "6,4");
     if (labels) {
-      std::string s = x.name + " " + num(x.value, 4) + " GFLOP/s";
+      std::string s = x.name + " " + plain(x.value, 4) + " GFLOP/s";
       double xe = f.X(f.xmax()) - 6;
       c.place({{xe, f.Y(x.value) - 5}, {xe, f.Y(x.value) + 15}, {xe - 230, f.Y(x.value) - 5}, {xe - 230, f.Y(x.value) + 15}},
               s, 12, "end", color);
@@ -362,7 +360,7 @@ std::string trajectory_chart(const AnalysisResult& res, const Trajectory& t) {
   ly += 22;
   for (int i = 0; i < n; ++i) {
     c.rect(lx, ly - 11, 14, 14, seq_color(i, n));
-    c.text(lx + 22, ly + 1, res.axis + "=" + num(configs[t.configs[i]].concurrency(res.axis), 6), 13);
+    c.text(lx + 22, ly + 1, res.axis + "=" + plain(configs[t.configs[i]].concurrency(res.axis), 6), 13);
     ly += 22;
   }
   ly += 8;
@@ -377,7 +375,7 @@ std::string trajectory_chart(const AnalysisResult& res, const Trajectory& t) {
   c.text(lx, ly, "Steps", 13, "start", "#111", 0, true);
   ly += 22;
   for (const auto& st : t.steps) {
-    c.text(lx, ly, num(st.c1, 6) + " -> " + num(st.c2, 6) + ": " + truncate(describe_step(st.d), 34), 12);
+    c.text(lx, ly, plain(st.c1, 6) + " -> " + plain(st.c2, 6) + ": " + truncate(describe_step(st.d), 34), 12);
     ly += 20;
   }
   return c.str();
@@ -441,18 +439,18 @@ std::string scaling_chart(const AnalysisResult& res, const AppSummary& sum) {
   for (const auto& p : sum.points) {  // x ticks at the measured concurrencies
     for (double xp : {X1(p.concurrency), X2(p.concurrency)}) {
       c.line(xp, top, xp, top + ph, "#e4e4e4");
-      c.text(xp, top + ph + 20, num(p.concurrency, 6), 13, "middle");
+      c.text(xp, top + ph + 20, plain(p.concurrency, 6), 13, "middle");
     }
   }
   for (double k = ly0; k <= ly1; k += 1) {
     double y = Y1(std::pow(2.0, k));
     c.line(left1, y, left1 + pw, y, "#e4e4e4");
-    c.text(left1 - 8, y + 4.5, num(std::pow(2.0, k), 6), 13, "end");
+    c.text(left1 - 8, y + 4.5, plain(std::pow(2.0, k), 6), 13, "end");
   }
   for (double e = 0; e <= emax + 1e-9; e += 0.2) {
     double y = Y2(e);
     c.line(left2, y, left2 + pw, y, "#e4e4e4");
-    c.text(left2 - 8, y + 4.5, num(e, 2), 13, "end");
+    c.text(left2 - 8, y + 4.5, plain(e, 2), 13, "end");
   }
   c.text(left1 + pw / 2, top + ph + 44, res.axis, 14, "middle");
   c.text(left2 + pw / 2, top + ph + 44, res.axis, 14, "middle");
@@ -518,11 +516,11 @@ std::string efficiency_chart(const AnalysisResult& res, const AppSummary& sum) {
   c.rect(left, top, pw, ph, "#fbfbfb", "#999");
   for (const auto& p : sum.points) {
     c.line(X(p.concurrency), top, X(p.concurrency), top + ph, "#e4e4e4");
-    c.text(X(p.concurrency), top + ph + 20, num(p.concurrency, 6), 13, "middle");
+    c.text(X(p.concurrency), top + ph + 20, plain(p.concurrency, 6), 13, "middle");
   }
   for (double e = 0; e <= 1.2 + 1e-9; e += 0.2) {
     c.line(left, Y(e), left + pw, Y(e), "#e4e4e4");
-    c.text(left - 8, Y(e) + 4.5, num(e, 2), 13, "end");
+    c.text(left - 8, Y(e) + 4.5, plain(e, 2), 13, "end");
   }
   c.line(left, Y(1), left + pw, Y(1), "#888", 1.5, "6,4");
   c.text(left + pw / 2, top + ph + 44, res.axis, 14, "middle");
@@ -560,7 +558,7 @@ std::string instruction_chart(const AnalysisResult& res, int ci) {
   double peak = available(p0->peak_gips) ? p0->peak_gips : f.ymax();
   if (available(p0->peak_gips)) {
     c.line(f.left, f.Y(p0->peak_gips), f.left + f.width(), f.Y(p0->peak_gips), "#555", 2);
-    c.place({{f.left + f.width() - 6, f.Y(p0->peak_gips) - 5}}, "peak " + num(p0->peak_gips, 4) + " warp GIPS", 12,
+    c.place({{f.left + f.width() - 6, f.Y(p0->peak_gips) - 5}}, "peak " + plain(p0->peak_gips, 4) + " warp GIPS", 12,
             "end", "#555");
   }
   for (const auto& [name, g] : bws) {
@@ -573,7 +571,7 @@ std::string instruction_chart(const AnalysisResult& res, int ci) {
       double lx = std::pow(10.0, std::log10(x0) + t * (std::log10(x1) - std::log10(x0)));
       cand.push_back({f.X(lx) + 4, f.Y(g * lx) - 6});
     }
-    c.place(cand, name + " " + num(g, 4) + " GTXN/s", 12, "start", "#555", -45);
+    c.place(cand, name + " " + plain(g, 4) + " GTXN/s", 12, "start", "#555", -45);
   }
   // Global-memory walls: 32 transactions per LDST (stride >= 128 B), 8 (unit-stride FP64), 1 (same address).
   for (const auto& [x, name] : std::vector<std::pair<double, std::string>>{{1.0 / 32, "stride wall 1/32"},

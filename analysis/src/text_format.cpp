@@ -1,0 +1,79 @@
+#include "text_format.hpp"
+
+#include "rtrace/analysis/model.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace rtrace::analysis::format {
+
+std::string num(double v, int precision, const char* unavailable, double sci_from) {
+  if (!available(v)) return unavailable;
+  char buf[64];
+  const double a = std::fabs(v);
+  if (a != 0 && (a >= sci_from || a < 1e-3)) std::snprintf(buf, sizeof buf, "%.*e", precision - 1, v);
+  else std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+  return buf;
+}
+
+std::string html_num(double v, int precision) { return num(v, precision, "&ndash;", 1e6); }
+
+std::string plain(double v, int precision) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+  return buf;
+}
+
+std::string plain_or_dash(double v, int precision) { return available(v) ? plain(v, precision) : "-"; }
+
+std::string fixed2(double v) {
+  if (!available(v)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+std::string pct1(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+std::string pad(const std::string& s, std::size_t width, bool right) {
+  if (s.size() >= width) return s.substr(0, width);
+  return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
+}
+
+std::string wrap(const std::string& text, std::size_t width, const std::string& indent) {
+  std::istringstream in(text);
+  std::string word, line = indent, out;
+  while (in >> word) {
+    if (line.size() > indent.size() && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line = indent + "  ";
+    }
+    if (line.size() > indent.size() && line.back() != ' ') line += ' ';
+    line += word;
+  }
+  if (line.size() > indent.size()) out += line + "\n";
+  return out;
+}
+
+std::string csv_num(double v) {
+  if (!available(v)) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+nlohmann::json json_num(double v) { return available(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+}  // namespace rtrace::analysis::format

@@ -1,0 +1,41 @@
+// Number and text formatting shared by the analysis renderings (terminal,
+// HTML, SVG, CSV, JSON, comparison): one place decides how a value reads.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <string>
+
+namespace rtrace::analysis::format {
+
+// `precision` significant digits; scientific notation below 1e-3 and from
+// `sci_from` on (values that would otherwise print as long integers);
+// `unavailable` for a value that is not available (NaN/inf).
+std::string num(double v, int precision = 3, const char* unavailable = "-", double sci_from = 1e5);
+// The same in HTML: an en dash for unavailable, scientific from 1e6.
+std::string html_num(double v, int precision = 3);
+// Plain %g with `precision` digits (SVG coordinates and labels, where the
+// caller has already checked availability).
+std::string plain(double v, int precision = 3);
+// "-" when unavailable, otherwise plain %g.
+std::string plain_or_dash(double v, int precision = 3);
+// Two decimals ("-" when unavailable) and one decimal (percentages).
+std::string fixed2(double v);
+std::string pct1(double v);
+
+// Pads (right-aligned by default) or truncates to `width` columns.
+std::string pad(const std::string& s, std::size_t width, bool right = true);
+// Wraps words to `width` columns with `indent` on every line (continuation
+// lines two columns deeper).
+std::string wrap(const std::string& text, std::size_t width, const std::string& indent);
+
+// CSV: all digits that matter, empty when unavailable; fields quoted when
+// they hold a comma, a quote or a newline.
+std::string csv_num(double v);
+std::string csv_field(const std::string& s);
+
+// JSON: null when unavailable.
+nlohmann::json json_num(double v);
+
+}  // namespace rtrace::analysis::format
