@@ -1,7 +1,14 @@
-// Sampler logic that needs no signals: names, categories, the call-path tree.
+// Sampler logic: names, categories, the call-path tree; and the signal-driven
+// tables read while threads are sampled.
 #include <gtest/gtest.h>
 
+#include "sampler.hpp"
 #include "symbolize.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 using namespace rtrace::tracer;
 
@@ -104,4 +111,45 @@ TEST(TracerSampler, StackAtTheDepthLimitGetsAMarkerRoot) {
   auto rows = build_call_paths(threads, lookup, names);
   ASSERT_EQ(rows.size(), static_cast<std::size_t>(kMaxSampleDepth + 1));
   EXPECT_EQ(names.names()[static_cast<std::size_t>(rows[0].function_id)].rfind("[stack deeper than", 0), 0u);
+}
+
+// The signal handler writes each thread's table while another thread reads
+// them all (collect(), info()): the lock-free publication under TSan
+// (scripts/sanitize.sh --tsan runs this binary).
+TEST(TracerSampler, CollectsWhileThreadsAreSampled) {
+  std::string why;
+  ASSERT_TRUE(Sampler::start(2000, &why)) << why;
+  std::atomic<bool> go{true};
+  auto spin = [&go] {
+    Sampler::thread_begin();
+    volatile double x = 1;
+    while (go.load(std::memory_order_relaxed))
+      for (int i = 0; i < 10000; ++i) x = x * 1.0000001 + 1e-9;
+    Sampler::thread_end();
+  };
+  std::thread a(spin), b(spin);
+  std::size_t seen = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(600);
+  while (std::chrono::steady_clock::now() < until) {
+    for (const auto& t : Sampler::collect()) seen = std::max(seen, t.stacks.size());
+    (void)Sampler::info();
+  }
+  go = false;
+  a.join();
+  b.join();
+  Sampler::stop();
+  const auto threads = Sampler::collect();
+  const auto info = Sampler::info();
+  EXPECT_STREQ(info.status, "ok");
+  EXPECT_EQ(info.threads, 3);  // main (armed by start) and the two spinners
+  EXPECT_GT(info.samples, 0);
+  std::int64_t counted = 0;
+  for (const auto& t : threads)
+    for (const auto& s : t.stacks) {
+      EXPECT_FALSE(s.pcs.empty());
+      counted += s.count;
+    }
+  EXPECT_EQ(counted, info.samples - info.dropped);
+  EXPECT_GE(threads.size(), 2u);
+  EXPECT_GT(seen, 0u);
 }

@@ -188,6 +188,32 @@ TEST_F(TracerSampling, StrippedBinaryGivesModulePlusOffset) {
   EXPECT_GT(best, all / 2);
 }
 
+TEST_F(TracerSampling, GfortranModuleProceduresAreNamedWithTheirSourceLines) {
+#ifndef SAMPLED_FORTRAN_APP
+  GTEST_SKIP() << "no Fortran compiler was found at configure time: the gfortran app was not built";
+#else
+  int status = run({SAMPLED_FORTRAN_APP, "40"}, env());
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  auto ps = profiles();
+  ASSERT_EQ(ps.size(), 1u);
+  const auto& p = ps[0];
+  expect_tree_consistent(p.rec);
+  // __mesh_MOD_refine / __mesh_MOD_smooth as the user wrote them, in the
+  // .f90 file, refine (3x the work) ahead of smooth.
+  const auto* refine = p.node("mesh::refine");
+  const auto* smooth = p.node("mesh::smooth");
+  ASSERT_NE(refine, nullptr);
+  ASSERT_NE(smooth, nullptr);
+  EXPECT_FALSE(p.any_function_starts_with("__mesh_MOD_"));
+  EXPECT_NE(p.name(refine->file_id).find("sampled_fortran_app.f90"), std::string::npos);
+  EXPECT_GT(refine->line, 0);
+  EXPECT_STREQ(refine->category, "app");
+  EXPECT_GT(p.self("mesh::refine"), 2 * p.self("mesh::smooth"));
+  EXPECT_GT(p.self("mesh::smooth"), 0);
+#endif
+}
+
 TEST_F(TracerSampling, OffWithRateZero) {
   int status = run({SAMPLED_OMP_APP, "normal", "2", "2"}, env("0"));
   ASSERT_TRUE(WIFEXITED(status));
