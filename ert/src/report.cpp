@@ -148,7 +148,9 @@ nlohmann::json roofline_json(const ErtReport& report) {
                         {"min", c.min},
                         {"repeats", c.repeats},
                         {"unit", store::get_str(c.unit)},
-                        {"level_bytes", c.level_bytes}});
+                        {"level_bytes", c.level_bytes},
+                        {"unreliable", c.unreliable < 0 ? json(nullptr) : json(c.unreliable > 0)},  // null: not checked
+                        {"unreliable_reason", c.unreliable > 0 ? json(store::get_str(c.unreliable_reason)) : json(nullptr)}});
   }
   json meta = {{"TIMESTAMP_DATA", store::iso8601_utc_now()},
                {"TOOL", "rtrace ert"},

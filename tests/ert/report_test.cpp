@@ -121,6 +121,22 @@ TEST(RooflineJson, Ert110Layout) {
   EXPECT_TRUE(j["spec"]["gbytes"]["data"].is_array());
 }
 
+TEST(RooflineJson, UnreliableCeilingsCarryTheirReason) {
+  ErtReport r = sample_report();
+  ASSERT_GE(r.analysis.ceilings.size(), 2u);
+  r.analysis.ceilings[0].unreliable = 1;
+  rtrace::store::set_str(r.analysis.ceilings[0].unreliable_reason, "L1d below L2 after 2 re-measurements");
+  r.analysis.ceilings[1].unreliable = -1;  // a file from before the check
+  auto j = roofline_json(r);
+  EXPECT_EQ(j["rtrace"]["ceilings"][0]["unreliable"], true);
+  EXPECT_EQ(j["rtrace"]["ceilings"][0]["unreliable_reason"], "L1d below L2 after 2 re-measurements");
+  EXPECT_TRUE(j["rtrace"]["ceilings"][1]["unreliable"].is_null());
+  for (std::size_t i = 2; i < r.analysis.ceilings.size(); ++i) {
+    EXPECT_EQ(j["rtrace"]["ceilings"][i]["unreliable"], false);
+    EXPECT_TRUE(j["rtrace"]["ceilings"][i]["unreliable_reason"].is_null());
+  }
+}
+
 TEST(Summary, TableHasEveryCeilingAndNote) {
   const std::string t = format_summary(sample_report());
   EXPECT_NE(t.find("L1d"), std::string::npos);
