@@ -1,6 +1,7 @@
 #include "rtrace/launcher/app_arguments.hpp"
 
 #include "rtrace/launcher/options.hpp"
+#include "rtrace/launcher/sweep.hpp"
 
 #include <cctype>
 
@@ -47,7 +48,12 @@ std::string expand(const std::string& arg, const std::function<std::string(const
     const std::string name = arg.substr(i + 1, close - i - 1);
     const bool known = name == "threads" || name == "ranks" || name == "nodes" || name == "sms" || name == "point" ||
                        (name.rfind("env:", 0) == 0 && valid_env_name(name.substr(4)));
-    if (!known) throw fail("unknown placeholder `{" + name + "}` (" + kKnown + ")");
+    if (!known) {
+      std::string hint;
+      for (const auto& n : likely_axis_names(name, /*with_point=*/true)) hint += (hint.empty() ? "`{" : " or `{") + n + "}`";
+      throw fail("unknown placeholder `{" + name + "}` (" + (hint.empty() ? "" : "did you mean " + hint + "? ") + kKnown +
+                 ")");
+    }
     if (value) out += value(name);
     i = close;
   }

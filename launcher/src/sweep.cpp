@@ -51,28 +51,11 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return d[a.size()][b.size()];
 }
 
-// What a user probably meant by an unknown axis name ("" when nothing fits):
-// common aliases, a case or one-letter slip, or an environment variable.
+// The axis names as a hint: "`ranks`", "`threads` or `env:OMP_NUM_THREADS`".
 std::string did_you_mean(const std::string& name) {
-  std::string lower;
-  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  static const std::vector<std::pair<std::vector<std::string>, std::string>> aliases = {
-      {{"rank", "np", "nranks", "nprocs", "procs", "processes", "mpi", "tasks", "ntasks"}, "`ranks`"},
-      {{"omp", "openmp", "omp_num_threads", "omp_threads", "nthreads", "thread", "num_threads"},
-       "`threads` or `env:OMP_NUM_THREADS`"},
-      {{"node", "nnodes", "num_nodes"}, "`nodes`"},
-      {{"sm", "nsms", "num_sms", "smcount"}, "`sms`"},
-  };
-  for (const auto& [names, hint] : aliases)
-    if (std::find(names.begin(), names.end(), lower) != names.end()) return hint;
-  for (const char* known : {"threads", "ranks", "nodes", "sms"})
-    if (edit_distance(lower, known) <= 1) return std::string("`") + known + "`";
-  // NAME in capitals: an environment variable.
-  const bool env_like = std::isalpha(static_cast<unsigned char>(name[0])) &&
-                        std::all_of(name.begin(), name.end(), [](unsigned char c) {
-                          return std::isupper(c) || std::isdigit(c) || c == '_';
-                        });
-  return env_like ? "`env:" + name + "`" : std::string();
+  std::string hint;
+  for (const auto& n : likely_axis_names(name)) hint += (hint.empty() ? "`" : " or `") + n + "`";
+  return hint;
 }
 
 class ItemParser {
@@ -153,7 +136,33 @@ class ItemParser {
 
 }  // namespace
 
-SweepAxis parse_sweep_axis(const std::string& text) {
+std::vector<std::string> likely_axis_names(const std::string& name, bool with_point) {
+  if (name.empty()) return {};
+  std::string lower;
+  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> aliases = {
+      {{"rank", "np", "nranks", "nprocs", "procs", "processes", "mpi", "tasks", "ntasks"}, {"ranks"}},
+      {{"omp", "openmp", "omp_num_threads", "omp_threads", "nthreads", "thread", "num_threads"},
+       {"threads", "env:OMP_NUM_THREADS"}},
+      {{"node", "nnodes", "num_nodes"}, {"nodes"}},
+      {{"sm", "nsms", "num_sms", "smcount"}, {"sms"}},
+  };
+  for (const auto& [names, hint] : aliases)
+    if (std::find(names.begin(), names.end(), lower) != names.end()) return hint;
+  std::vector<std::string> known = {"threads", "ranks", "nodes", "sms"};
+  if (with_point) known.push_back("point");
+  for (const auto& k : known)
+    if (edit_distance(lower, k) <= 1) return {k};
+  // NAME in capitals: an environment variable.
+  const bool env_like = std::isalpha(static_cast<unsigned char>(name[0])) &&
+                        std::all_of(name.begin(), name.end(), [](unsigned char c) {
+                          return std::isupper(c) || std::isdigit(c) || c == '_';
+                        });
+  if (env_like) return {"env:" + name};
+  return {};
+}
+
+SweepAxis parse_sweep_axis(const std::string& text, bool keep_repeats) {
   const auto eq = text.find('=');
   if (eq == std::string::npos) fail(text, "expected AXIS=SPEC, e.g. threads=1..8");
   SweepAxis axis;
@@ -192,10 +201,13 @@ SweepAxis parse_sweep_axis(const std::string& text) {
     if (comma == std::string::npos) break;
     begin = comma + 1;
   }
-  // Drop repeats, keeping the first occurrence (use --repeat to measure a point twice).
-  std::set<std::string> seen;
+  // Drop repeats, keeping the first occurrence (--repeat measures a point twice).
+  std::set<std::string> seen, repeated;
   for (std::size_t i = 0; i < values.size(); ++i) {
-    if (!seen.insert(values[i]).second) continue;
+    if (!seen.insert(values[i]).second) {
+      if (repeated.insert(values[i]).second) axis.repeated.push_back(values[i]);
+      if (!keep_repeats) continue;
+    }
     axis.values.push_back(values[i]);
     if (all_numeric) axis.numbers.push_back(numbers[i]);
   }
@@ -252,8 +264,14 @@ SweepPlan make_sweep_plan(const std::vector<std::string>& axis_texts, bool zip, 
   plan.repeat = repeat;
   std::set<std::string> names;
   for (const auto& t : axis_texts) {
-    SweepAxis a = parse_sweep_axis(t);
+    SweepAxis a = parse_sweep_axis(t, /*keep_repeats=*/zip);
     if (!names.insert(a.name).second) fail(t, "axis `" + a.name + "` is given twice");
+    if (!zip && !a.repeated.empty()) {
+      std::string list;
+      for (const auto& v : a.repeated) list += (list.empty() ? "" : ", ") + v;
+      plan.warnings.push_back("sweep axis `" + a.text() + "`: " + list + (a.repeated.size() == 1 ? " is" : " are") +
+                              " given more than once; measured once (--repeat N measures every point N times)");
+    }
     plan.axes.push_back(std::move(a));
   }
 
@@ -270,7 +288,23 @@ SweepPlan make_sweep_plan(const std::vector<std::string>& axis_texts, bool zip, 
                              std::to_string(a.values.size()));
       }
     }
-    for (std::size_t i = 0; i < n; ++i) tuples.emplace_back(plan.axes.size(), i);
+    // A value may repeat on one zipped axis (weak scaling: ranks=1,2,4 zip
+    // env:N=64,64,128); a whole tuple given twice is measured once.
+    std::set<std::vector<std::string>> seen;
+    for (std::size_t i = 0; i < n; ++i) {
+      std::vector<std::string> key;
+      std::string label;
+      for (const auto& a : plan.axes) {
+        key.push_back(a.values[i]);
+        label += (label.empty() ? "" : " ") + a.name + "=" + a.values[i];
+      }
+      if (!seen.insert(key).second) {
+        plan.warnings.push_back("--zip: the point `" + label +
+                                "` is given more than once; measured once (--repeat N measures every point N times)");
+        continue;
+      }
+      tuples.emplace_back(plan.axes.size(), i);
+    }
   } else {
     std::size_t total = 1;
     for (const auto& a : plan.axes) {

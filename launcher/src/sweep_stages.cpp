@@ -165,10 +165,11 @@ SweepContext plan_sweep(RunOptions o) {
   }
 
   SweepPlan plan = make_sweep_plan(o.sweep, o.zip, o.repeat);
+  std::vector<std::string> notes;
+  for (const auto& w : plan.warnings) notes.push_back("warning: " + w);
   // sms requests that MPS grants the same SMs: one point each, before the plan
   // is compared with or written to a file (the merged spec is what is recorded).
   std::optional<GpuInfo> gpu;
-  std::vector<std::string> notes;
   if (plan.has(AxisKind::Sms)) {
     gpu = detect_gpu();
     if (gpu->found) {

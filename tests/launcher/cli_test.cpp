@@ -276,8 +276,9 @@ TEST_F(LauncherCli, PlaceholdersAreExpandedPerPointAndRecorded) {
   auto bad = rtrace({"--sweep", "threads=1", "-o", path("bad.h5"), "--", kApp, "args", "{thread}"});
   EXPECT_EQ(bad.status, 2);
   EXPECT_EQ(bad.err,
-            "rtrace run: app argument `{thread}`: unknown placeholder `{thread}` (known: {threads}, {ranks}, {nodes}, "
-            "{sms}, {point}, {env:NAME}; write {{ and }} for literal braces)\n");
+            "rtrace run: app argument `{thread}`: unknown placeholder `{thread}` (did you mean `{threads}` or "
+            "`{env:OMP_NUM_THREADS}`? known: {threads}, {ranks}, {nodes}, {sms}, {point}, {env:NAME}; write {{ and }} "
+            "for literal braces)\n");
   EXPECT_FALSE(fs::exists(path("bad.h5")));
 }
 

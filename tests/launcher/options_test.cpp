@@ -90,6 +90,10 @@ TEST(LauncherRunOptions, UnknownPlaceholdersAreRefusedBeforeAnythingRuns) {
   EXPECT_EQ(error_of({"--", "app", "--size", "{n}"}),
             "app argument `{n}`: unknown placeholder `{n}` (known: {threads}, {ranks}, {nodes}, {sms}, {point}, "
             "{env:NAME}; write {{ and }} for literal braces)");
+  // A slip gets a hint: the rank count, a placeholder name, an environment variable.
+  EXPECT_NE(error_of({"--", "app", "{rank}"}).find("(did you mean `{ranks}`? known:"), std::string::npos);
+  EXPECT_NE(error_of({"--", "app", "{Point}"}).find("(did you mean `{point}`? known:"), std::string::npos);
+  EXPECT_NE(error_of({"--", "app", "{GRID_N}"}).find("(did you mean `{env:GRID_N}`? known:"), std::string::npos);
   EXPECT_EQ(error_of({"--", "app", "--size={env:N"}),
             "app argument `--size={env:N`: `{` without a closing `}` (known: {threads}, {ranks}, {nodes}, {sms}, "
             "{point}, {env:NAME}; write {{ and }} for literal braces)");

@@ -30,8 +30,29 @@ TEST(LauncherSweepAxis, RangesStepsGeometricListsAndMixtures) {
   EXPECT_EQ(values("sms=1,2,4..16:4"), (V{"1", "2", "4", "8", "12", "16"}));
   EXPECT_EQ(values("threads=5"), (V{"5"}));
   EXPECT_EQ(values("threads=4..4"), (V{"4"}));
-  // Repeats are dropped, first occurrence kept.
+  // Repeats are dropped, first occurrence kept, and listed.
   EXPECT_EQ(values("threads=4,1..4"), (V{"4", "1", "2", "3"}));
+  EXPECT_EQ(parse_sweep_axis("threads=4,1..4,2").repeated, (V{"4", "2"}));
+  EXPECT_EQ(parse_sweep_axis("threads=4,1..4", /*keep_repeats=*/true).values, (V{"4", "1", "2", "3", "4"}));
+  EXPECT_TRUE(parse_sweep_axis("threads=1..4").repeated.empty());
+}
+
+TEST(LauncherSweepPlan, RepeatedValuesAreMeasuredOnceAndSaidSo) {
+  auto plan = make_sweep_plan({"threads=1,2,1"}, false, 1);
+  EXPECT_EQ(plan.points.size(), 2u);
+  ASSERT_EQ(plan.warnings.size(), 1u);
+  EXPECT_EQ(plan.warnings[0],
+            "sweep axis `threads=1,2,1`: 1 is given more than once; measured once (--repeat N measures every point N "
+            "times)");
+  EXPECT_TRUE(make_sweep_plan({"threads=1,2"}, false, 1).warnings.empty());
+  // Zipped: a value may repeat on one axis (weak scaling); a whole point given twice is measured once.
+  auto weak = make_sweep_plan({"threads=1,2,4", "env:N=64,64,128"}, true, 1);
+  EXPECT_EQ(weak.points.size(), 3u);
+  EXPECT_TRUE(weak.warnings.empty());
+  auto twice = make_sweep_plan({"threads=1,2,1", "env:N=64,128,64"}, true, 1);
+  EXPECT_EQ(twice.points.size(), 2u);
+  ASSERT_EQ(twice.warnings.size(), 1u);
+  EXPECT_NE(twice.warnings[0].find("`threads=1 env:N=64` is given more than once"), std::string::npos);
 }
 
 TEST(LauncherSweepAxis, KindsAndEnvAxes) {

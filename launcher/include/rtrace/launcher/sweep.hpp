@@ -38,13 +38,21 @@ struct SweepAxis {
   std::string spec;                  // as typed after '=': "1..64:x2"
   std::vector<std::string> values;   // canonical text of every value, in order
   std::vector<std::int64_t> numbers; // numeric values (same order); empty for non-numeric env values
+  std::vector<std::string> repeated; // values given more than once (kept once in `values`)
 
   bool numeric() const noexcept { return numbers.size() == values.size(); }
   std::string text() const { return name + "=" + spec; }  // "threads=1..4"
 };
 
+// The names a user probably meant by an unknown axis (or, `with_point`,
+// placeholder) name: an alias ("np" -> ranks), a one-letter or case slip, or
+// env:NAME for a name in capitals. Empty when nothing fits.
+std::vector<std::string> likely_axis_names(const std::string& name, bool with_point = false);
+
 // Parses "AXIS=SPEC". Throws SweepSpecError naming the axis text and the bad part.
-SweepAxis parse_sweep_axis(const std::string& text);
+// A value given twice is kept once (its first place) and listed in `repeated`,
+// unless `keep_repeats` (a zipped axis, where only whole tuples can repeat).
+SweepAxis parse_sweep_axis(const std::string& text, bool keep_repeats = false);
 
 // One point of a plan. Unswept parameters are -1.
 struct SweepPoint {
@@ -62,6 +70,9 @@ struct SweepPlan {
   std::vector<SweepPoint> points;
   bool zip = false;
   int repeat = 1;
+  // What the user should hear about the plan ("threads=1,2,1: 1 is given
+  // twice; measured once"), without the "warning: " prefix.
+  std::vector<std::string> warnings;
 
   // Human form used as the plan's identity for --resume: "threads=1..2 x env:N=1,2 (repeat 1)".
   std::string describe() const;
