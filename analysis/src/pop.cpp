@@ -332,7 +332,7 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
     add(cs_cause, s.cs_factor,
         cs_cause == "threads-unused"
             ? "CPU/wall per rank is " + fmt(b.cpu_per_wall) + " at " + fmt(c2, 6) + " " + ctx.axis +
-                  ": the added threads do not run"
+                  ": the added threads mostly wait (never given work, or blocked on a lock or critical section)"
         : cs_cause == "spin-wait"
             ? "computation scalability " + fmt(s.cs_factor) + " with " + pct(b.system_share) +
                   " of the CPU time in the kernel (threads spinning or yielding)"
@@ -342,7 +342,8 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
   } else if (same_basis) {  // cpu-time basis: threads without MPI
     add(threads_idle ? "threads-unused" : "serial-fraction", s.pe_factor,
         threads_idle ? "CPU/wall is " + fmt(b.cpu_per_wall) + " at " + fmt(c2, 6) + " " + ctx.axis +
-                           ": the app ignores the added threads"
+                           ": the added threads mostly wait (never given work, or blocked on a lock or "
+                           "critical section)"
                      : "CPU utilisation " + pct(a.parallel_efficiency) + " -> " + pct(b.parallel_efficiency) +
                            " of the " + std::to_string(b.workers) + " workers' time: a part runs on fewer threads");
     const bool far_above = available(s.cs_factor) && s.cs_factor < 1 / 1.5;
