@@ -393,7 +393,7 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
     if (c.factor >= 1 + th.cause_min && (!best || c.factor > best->factor * 1.01)) best = &c;  // ties: the specific cause
   if (best) {
     d.cause = best->cause;
-    why << "; " << best->words << " explains " << fmt(best->factor) << "x of the time";
+    why << "; " << best->words << " accounts for " << fmt(best->factor) << "x over ideal";
   } else if (available(ev2.mean_launch_s) && ev2.mean_launch_s < th.launch_floor_s) {
     d.cause = "launch-overhead";
     why << "; launches average " << fmt(ev2.mean_launch_s * 1e6) << " us, below the "

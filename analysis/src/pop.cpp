@@ -369,7 +369,7 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
   }
   if (best && best->factor >= 1 + th.cause_min / 2) {
     s.cause = best->cause;
-    why << eff_words << "; " << best->words << " explains " << fmt(best->factor) << "x of the time";
+    why << eff_words << "; " << best->words << " accounts for " << fmt(best->factor) << "x over ideal";
   } else if (s.speedup < 1 - th.cause_min) {
     s.cause = "slowdown";
     why << eff_words << "; slower with more workers and no factor of the model explains it: contention for a "

@@ -61,7 +61,7 @@ std::string short_function_name(const std::string& name) {
 
 std::string scaling_shape(double t1, double t2, double c1, double c2, const std::string& category) {
   const bool runtime = category == "mpi" || category == "openmp";
-  if (!(t1 > 0)) return runtime ? "growing: communication or waiting (absent at the first point)"
+  if (!(t1 > 0)) return runtime ? "growing: communication or waiting, absent at the first point"
                                 : "growing: appears with concurrency";
   const double r = t2 / t1, k = c2 / c1;
   if (r >= 1.25) return runtime ? "growing: communication or waiting" : "growing: replicated work or communication";
@@ -281,7 +281,7 @@ ProfileResult build_profile(const AnalysisResult& res, const std::vector<std::ve
         const auto& x = g.lost[i];
         const auto& fs = out.functions[static_cast<std::size_t>(x.function)];
         if (i) s << ", ";
-        s << fmt(100 * x.share, 2) << "% in `" << fs.short_name << "` (" << x.shape;
+        s << fmt(100 * x.share, 3) << "% in `" << fs.short_name << "` (" << x.shape;
         if (available(x.imbalance) && x.imbalance > 0.1) s << "; imbalance " << fmt(100 * x.imbalance, 3) << "%";
         if (!x.roofline.empty()) s << "; roofline: " << x.roofline;
         s << ")";
