@@ -139,8 +139,26 @@ secs=$(( $(date +%s) - start ))
 log "tests finished in $secs s (rc $rc)"
 # Reports of any process, whatever its test said (empty files: processes that
 # opened the log but reported nothing).
-mapfile -t report_files < <(grep -l -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer' \
+mapfile -t all_reports < <(grep -l -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer' \
   "$reports"/* 2>/dev/null || true)
+# One exception, by the rule above (the sanitized tracer cannot live in a
+# system binary): an MPI app started without mpirun spawns Open MPI's orted
+# (singleton init), which inherits LD_PRELOAD; the tracer stays inert there,
+# but at orted's exit ASan's own module destructor (__asan_unregister_globals)
+# faults in the uninstrumented process. Such a report holds no rtrace frame.
+report_files=()
+ignored_orted=0
+for f in "${all_reports[@]}"; do
+  if grep -q -E '\(/usr/bin/orted\+|in orte_daemon ' "$f" && grep -q '__asan_unregister_globals' "$f" &&
+     ! grep -q -E 'in rtrace::|/(launcher|tracer|store|analysis|ert|cli)/src/' "$f"; then
+    ignored_orted=$((ignored_orted + 1))
+    continue
+  fi
+  report_files+=("$f")
+done
+if [[ $ignored_orted -gt 0 ]]; then
+  log "$ignored_orted report(s) of ASan's exit in a singleton's orted (system binary, tracer inert): not counted"
+fi
 if [[ ${#report_files[@]} -gt 0 ]]; then
   log "${#report_files[@]} sanitizer report file(s) under $reports: the job fails"
   for f in "${report_files[@]:0:5}"; do
@@ -152,7 +170,7 @@ fi
 # The summary scripts/gen-reliability.py puts into docs/reliability.md.
 {
   if [[ $mode == tsan ]]; then
-    echo "$(date -u +%F) $mode build ($(basename "$build")), tracer_regions_test tracer_rank_state_test tracer_config_test $*: $secs s"
+    echo "$(date -u +%F) $mode build ($(basename "$build")), tracer_regions_test tracer_rank_state_test tracer_config_test tracer_sampler_test $*: $secs s"
   else
     echo "$(date -u +%F) $mode build ($(basename "$build")), ctest -L '$labels' -LE 'slurm|gpu' -E '$exclude' $*: $secs s"
   fi
@@ -162,5 +180,8 @@ fi
   { grep -c -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer' "$build/sanitize-ctest.log" || true; } |
     sed 's/^/sanitizer reports in the test output: /'
   echo "sanitizer report files of any process (log_path): ${#report_files[@]}"
+  if [[ $ignored_orted -gt 0 ]]; then
+    echo "not counted: $ignored_orted report(s) of ASan's module destructor in Open MPI's orted (a system binary; see scripts/sanitize.sh)"
+  fi
 } >"$build/sanitize-results.txt"
 exit $rc
