@@ -96,6 +96,15 @@ class TracerSampling : public ::testing::Test {
     }
     return out;
   }
+  // Runs one traced process (exit 0 expected) and reads its one profile.
+  void run_one(const std::vector<std::string>& argv, Profile& out, const std::string& hz = "1000") const {
+    int status = run(argv, env(hz));
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+    auto ps = profiles();
+    ASSERT_EQ(ps.size(), 1u);
+    out = std::move(ps[0]);
+  }
   fs::path dir_;
 };
 
@@ -123,12 +132,8 @@ void expect_tree_consistent(const store::RankRecords& rec) {
 }  // namespace
 
 TEST_F(TracerSampling, NamesTheHotFunctionsWithLinesAndDemangledNames) {
-  int status = run({SAMPLED_OMP_APP, "normal", "30", "40"}, env());
-  ASSERT_TRUE(WIFEXITED(status));
-  ASSERT_EQ(WEXITSTATUS(status), 0);
-  auto ps = profiles();
-  ASSERT_EQ(ps.size(), 1u);
-  const auto& p = ps[0];
+  Profile p;
+  ASSERT_NO_FATAL_FAILURE(run_one({SAMPLED_OMP_APP, "normal", "30", "40"}, p));
   ASSERT_EQ(p.rec.sampling.size(), 1u);
   const auto& s = p.rec.sampling[0];
   EXPECT_STREQ(s.status, "ok");
@@ -165,12 +170,8 @@ TEST_F(TracerSampling, NamesTheHotFunctionsWithLinesAndDemangledNames) {
 
 TEST_F(TracerSampling, StrippedBinaryGivesModulePlusOffset) {
   const std::string stripped = fs::path(SAMPLED_OMP_APP).parent_path() / "tracer_sampled_omp_app_stripped";
-  int status = run({stripped, "normal", "30", "10"}, env());
-  ASSERT_TRUE(WIFEXITED(status));
-  ASSERT_EQ(WEXITSTATUS(status), 0);
-  auto ps = profiles();
-  ASSERT_EQ(ps.size(), 1u);
-  const auto& p = ps[0];
+  Profile p;
+  ASSERT_NO_FATAL_FAILURE(run_one({stripped, "normal", "30", "10"}, p));
   expect_tree_consistent(p.rec);
   EXPECT_EQ(p.node("setup_mesh(long)"), nullptr);
   EXPECT_TRUE(p.any_function_starts_with("tracer_sampled_omp_app_stripped+0x"));
@@ -192,12 +193,8 @@ TEST_F(TracerSampling, GfortranModuleProceduresAreNamedWithTheirSourceLines) {
 #ifndef SAMPLED_FORTRAN_APP
   GTEST_SKIP() << "no Fortran compiler was found at configure time: the gfortran app was not built";
 #else
-  int status = run({SAMPLED_FORTRAN_APP, "40"}, env());
-  ASSERT_TRUE(WIFEXITED(status));
-  ASSERT_EQ(WEXITSTATUS(status), 0);
-  auto ps = profiles();
-  ASSERT_EQ(ps.size(), 1u);
-  const auto& p = ps[0];
+  Profile p;
+  ASSERT_NO_FATAL_FAILURE(run_one({SAMPLED_FORTRAN_APP, "40"}, p));
   expect_tree_consistent(p.rec);
   // __mesh_MOD_refine / __mesh_MOD_smooth as the user wrote them, in the
   // .f90 file, refine (3x the work) ahead of smooth.
@@ -215,13 +212,10 @@ TEST_F(TracerSampling, GfortranModuleProceduresAreNamedWithTheirSourceLines) {
 }
 
 TEST_F(TracerSampling, OffWithRateZero) {
-  int status = run({SAMPLED_OMP_APP, "normal", "2", "2"}, env("0"));
-  ASSERT_TRUE(WIFEXITED(status));
-  ASSERT_EQ(WEXITSTATUS(status), 0);
-  auto ps = profiles();
-  ASSERT_EQ(ps.size(), 1u);
-  EXPECT_TRUE(ps[0].rec.sampling.empty());
-  EXPECT_TRUE(ps[0].rec.callpaths.empty());
+  Profile p;
+  ASSERT_NO_FATAL_FAILURE(run_one({SAMPLED_OMP_APP, "normal", "2", "2"}, p, "0"));
+  EXPECT_TRUE(p.rec.sampling.empty());
+  EXPECT_TRUE(p.rec.callpaths.empty());
 }
 
 TEST_F(TracerSampling, BacksOffWhenTheAppClaimsItsSignal) {
