@@ -166,6 +166,35 @@ TEST(Pop, OversubscribedStepNamesOversubscription) {
   EXPECT_EQ(s.cause, "oversubscription");
 }
 
+TEST(Pop, PreemptedWorkersOnABusyMachineNameMachineLoad) {
+  // threads 1 -> 2 on 2 cores: CPU time for the same work grows 1.4x. With
+  // few preemptions that is the app's (computation scaling); with 100 per
+  // second per worker, up from 5, other processes took the cores.
+  auto step = [](std::int64_t ivcsw1, std::int64_t ivcsw2) {
+    auto r1 = rank(0, 2.0, 0, 0, 2.0), r2 = rank(0, 1.6, 0, 0, 2.8);
+    r1.info.involuntary_ctxsw = ivcsw1;
+    r2.info.involuntary_ctxsw = ivcsw2;
+    r2.info.omp_threads = 2;
+    PopPoint a = pop_point(point_usage({r1}), 1), b = pop_point(point_usage({r2}), 2);
+    std::vector<PopPoint*> pts{&a, &b};
+    pop_scaling(pts, {1.0, 1.0});
+    StepContext ctx;
+    ctx.axis = "threads";
+    ctx.cores = 2;
+    return classify_app_step(a, b, 1, 2, 2.0, 1.6, 0, ctx, Thresholds{});
+  };
+  AppStep quiet = step(10, 40);  // 5 -> 12.5 per second per worker
+  EXPECT_EQ(quiet.diagnosis, "loss");
+  EXPECT_EQ(quiet.cause, "computation-scaling") << quiet.explanation;
+  AppStep busy = step(10, 320);  // 5 -> 100 per second per worker
+  EXPECT_EQ(busy.diagnosis, "loss");
+  EXPECT_EQ(busy.cause, "machine-load") << busy.explanation;
+  EXPECT_NE(busy.explanation.find("100 involuntary context switches/s per worker (was 5)"), std::string::npos)
+      << busy.explanation;
+  // Busy at both points (80 -> 100 per worker): still the machine's.
+  EXPECT_EQ(step(160, 320).cause, "machine-load");
+}
+
 TEST(Pop, ChangeWithinTheRepeatSpreadIsNoiseAndSuperlinearIsNeverIdeal) {
   PointUsage u1 = point_usage({rank(0, 2.0, 0, 0, 2.0)});
   PointUsage u2 = point_usage({rank(0, 0.7, 0, 0, 1.4)});

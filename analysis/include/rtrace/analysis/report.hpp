@@ -12,7 +12,7 @@
 
 namespace rtrace::analysis {
 
-inline constexpr const char* kAnalysisSchemaVersion = "1.3.0";  // 1.1: cause `slowdown`; 1.2: POP, app steps, MPI calls; 1.3: profile
+inline constexpr const char* kAnalysisSchemaVersion = "1.4.0";  // 1.1: cause `slowdown`; 1.2: POP, app steps, MPI calls; 1.3: profile; 1.4: cause `machine-load`
 extern const char* const kAnalysisSchemaJson;  // schemas/analysis-v1.json, compiled in
 
 // Terminal report: per kernel (sorted by time share) one block of rows, each <= width columns.
