@@ -70,6 +70,21 @@ CompareResult compare_runs(const std::vector<AnalysisResult>& runs) {
     for (auto& p : row.runs) p.time_change = available(base) && base > 0 ? p.time_s / base - 1 : kNaN;
     out.configs.push_back(std::move(row));
   }
+  // Configurations pair up by label ("threads=2"): runs over other axes share none.
+  auto axis_words = [](const AnalysisResult& r) { return r.axis.empty() ? std::string("no axis") : "`" + r.axis + "`"; };
+  for (std::size_t f = 1; f < runs.size(); ++f)
+    if (runs[f].axis != runs[0].axis)
+      out.notes.push_back("run " + std::to_string(f + 1) + " sweeps " + axis_words(runs[f]) + ", run 1 sweeps " +
+                          axis_words(runs[0]) + ": their configurations cannot pair up");
+  bool shared = false;
+  for (const auto& row : out.configs) {
+    int present = 0;
+    for (const auto& p : row.runs) present += p.present;
+    shared |= present >= 2;
+  }
+  if (!shared)
+    out.notes.push_back("no configuration is in two runs: nothing to compare (compare runs of the same sweep, e.g. "
+                        "before and after a change)");
   return out;
 }
 
@@ -77,6 +92,7 @@ std::string render_compare_text(const CompareResult& cmp) {
   std::ostringstream os;
   os << "rtrace analyze: " << cmp.files.size() << " runs side by side (change: time against run 1)\n";
   for (std::size_t f = 0; f < cmp.files.size(); ++f) os << "  run " << f + 1 << ": " << cmp.files[f] << "\n";
+  for (const auto& n : cmp.notes) os << "  note: " << n << "\n";
   for (const auto& row : cmp.configs) {
     os << "\n" << (row.label.empty() ? "(no label)" : row.label) << "\n";
     os << "  " << pad("run", 4) << " " << pad("time s", 9) << " " << pad("change", 8) << " " << pad("spread", 7) << " "
@@ -129,7 +145,7 @@ json to_json(const CompareResult& cmp) {
                       {"step", p.step.empty() ? json(nullptr) : json(p.step)}});
     rows.push_back({{"label", row.label}, {"runs", runs}});
   }
-  doc["comparison"] = {{"files", cmp.files}, {"configurations", rows}};
+  doc["comparison"] = {{"files", cmp.files}, {"notes", cmp.notes}, {"configurations", rows}};
   return doc;
 }
 

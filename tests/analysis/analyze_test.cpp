@@ -289,7 +289,20 @@ TEST(Analyze, ZippedSizeAxisIsWeakScalingWithOneGroupAndPopInTheJson) {
   CompareResult cmp = compare_runs({res, res});
   ASSERT_EQ(cmp.configs.size(), 2u);
   EXPECT_NEAR(cmp.configs[1].runs[1].time_change, 0.0, 1e-12);
+  EXPECT_TRUE(cmp.notes.empty());
   errors = validate_json(to_json(cmp), schema);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+
+  // Runs over different axes share no configuration: the comparison says why.
+  AnalysisResult other = res;
+  other.axis = "threads";
+  for (auto& c : other.run.configs) c.label = "threads=" + c.label;
+  CompareResult apart = compare_runs({res, other});
+  ASSERT_EQ(apart.notes.size(), 2u);
+  EXPECT_EQ(apart.notes[0], "run 2 sweeps `threads`, run 1 sweeps `" + res.axis + "`: their configurations cannot pair up");
+  EXPECT_EQ(apart.notes[1].rfind("no configuration is in two runs: nothing to compare", 0), 0u);
+  EXPECT_NE(render_compare_text(apart).find("  note: run 2 sweeps `threads`"), std::string::npos);
+  errors = validate_json(to_json(apart), schema);
   EXPECT_TRUE(errors.empty()) << errors.front();
 }
 

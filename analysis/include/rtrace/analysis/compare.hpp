@@ -26,6 +26,7 @@ struct ComparedConfig {
 struct CompareResult {
   std::vector<std::string> files;
   std::vector<ComparedConfig> configs;         // union of labels, in first-seen order
+  std::vector<std::string> notes;              // why runs do not pair up, when they do not
 };
 
 CompareResult compare_runs(const std::vector<AnalysisResult>& runs);
