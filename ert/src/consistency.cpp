@@ -20,6 +20,22 @@ bool has_series(const std::vector<Violation>& v, Series s) {
   return std::any_of(v.begin(), v.end(), [&](const Violation& x) { return x.series == s; });
 }
 
+// The working sets a bandwidth re-measurement needs: up to the capacity of
+// the deepest cache level a violation names; all of them when it names DRAM
+// or a level the hierarchy does not know.
+double violating_capacity(const std::vector<Violation>& violations, const std::vector<MemoryLevel>& levels) {
+  double deepest = 0;
+  for (const auto& v : violations) {
+    if (v.series != Series::Bandwidth) continue;
+    for (const auto& name : v.ceilings) {
+      auto it = std::find_if(levels.begin(), levels.end(), [&](const MemoryLevel& l) { return l.name == name; });
+      if (it == levels.end() || !std::isfinite(it->capacity_bytes)) return INFINITY;
+      deepest = std::max(deepest, it->capacity_bytes);
+    }
+  }
+  return deepest > 0 ? deepest : INFINITY;
+}
+
 }  // namespace
 
 double theoretical_cpu_peak_gflops(Precision p, int cores, int vector_bytes, double ghz) {
@@ -86,28 +102,30 @@ void mark_unreliable(std::vector<store::CeilingRow>& ceilings, const std::vector
 CheckedCeilings derive_checked_ceilings(std::vector<Sample>& samples, const std::vector<MemoryLevel>& levels,
                                         const PlateauOptions& options, const ConsistencyLimits& limits,
                                         const RetryPolicy& policy,
-                                        const std::function<std::vector<Sample>(Series)>& remeasure,
+                                        const std::function<std::vector<Sample>(const RemeasureRequest&)>& remeasure,
                                         const std::function<void(double)>& pause) {
   CheckedCeilings out;
   int retries_bw = 0, retries_flops = 0;
   for (;;) {
     out.analysis = derive_ceilings(samples, levels, options);
     out.violations = check_consistency(out.analysis.ceilings, limits);
-    Series redo = Series::Bandwidth;
+    RemeasureRequest redo;
     if (has_series(out.violations, Series::Bandwidth) && retries_bw < policy.max_remeasures) {
-      redo = Series::Bandwidth;
+      redo.series = Series::Bandwidth;
+      redo.max_working_set_bytes = violating_capacity(out.violations, levels);
       ++retries_bw;
     } else if (has_series(out.violations, Series::Flops) && retries_flops < policy.max_remeasures) {
-      redo = Series::Flops;
+      redo.series = Series::Flops;
       ++retries_flops;
     } else {
       break;
     }
     if (pause) pause(policy.pause_s);
     std::vector<Sample> fresh = remeasure(redo);
-    samples.erase(std::remove_if(samples.begin(), samples.end(), [&](const Sample& s) { return s.series == redo; }),
+    samples.erase(std::remove_if(samples.begin(), samples.end(), [&](const Sample& s) { return redo.covers(s); }),
                   samples.end());
-    samples.insert(samples.end(), fresh.begin(), fresh.end());
+    for (auto& s : fresh)
+      if (redo.covers(s)) samples.push_back(std::move(s));
     ++out.remeasured;
   }
   mark_unreliable(out.analysis.ceilings, out.violations);

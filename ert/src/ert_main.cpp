@@ -101,11 +101,11 @@ void print_help(const po::options_description& desc) {
             << "\nKernels (ERT 1.1.0): per element `beta = beta*A[i] + alpha` F/2 times (F = 1..1024 FLOPs),\n"
                "2*sizeof(T) bytes per element and trial. Ceilings: median over repeats (min/max kept).\n"
                "\nDurations, measured (bench/ert_trust.sh measures them on your node, side by side):\n"
-               "  2-core AMD EPYC VM, idle: 2 threads quick 3.2 s, full 6.2 s.\n"
-               "  same VM at load average 9-15 (shared): 2 threads quick 19-33 s; 2 ranks x 1 thread\n"
-               "  quick 8.1 s (mpirun --bind-to none; 23.6 s before ranks got their own CPUs).\n"
-               "  A busy node costs redone runs (preempted threads) and re-measurements of\n"
-               "  inconsistent series; the result says so (runs_preempted, unreliable ceilings).\n";
+               "  2-core AMD EPYC VM, load average 1-1.5 (2026-11-22): 2 threads quick 0.9 s, full 3.5 s;\n"
+               "  2 ranks x 1 thread (mpirun --bind-to none, its ~0.4 s start included) quick 1.0 s,\n"
+               "  full 3.8-4.0 s. The same VM at load average 9-15: 2 threads quick 19-33 s.\n"
+               "  A busy node costs redone runs (preempted threads) and re-measurements of the\n"
+               "  inconsistent levels; the result says so (runs_preempted, unreliable ceilings).\n";
 }
 
 Options parse(int argc, char** argv, bool& help) {
@@ -302,10 +302,17 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   retry.max_remeasures = o.quick ? 1 : 2;
   PlateauOptions popt;
   popt.min_points = o.quick ? 2 : 3;
-  auto remeasure = [&](Series series) {
+  auto remeasure = [&](const RemeasureRequest& request) {
+    // Only the violating levels' working sets (the DRAM-sized ones are most
+    // of a sweep's time); the working set as the samples count it.
     std::vector<Measurement> subset;
-    for (const Measurement& m : plan)
-      if (m.series == series) subset.push_back(m);
+    for (const Measurement& m : plan) {
+      Sample as_sample;
+      as_sample.series = m.series;
+      as_sample.working_set_bytes =
+          m.elements_per_worker * static_cast<std::int64_t>(element_bytes(m.kernel.precision)) * threads * ranks;
+      if (request.covers(as_sample)) subset.push_back(m);
+    }
     CpuRunResult again = run_cpu_plan(subset, policy, threads, *group);
     run.runs += again.runs;
     run.runs_redone += again.runs_redone;

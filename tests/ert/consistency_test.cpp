@@ -58,8 +58,9 @@ TEST(ErtConsistency, L1BelowL2IsRemeasuredThenMarkedUnreliable) {
   auto samples = curve(150, 220);  // L1d below L2: cannot be
   int remeasures = 0;
   double paused = 0;
-  auto remeasure = [&](Series s) {
-    EXPECT_EQ(s, Series::Bandwidth);
+  auto remeasure = [&](const RemeasureRequest& r) {
+    EXPECT_EQ(r.series, Series::Bandwidth);
+    EXPECT_DOUBLE_EQ(r.max_working_set_bytes, 2 * 1048576.0);  // L1d and L2 only: no DRAM-sized working set again
     ++remeasures;
     std::vector<Sample> again;
     for (const auto& x : curve(150, 220))
@@ -74,6 +75,7 @@ TEST(ErtConsistency, L1BelowL2IsRemeasuredThenMarkedUnreliable) {
   EXPECT_EQ(remeasures, 2);
   EXPECT_EQ(checked.remeasured, 2);
   EXPECT_DOUBLE_EQ(paused, 0.5);
+  EXPECT_EQ(samples.size(), curve(150, 220).size());  // the re-measured sizes replaced, the DRAM ones kept
   const auto* l1 = find(checked.analysis, "L1d");
   const auto* l2 = find(checked.analysis, "L2");
   const auto* dram = find(checked.analysis, "DRAM");
@@ -86,10 +88,27 @@ TEST(ErtConsistency, L1BelowL2IsRemeasuredThenMarkedUnreliable) {
   ASSERT_FALSE(checked.violations.empty());
 }
 
+TEST(ErtConsistency, AViolationNamingDramRemeasuresEveryWorkingSet) {
+  auto samples = curve(300, 15);  // L2 15 GB/s below DRAM 20
+  std::vector<double> requested;
+  auto checked = derive_checked_ceilings(samples, levels(), PlateauOptions{}, ConsistencyLimits{}, RetryPolicy{},
+                                         [&](const RemeasureRequest& r) {
+                                           requested.push_back(r.max_working_set_bytes);
+                                           std::vector<Sample> again;
+                                           for (const auto& x : curve(300, 150))
+                                             if (x.series == Series::Bandwidth) again.push_back(x);
+                                           return again;
+                                         },
+                                         nullptr);
+  ASSERT_EQ(requested.size(), 1u);
+  EXPECT_TRUE(std::isinf(requested[0]));
+  EXPECT_TRUE(checked.violations.empty());
+}
+
 TEST(ErtConsistency, ARemeasurementThatComesOutRightIsReliable) {
   auto samples = curve(150, 220);
   int remeasures = 0;
-  auto remeasure = [&](Series) {
+  auto remeasure = [&](const RemeasureRequest&) {
     ++remeasures;
     std::vector<Sample> again;
     for (const auto& x : curve(300, 150))
@@ -108,7 +127,7 @@ TEST(ErtConsistency, ConsistentCurveIsNotRemeasured) {
   auto samples = curve(300, 150);
   int remeasures = 0;
   auto checked = derive_checked_ceilings(samples, levels(), PlateauOptions{}, ConsistencyLimits{}, RetryPolicy{},
-                                         [&](Series) {
+                                         [&](const RemeasureRequest&) {
                                            ++remeasures;
                                            return std::vector<Sample>{};
                                          },
@@ -129,8 +148,8 @@ TEST(ErtConsistency, FlopsAboveTheTheoreticalPeak) {
     if (s.series == Series::Flops) s.flops *= 4;  // 200 GFLOP/s
   int remeasures = 0;
   auto checked = derive_checked_ceilings(samples, levels(), PlateauOptions{}, limits, RetryPolicy{},
-                                         [&](Series s) {
-                                           EXPECT_EQ(s, Series::Flops);
+                                         [&](const RemeasureRequest& r) {
+                                           EXPECT_EQ(r.series, Series::Flops);
                                            ++remeasures;
                                            std::vector<Sample> again;
                                            for (int r = 0; r < 3; ++r) again.push_back(flop_sample(r, 200));

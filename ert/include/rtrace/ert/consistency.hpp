@@ -9,6 +9,8 @@
 // marks the ceilings unreliable with the reason.
 #pragma once
 
+#include <cmath>
+
 #include "rtrace/ert/ceilings.hpp"
 
 #include <functional>
@@ -52,15 +54,26 @@ struct CheckedCeilings {
   std::vector<Violation> violations;  // what is still wrong (the rows are marked)
 };
 
+// What to measure again: a series, and for bandwidth only the working sets up
+// to `max_working_set_bytes` (the violating cache levels; +inf when DRAM is
+// one of them: the large working sets are most of a sweep's time).
+struct RemeasureRequest {
+  Series series = Series::Bandwidth;
+  double max_working_set_bytes = INFINITY;
+  bool covers(const Sample& s) const noexcept {
+    return s.series == series && (series != Series::Bandwidth || double(s.working_set_bytes) <= max_working_set_bytes);
+  }
+};
+
 // Derives the ceilings, checks them, and while a series violates a check
-// (at most policy.max_remeasures times each) pauses, replaces that series'
-// samples with `remeasure(series)` and derives again. `samples` ends up with
-// the samples the ceilings came from. `remeasure` and `pause` must be called
-// identically on every rank (the decisions depend only on the samples).
+// (at most policy.max_remeasures times each) pauses, replaces the samples the
+// request covers with `remeasure(request)` and derives again. `samples` ends
+// up with the samples the ceilings came from. `remeasure` and `pause` must be
+// called identically on every rank (the decisions depend only on the samples).
 CheckedCeilings derive_checked_ceilings(std::vector<Sample>& samples, const std::vector<MemoryLevel>& levels,
                                         const PlateauOptions& options, const ConsistencyLimits& limits,
                                         const RetryPolicy& policy,
-                                        const std::function<std::vector<Sample>(Series)>& remeasure,
+                                        const std::function<std::vector<Sample>(const RemeasureRequest&)>& remeasure,
                                         const std::function<void(double)>& pause);
 
 }  // namespace rtrace::ert
