@@ -90,8 +90,10 @@ run_set() {
 echo "sampling overhead: $lib, OMP_NUM_THREADS=$OMP_NUM_THREADS, $repeats repeats, interleaved (target: <= 2% CPU at 250 Hz)"
 if demo=$(find_bin rtrace-demo); then
   size=$(( quick ? 4000000 : 16000000 ))
-  run_set "rtrace-demo triad" "$demo" triad --size "$size" --iters $(( quick ? 20 : 60 )) --quiet
-  run_set "rtrace-demo stencil7" "$demo" stencil7 --size $(( quick ? 96 : 160 )) --iters $(( quick ? 20 : 40 )) --quiet
+  # Runs of 3-5 s: CPU time from wait4 has 10 ms steps, and this VM's memory
+  # bandwidth drifts by 10% within a minute (a 1 s run cannot resolve 2%).
+  run_set "rtrace-demo triad" "$demo" triad --size "$size" --iters $(( quick ? 20 : 300 )) --quiet
+  run_set "rtrace-demo stencil7" "$demo" stencil7 --size $(( quick ? 96 : 160 )) --iters $(( quick ? 20 : 300 )) --quiet
 elif app=$(find_bin tracer_sampled_omp_app); then
   run_set "tracer_sampled_omp_app" "$app" normal $(( quick ? 40 : 150 )) $(( quick ? 80 : 300 ))
 else

@@ -8,6 +8,12 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
+# The plausibility checks compare ceilings measured seconds apart: a run that
+# ERT itself says was disturbed (over a quarter of its runs preempted, the
+# threads' own CPU time against the wall clock) gets one more try; a bug in
+# the kernels fails both.
+for attempt in 1 2; do
+rm -f "$dir/e.h5" "$dir/e.json"
 "$rtrace" ert --threads 2 --quick -o "$dir/e.h5" --json "$dir/e.json" || fail "quick run exited $?"
 "$rtrace" validate "$dir/e.h5" || fail "rtrace validate rejects the ERT file"
 ls "$dir" | grep -q tmp && fail "temporary files left: $(ls "$dir")"
@@ -48,7 +54,14 @@ print("json ok:", names, flops, {n: round(v, 1) for n, v in best.items()})
 PY
   then python_ok=1; break; fi
 done
-[ "$python_ok" = 1 ] || fail "roofline.json: wrong layout or implausible ceilings (above)"
+[ "$python_ok" = 1 ] && break
+disturbed=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["empirical"]["metadata"]; print(int(4 * m["runs_preempted"] > m["runs"]))' "$dir/e.json" 2>/dev/null || echo 0)
+if [ "$attempt" = 1 ] && [ "$disturbed" = 1 ]; then
+  echo "note: ERT says this run was disturbed (over a quarter of its runs preempted): measuring once more"
+  continue
+fi
+fail "roofline.json: wrong layout or implausible ceilings (above)"
+done
 
 # Bad input: one line on stderr, exit 2.
 expect_usage() {
