@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Sampling overhead: the demo app (and an MPI app on 2 ranks) under the tracer
 # with sampling off (RTRACE_SAMPLE_HZ=0), at the default rate (250 Hz) and at
-# 4x it (1000 Hz); runs interleaved, medians of repeats. Both runs of a pair
+# 4x it (1000 Hz); runs interleaved, paired ratios per repeat. Both runs of a pair
 # carry the tracer, so the ratio is the cost of sampling alone (timer signals,
 # unwinding, the symbolisation at exit).
 #
 #   bench/sampling_overhead.sh [--build DIR] [--repeats N] [--quick]
 #
 # Reported per workload: CPU time (user+sys of the whole process, all threads,
-# from wait4 via /usr/bin/time) and wall time. The target (<= 2% at the
-# default rate) is checked on CPU time: on a shared machine the wall time of
-# a 2-core run carries the other tenants' noise, CPU time carries only ours.
-# Exit 1 when the default rate misses the target on any workload.
+# from wait4 via /usr/bin/time), wall time, and the tracer's own account of
+# its sampling cost (time in the signal handler + symbolisation at exit, from
+# each rank's log). The target (<= 2% at the default rate) is checked on both:
+# the own account, and the side-by-side CPU-time ratio unless its excess lies
+# within the repeats' noise (then "inconclusive": a shared 2-core VM drifts by
+# 10% between runs). Exit 1 when either misses on any workload.
 set -euo pipefail
 
 build=""
@@ -22,7 +24,7 @@ while [[ $# -gt 0 ]]; do
     --build) build="$2"; shift 2 ;;
     --repeats) repeats="$2"; shift 2 ;;
     --quick) quick=1; repeats=3; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "sampling_overhead.sh: unknown argument \`$1\`" >&2; exit 2 ;;
   esac
 done
@@ -58,32 +60,72 @@ one_run() {
   /usr/bin/time -f "%e %U %S" -o "$dir/time.txt" \
     env LD_PRELOAD="$lib" RTRACE_TRACE_DIR="$dir" RTRACE_LOG=error RTRACE_SAMPLE_HZ="$hz" "$@" >/dev/null 2>&1
   ls "$dir"/*.h5 >/dev/null 2>&1 || { echo "sampling_overhead.sh: run at $hz Hz wrote no trace file: $*" >&2; exit 1; }
-  awk '{printf "%s %.4f\n", $1, $2 + $3}' "$dir/time.txt"
+  # The tracer's own account of its sampling cost, per rank's log: the time
+  # inside the signal handler and the symbolisation at exit (seconds, summed).
+  local own
+  own=$(strings "$dir"/*.h5 | { grep -o 'symbolised in [0-9.]* s; [0-9]* samples took [0-9.]* s' || true; } |
+        awk '{s += $3 + $8} END {printf "%.6f", s + 0}')
+  awk -v own="$own" '{printf "%s %.4f %s\n", $1, $2 + $3, own}' "$dir/time.txt"
 }
 
 failed=0
-# run_set NAME CMD...: interleaves 0 Hz, 250 Hz, 1000 Hz runs; prints medians and ratios.
+# run_set NAME CMD...: per repeat, one run at 0 Hz, 250 Hz and 1000 Hz back
+# to back (order reversed every other repeat, so a drift of the machine does
+# not favour one rate); the overhead is the median over repeats of the paired
+# ratios (each rate's run against the 0 Hz run of the same repeat).
 run_set() {
   local name="$1"; shift
-  local -a w0 c0 w1 c1 w4 c4
+  local -a w0 c0 w1 c1 w4 c4 r1 r4 q1 q4 o1 o4
   for ((i = 0; i < repeats; i++)); do
-    read -r a b < <(one_run 0 "$scratch/$name-0-$i" "$@"); w0+=("$a"); c0+=("$b")
-    read -r a b < <(one_run 250 "$scratch/$name-1-$i" "$@"); w1+=("$a"); c1+=("$b")
-    read -r a b < <(one_run 1000 "$scratch/$name-4-$i" "$@"); w4+=("$a"); c4+=("$b")
+    local order=(0 250 1000)
+    ((i % 2)) && order=(1000 250 0)
+    local hz a b o
+    for hz in "${order[@]}"; do
+      read -r a b o < <(one_run "$hz" "$scratch/$name-$hz-$i" "$@")
+      case $hz in
+        0) w0[i]=$a; c0[i]=$b ;;
+        250) w1[i]=$a; c1[i]=$b; o1+=("$(awk -v o="$o" -v c="$b" 'BEGIN{print o/c}')") ;;
+        1000) w4[i]=$a; c4[i]=$b; o4+=("$(awk -v o="$o" -v c="$b" 'BEGIN{print o/c}')") ;;
+      esac
+    done
+    r1+=("$(awk -v a="${c1[i]}" -v b="${c0[i]}" 'BEGIN{print a/b}')")
+    r4+=("$(awk -v a="${c4[i]}" -v b="${c0[i]}" 'BEGIN{print a/b}')")
+    q1+=("$(awk -v a="${w1[i]}" -v b="${w0[i]}" 'BEGIN{print a/b}')")
+    q4+=("$(awk -v a="${w4[i]}" -v b="${w0[i]}" 'BEGIN{print a/b}')")
   done
-  local mw0 mc0 mw1 mc1 mw4 mc4
+  local mw0 mc0 mw1 mc1 mw4 mc4 mr1 mr4 mq1 mq4
   mw0=$(printf '%s\n' "${w0[@]}" | median); mc0=$(printf '%s\n' "${c0[@]}" | median)
   mw1=$(printf '%s\n' "${w1[@]}" | median); mc1=$(printf '%s\n' "${c1[@]}" | median)
   mw4=$(printf '%s\n' "${w4[@]}" | median); mc4=$(printf '%s\n' "${c4[@]}" | median)
-  awk -v n="$name" -v w0="$mw0" -v c0="$mc0" -v w1="$mw1" -v c1="$mc1" -v w4="$mw4" -v c4="$mc4" -v r="$repeats" 'BEGIN{
-    printf "%s (median of %d)\n", n, r
+  mr1=$(printf '%s\n' "${r1[@]}" | median); mr4=$(printf '%s\n' "${r4[@]}" | median)
+  mq1=$(printf '%s\n' "${q1[@]}" | median); mq4=$(printf '%s\n' "${q4[@]}" | median)
+  local mo1 mo4
+  mo1=$(printf '%s\n' "${o1[@]}" | median); mo4=$(printf '%s\n' "${o4[@]}" | median)
+  awk -v n="$name" -v w0="$mw0" -v c0="$mc0" -v w1="$mw1" -v c1="$mc1" -v w4="$mw4" -v c4="$mc4" -v r="$repeats" \
+      -v r1="$mr1" -v r4="$mr4" -v q1="$mq1" -v q4="$mq4" -v all1="${r1[*]}" -v o1="$mo1" -v o4="$mo4" 'BEGIN{
+    printf "%s (medians of %d; ratios: median of the per-repeat pairs)\n", n, r
     printf "  off      cpu %8.3f s  wall %8.3f s\n", c0, w0
-    printf "  250 Hz   cpu %8.3f s  wall %8.3f s  cpu ratio %.4f (%+.2f%%)  wall ratio %.4f (%+.2f%%)\n", c1, w1, c1/c0, (c1/c0-1)*100, w1/w0, (w1/w0-1)*100
-    printf "  1000 Hz  cpu %8.3f s  wall %8.3f s  cpu ratio %.4f (%+.2f%%)  wall ratio %.4f (%+.2f%%)\n", c4, w4, c4/c0, (c4/c0-1)*100, w4/w0, (w4/w0-1)*100
+    printf "  250 Hz   cpu %8.3f s  wall %8.3f s  cpu ratio %.4f (%+.2f%%)  wall ratio %.4f (%+.2f%%)\n", c1, w1, r1, (r1-1)*100, q1, (q1-1)*100
+    printf "  1000 Hz  cpu %8.3f s  wall %8.3f s  cpu ratio %.4f (%+.2f%%)  wall ratio %.4f (%+.2f%%)\n", c4, w4, r4, (r4-1)*100, q4, (q4-1)*100
+    printf "  250 Hz cpu ratios per repeat: %s\n", all1
+    printf "  the tracer'"'"'s own account (signal handler + symbolisation) / CPU time: 250 Hz %.3f%%, 1000 Hz %.3f%%\n", o1*100, o4*100
   }'
-  if awk -v a="$mc1" -v b="$mc0" 'BEGIN{exit !(a/b > 1.02)}'; then
-    echo "  MISSED: CPU overhead at the default rate above 2%"
+  # Verdict at the default rate. The tracer's own account must be <= 2%. The
+  # side-by-side ratio must be too, unless the excess lies within the pairs'
+  # own noise (half their interquartile range): then it cannot tell, and the
+  # run says so rather than passing or failing on noise.
+  local noise
+  noise=$(printf '%s\n' "${r1[@]}" | sort -g | awk '{v[NR]=$1} END {q1=v[int((NR+3)/4)]; q3=v[int((3*NR+1)/4)]; print (q3-q1)/2}')
+  if awk -v o="$mo1" 'BEGIN{exit !(o > 0.02)}'; then
+    echo "  MISSED: the tracer's own account of sampling at the default rate is above 2% of the CPU time"
     failed=1
+  elif awk -v a="$mr1" -v n="$noise" 'BEGIN{exit !(a > 1.02 + n)}'; then
+    echo "  MISSED: CPU overhead at the default rate above 2% (paired ratio $mr1, noise +-$noise)"
+    failed=1
+  elif awk -v a="$mr1" 'BEGIN{exit !(a > 1.02)}'; then
+    echo "  INCONCLUSIVE side by side: paired ratio $mr1 is above 1.02 but within the pairs' noise (+-$noise); the own account is the evidence"
+  else
+    echo "  met: <= 2% at the default rate"
   fi
 }
 
@@ -93,7 +135,7 @@ if demo=$(find_bin rtrace-demo); then
   # Runs of 3-5 s: CPU time from wait4 has 10 ms steps, and this VM's memory
   # bandwidth drifts by 10% within a minute (a 1 s run cannot resolve 2%).
   run_set "rtrace-demo triad" "$demo" triad --size "$size" --iters $(( quick ? 20 : 300 )) --quiet
-  run_set "rtrace-demo stencil7" "$demo" stencil7 --size $(( quick ? 96 : 160 )) --iters $(( quick ? 20 : 300 )) --quiet
+  run_set "rtrace-demo stencil7" "$demo" stencil7 --size $(( quick ? 96 : 320 )) --iters $(( quick ? 20 : 60 )) --quiet
 elif app=$(find_bin tracer_sampled_omp_app); then
   run_set "tracer_sampled_omp_app" "$app" normal $(( quick ? 40 : 150 )) $(( quick ? 80 : 300 ))
 else

@@ -237,7 +237,9 @@ void RankState::add_samples(store::RankRecords& rec, NameTable& names, bool bloc
     // Not through log(): snapshot() holds mutex_ here.
     rec.log.push_back("info: " + std::to_string(stacks) + " distinct sampled stacks -> " +
                       std::to_string(rec.callpaths.size()) + " call-path nodes, symbolised in " +
-                      std::to_string(static_cast<double>(monotonic_ns() - t0) * 1e-9) + " s");
+                      std::to_string(static_cast<double>(monotonic_ns() - t0) * 1e-9) + " s; " +
+                      std::to_string(rec.sampling.back().samples) + " samples took " +
+                      std::to_string(Sampler::handler_seconds()) + " s in the signal handler");
   } catch (const std::exception& e) {
     errors_.fetch_add(1);
     rec.log.push_back(std::string("error: building the sampled call paths failed: ") + e.what());

@@ -56,6 +56,7 @@ struct ThreadBuffer {
   std::atomic<std::uint32_t> pcs_used;
   std::atomic<std::int64_t> samples;
   std::atomic<std::int64_t> dropped;
+  std::atomic<std::int64_t> handler_ns;  // time inside on_sample (unwind + record)
   Entry entries[kEntries];
   std::uintptr_t pcs[kPcs];
 };
@@ -134,6 +135,10 @@ void on_sample(int, siginfo_t* si, void* context) {
   auto* b = static_cast<ThreadBuffer*>(si->si_value.sival_ptr);
   if (!b || b->magic != kMagic || g_state.load(std::memory_order_relaxed) != kRunning) return;
   const int saved_errno = errno;
+  // The handler's own cost, for the rank's log (clock_gettime on
+  // CLOCK_MONOTONIC is async-signal-safe and served by the vDSO).
+  timespec entered{};
+  clock_gettime(CLOCK_MONOTONIC, &entered);
   // A CPU-time timer fires at most once per scheduler tick; the expirations
   // it missed meanwhile are its overrun, so each sample weighs 1 + overrun.
   const std::int64_t weight = 1 + (si->si_overrun > 0 ? si->si_overrun : 0);
@@ -156,6 +161,10 @@ void on_sample(int, siginfo_t* si, void* context) {
   }
   if (depth > 0) record(b, pcs, depth, weight);
   else b->dropped.fetch_add(weight, std::memory_order_relaxed);
+  timespec left{};
+  clock_gettime(CLOCK_MONOTONIC, &left);
+  b->handler_ns.fetch_add((left.tv_sec - entered.tv_sec) * 1000000000LL + (left.tv_nsec - entered.tv_nsec),
+                          std::memory_order_relaxed);
   errno = saved_errno;
 }
 
@@ -377,6 +386,12 @@ store::SamplingRow Sampler::info() noexcept {
   }
   store::set_str(row.status, st == kOff ? "off" : st == kBackedOff ? "backed-off" : "ok");
   return row;
+}
+
+double Sampler::handler_seconds() noexcept {
+  std::int64_t ns = 0;
+  for (ThreadBuffer* b = g_head.load(); b; b = b->next.load()) ns += b->handler_ns.load(std::memory_order_relaxed);
+  return static_cast<double>(ns) * 1e-9;
 }
 
 std::vector<std::string> Sampler::take_notes() {

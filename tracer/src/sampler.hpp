@@ -59,6 +59,9 @@ class Sampler {
   // The samples so far (safe while other threads still sample).
   static std::vector<ThreadSamples> collect();
   static store::SamplingRow info() noexcept;
+  // Time spent inside the signal handler over all threads (unwinding and
+  // recording; the kernel's signal delivery is not in it).
+  static double handler_seconds() noexcept;
   // Lines for the rank's log (back-off, table full, ...), taken once.
   static std::vector<std::string> take_notes();
 
