@@ -114,8 +114,7 @@ TEST(TracerSampler, StackAtTheDepthLimitGetsAMarkerRoot) {
 }
 
 // The signal handler writes each thread's table while another thread reads
-// them all (collect(), info()): the lock-free publication under TSan
-// (scripts/sanitize.sh --tsan runs this binary).
+// them all (collect(), info()). Not under TSan: see scripts/sanitize.sh.
 TEST(TracerSampler, CollectsWhileThreadsAreSampled) {
   std::string why;
   ASSERT_TRUE(Sampler::start(2000, &why)) << why;
