@@ -17,37 +17,15 @@
 #include <vector>
 
 #include "rtrace/store/run_file.hpp"
+#include "traced_app.hpp"
 
 namespace fs = std::filesystem;
 namespace store = rtrace::store;
 
-extern char** environ;
-
 namespace {
 
-// fork + execve with argv verbatim and extra environment; returns the wait status.
-int run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& extra_env) {
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e) {
-    std::string kv = *e;
-    std::string key = kv.substr(0, kv.find('='));
-    if (!extra_env.count(key)) env_strings.push_back(kv);
-  }
-  for (const auto& [k, v] : extra_env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> args, env;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  for (auto& e : env_strings) env.push_back(e.data());
-  env.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    execve(args[0], args.data(), env.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return status;
-}
+using rtrace::test::run;
+using rtrace::test::TracedRank;
 
 // The machine's own answer, independent of the tracer: can this process count
 // user-space instructions and cycles as one perf_event group (what the
@@ -77,9 +55,7 @@ bool machine_offers_cpu_counters(std::string* why) {
   return cycles >= 0;
 }
 
-struct TraceRank {
-  std::string file;
-  store::RankRecords rec;
+struct TraceRank : TracedRank {
   const store::RegionRow* region(const std::string& name) const {
     for (const auto& r : rec.regions)
       if (rec.names.at(static_cast<std::size_t>(r.name_id)) == name) return &r;
@@ -90,46 +66,17 @@ struct TraceRank {
       if (rec.names.at(static_cast<std::size_t>(r.name_id)) == name) return &r;
     return nullptr;
   }
-  bool log_has(const std::string& text) const {
-    for (const auto& l : rec.log)
-      if (l.find(text) != std::string::npos) return true;
-    return false;
-  }
 };
 
-class TracerRun : public ::testing::Test {
+class TracerRun : public rtrace::test::TraceDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("rtrace-tracer-it-" + std::to_string(getpid()) + "-" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
+  TracerRun() : TraceDirTest("rtrace-tracer-it-") {}
   std::map<std::string, std::string> tracer_env() const {
     return {{"LD_PRELOAD", TRACER_LIB}, {"RTRACE_TRACE_DIR", dir_.string()}, {"RTRACE_LOG", "error"},
             {"OMP_NUM_THREADS", "2"}};
   }
-  std::vector<std::string> files() const {
-    std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(dir_)) out.push_back(e.path().filename().string());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
   // Every rank group of every trace file in the directory.
-  std::vector<TraceRank> ranks() const {
-    std::vector<TraceRank> out;
-    for (const auto& name : files()) {
-      store::File f = store::File::open((dir_ / name).string());
-      EXPECT_EQ(f.root().attr_string("file_kind"), "trace") << name;
-      store::Group g = f.root().open_group("ranks");
-      for (const auto& r : g.children()) out.push_back({name, store::read_rank(g.open_group(r))});
-    }
-    return out;
-  }
-  fs::path dir_;
+  std::vector<TraceRank> ranks() const { return read_ranks<TraceRank>(); }
 };
 
 TEST_F(TracerRun, OpenMPAppRecordsRegionsRusageAndDeclaredWork) {

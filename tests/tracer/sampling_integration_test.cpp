@@ -12,38 +12,16 @@
 #include <vector>
 
 #include "rtrace/store/run_file.hpp"
+#include "traced_app.hpp"
 
 namespace fs = std::filesystem;
 namespace store = rtrace::store;
 
-extern char** environ;
-
 namespace {
 
-int run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& extra_env) {
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e) {
-    std::string kv = *e;
-    if (!extra_env.count(kv.substr(0, kv.find('=')))) env_strings.push_back(kv);
-  }
-  for (const auto& [k, v] : extra_env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> args, env;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  for (auto& e : env_strings) env.push_back(e.data());
-  env.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    execve(args[0], args.data(), env.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return status;
-}
+using rtrace::test::run;
 
-struct Profile {
-  store::RankRecords rec;
+struct Profile : rtrace::test::TracedRank {
   std::string name(std::int64_t id) const { return id < 0 ? "" : rec.names.at(static_cast<std::size_t>(id)); }
   // Self samples of every node whose function matches exactly.
   std::int64_t self(const std::string& fn) const {
@@ -62,40 +40,16 @@ struct Profile {
       if (name(r.function_id).rfind(prefix, 0) == 0) return true;
     return false;
   }
-  bool log_has(const std::string& text) const {
-    for (const auto& l : rec.log)
-      if (l.find(text) != std::string::npos) return true;
-    return false;
-  }
 };
 
-class TracerSampling : public ::testing::Test {
+class TracerSampling : public rtrace::test::TraceDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("rtrace-sampling-it-" + std::to_string(getpid()) + "-" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
+  TracerSampling() : TraceDirTest("rtrace-sampling-it-") {}
   std::map<std::string, std::string> env(const std::string& hz = "1000") const {
     return {{"LD_PRELOAD", TRACER_LIB}, {"RTRACE_TRACE_DIR", dir_.string()}, {"RTRACE_LOG", "error"},
             {"OMP_NUM_THREADS", "2"}, {"RTRACE_SAMPLE_HZ", hz}};
   }
-  std::vector<Profile> profiles() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().string());
-    std::sort(names.begin(), names.end());
-    std::vector<Profile> out;
-    for (const auto& path : names) {
-      store::File f = store::File::open(path);
-      store::Group g = f.root().open_group("ranks");
-      for (const auto& r : g.children()) out.push_back({store::read_rank(g.open_group(r))});
-    }
-    return out;
-  }
+  std::vector<Profile> profiles() const { return read_ranks<Profile>(); }
   // Runs one traced process (exit 0 expected) and reads its one profile.
   void run_one(const std::vector<std::string>& argv, Profile& out, const std::string& hz = "1000") const {
     int status = run(argv, env(hz));
@@ -105,7 +59,6 @@ class TracerSampling : public ::testing::Test {
     ASSERT_EQ(ps.size(), 1u);
     out = std::move(ps[0]);
   }
-  fs::path dir_;
 };
 
 void expect_tree_consistent(const store::RankRecords& rec) {
