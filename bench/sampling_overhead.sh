@@ -16,41 +16,9 @@
 # 10% between runs). Exit 1 when either misses on any workload.
 set -euo pipefail
 
-build=""
-repeats=5
-quick=0
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --build) build="$2"; shift 2 ;;
-    --repeats) repeats="$2"; shift 2 ;;
-    --quick) quick=1; repeats=3; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
-    *) echo "sampling_overhead.sh: unknown argument \`$1\`" >&2; exit 2 ;;
-  esac
-done
-root="$(cd "$(dirname "$0")/.." && pwd)"
-if [[ -z "$build" ]]; then
-  for d in "$root/build" "$root/build-tracer"; do
-    [[ -f "$d/lib/librtrace_tracer.so" ]] && { build="$d"; break; }
-  done
-fi
-lib="$build/lib/librtrace_tracer.so"
-[[ -f "$lib" ]] || { echo "sampling_overhead.sh: no librtrace_tracer.so under \`$build/lib\` (build target rtrace_tracer)" >&2; exit 2; }
+source "$(dirname "$0")/tracer_bench_lib.sh"
+tracer_bench_init sampling_overhead.sh 5 '2,16p' "$@"
 [[ -x /usr/bin/time ]] || { echo "sampling_overhead.sh: needs /usr/bin/time (Debian package time)" >&2; exit 2; }
-
-find_bin() {
-  for d in "$build" "$root/build" "$root/build-tracer"; do
-    [[ -x "$d/bin/$1" ]] && { echo "$d/bin/$1"; return 0; }
-  done
-  return 1
-}
-
-scratch="$(mktemp -d /tmp/rtrace-sampling.XXXXXX)"
-trap 'rm -rf "$scratch"' EXIT
-export OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 # one_run HZ DIR CMD...: prints "wall cpu" of one traced run.
 one_run() {

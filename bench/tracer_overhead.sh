@@ -10,41 +10,10 @@
 # tracer's own test apps. Prints one line per workload and the overall ratio.
 set -euo pipefail
 
-build=""
-repeats=7
-quick=0
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --build) build="$2"; shift 2 ;;
-    --repeats) repeats="$2"; shift 2 ;;
-    --quick) quick=1; repeats=3; shift ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
-    *) echo "tracer_overhead.sh: unknown argument \`$1\`" >&2; exit 2 ;;
-  esac
-done
-root="$(cd "$(dirname "$0")/.." && pwd)"
-if [[ -z "$build" ]]; then
-  for d in "$root/build" "$root/build-tracer"; do
-    [[ -f "$d/lib/librtrace_tracer.so" ]] && { build="$d"; break; }
-  done
-fi
-lib="$build/lib/librtrace_tracer.so"
-[[ -f "$lib" ]] || { echo "tracer_overhead.sh: no librtrace_tracer.so under \`$build/lib\` (build target rtrace_tracer)" >&2; exit 2; }
-
-find_bin() {  # first existing binary among the build dirs
-  for d in "$build" "$root/build" "$root/build-tracer"; do
-    [[ -x "$d/bin/$1" ]] && { echo "$d/bin/$1"; return 0; }
-  done
-  return 1
-}
-
-scratch="$(mktemp -d /tmp/rtrace-overhead.XXXXXX)"
-trap 'rm -rf "$scratch"' EXIT
-export OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+source "$(dirname "$0")/tracer_bench_lib.sh"
+tracer_bench_init tracer_overhead.sh 7 '2,10p' "$@"
 
 now() { date +%s.%N; }
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 # run_pair NAME CMD...: interleaves plain and traced runs, prints medians + ratio.
 total_plain=0

@@ -40,7 +40,7 @@ trap 'rm -rf "$scratch"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
 
 now() { date +%s.%N; }
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+source "$(dirname "$0")/tracer_bench_lib.sh"  # median
 
 declare -A write_t wall_t nfiles
 for mode in collective gather per-rank; do write_t[$mode]=""; wall_t[$mode]=""; done
