@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "synthetic_samples.hpp"
+
 #include <cmath>
 
 using namespace rtrace::ert;
@@ -11,30 +13,10 @@ using rtrace::store::get_str;
 
 namespace {
 
-Sample bw_sample(double ws, int repeat, double gbs) {
-  Sample s;
-  s.series = Series::Bandwidth;
-  s.kernel = {Precision::FP64, Variant::Fma, 1};
-  s.working_set_bytes = std::int64_t(ws);
-  s.repeat = repeat;
-  s.seconds = 1e-3;
-  s.bytes = gbs * 1e9 * s.seconds;
-  return s;
-}
+using test::bw_sample;
+using test::flop_sample;
 
-Sample flop_sample(Precision p, Variant v, int f, int repeat, double gflops) {
-  Sample s;
-  s.series = Series::Flops;
-  s.kernel = {p, v, f};
-  s.repeat = repeat;
-  s.seconds = 1e-3;
-  s.flops = gflops * 1e9 * s.seconds;
-  return s;
-}
-
-std::vector<MemoryLevel> levels() {
-  return {{"L1d", 64 * 1024.0, 32 * 1024}, {"L2", 2 * 1048576.0, 1048576}, {"DRAM", INFINITY, -1}};
-}
+std::vector<MemoryLevel> levels() { return test::two_cache_levels(); }
 
 }  // namespace
 

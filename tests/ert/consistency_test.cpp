@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "synthetic_samples.hpp"
+
 #include <cmath>
 
 using namespace rtrace::ert;
@@ -10,30 +12,14 @@ using rtrace::store::get_str;
 
 namespace {
 
-Sample bw_sample(double ws, int repeat, double gbs) {
-  Sample s;
-  s.series = Series::Bandwidth;
-  s.kernel = {Precision::FP64, Variant::Fma, 1};
-  s.working_set_bytes = std::int64_t(ws);
-  s.repeat = repeat;
-  s.seconds = 1e-3;
-  s.bytes = gbs * 1e9 * s.seconds;
-  return s;
-}
+using test::bw_sample;
 
+// The FP64 FMA F=64 kernel at `gflops`.
 Sample flop_sample(int repeat, double gflops) {
-  Sample s;
-  s.series = Series::Flops;
-  s.kernel = {Precision::FP64, Variant::Fma, 64};
-  s.repeat = repeat;
-  s.seconds = 1e-3;
-  s.flops = gflops * 1e9 * s.seconds;
-  return s;
+  return test::flop_sample(Precision::FP64, Variant::Fma, 64, repeat, gflops);
 }
 
-std::vector<MemoryLevel> levels() {
-  return {{"L1d", 64 * 1024.0, 32 * 1024}, {"L2", 2 * 1048576.0, 1048576}, {"DRAM", INFINITY, -1}};
-}
+std::vector<MemoryLevel> levels() { return test::two_cache_levels(); }
 
 // A bandwidth curve with the given L1 and L2 plateaus (DRAM 20 GB/s), 3 repeats.
 std::vector<Sample> curve(double l1, double l2) {
