@@ -121,6 +121,35 @@ TEST_F(TracerSampling, NamesTheHotFunctionsWithLinesAndDemangledNames) {
   EXPECT_TRUE(openmp_frame);
 }
 
+// Every level of an inline chain is a frame (DWARF's inlined_subroutine
+// scopes, innermost first), each the child of the one it was inlined into,
+// with the line inside it; not only the innermost one.
+TEST_F(TracerSampling, InlinedFramesFormTheWholeChain) {
+  Profile p;
+  ASSERT_NO_FATAL_FAILURE(run_one({SAMPLED_OMP_APP, "inline", "20", "4"}, p));
+  // A static function has no linkage name in DWARF: its inline instances
+  // carry the plain DW_AT_name.
+  auto is = [&](const store::CallPathRow& r, const std::string& fn) {
+    return p.name(r.function_id) == fn || p.name(r.function_id) == fn + "(long)";
+  };
+  const store::CallPathRow* cell = nullptr;
+  for (const auto& r : p.rec.callpaths)
+    if (is(r, "smooth_cell") && (!cell || r.self_samples > cell->self_samples)) cell = &r;
+  ASSERT_NE(cell, nullptr) << "no sample in the inlined smooth_cell";
+  EXPECT_GT(cell->self_samples, 0);
+  EXPECT_EQ(cell->inlined, 1);
+  EXPECT_GT(cell->line, 0);
+  EXPECT_NE(p.name(cell->file_id).find("sampled_omp_app.cpp"), std::string::npos);
+  ASSERT_GE(cell->parent_id, 0);
+  const auto& pass = p.rec.callpaths[static_cast<std::size_t>(cell->parent_id)];
+  EXPECT_TRUE(is(pass, "smooth_pass")) << p.name(pass.function_id);
+  EXPECT_EQ(pass.inlined, 1);
+  ASSERT_GE(pass.parent_id, 0);
+  const auto& outer = p.rec.callpaths[static_cast<std::size_t>(pass.parent_id)];
+  EXPECT_EQ(p.name(outer.function_id), "mesh_smooth(long)");
+  EXPECT_EQ(outer.inlined, 0);
+}
+
 TEST_F(TracerSampling, StrippedBinaryGivesModulePlusOffset) {
   const std::string stripped = fs::path(SAMPLED_OMP_APP).parent_path() / "tracer_sampled_omp_app_stripped";
   Profile p;

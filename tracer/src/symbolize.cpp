@@ -81,11 +81,83 @@ std::string categorize(const std::string& module, const std::string& function) {
 
 // ---------------------------------------------------------------- Symbolizer
 
+namespace {
+
+// The code-carrying scopes of one compilation unit (functions and their
+// inline instances with address ranges), read once per CU. dwarf_getscopes
+// walks the CU's DIE tree again for every PC; on a large CU full of inlined
+// templates that walk was most of the symbolisation time.
+struct CodeScope {
+  Dwarf_Die die;
+  int depth = 0;
+  bool inlined = false;
+  std::vector<std::pair<Dwarf_Addr, Dwarf_Addr>> ranges;  // [low, high), CU-relative addresses
+
+  bool contains(Dwarf_Addr a) const {
+    for (const auto& r : ranges)
+      if (a >= r.first && a < r.second) return true;
+    return false;
+  }
+};
+
+void collect_code_scopes(Dwarf_Die* parent, int depth, std::vector<CodeScope>& out) {
+  Dwarf_Die child;
+  if (dwarf_child(parent, &child) != 0) return;
+  do {
+    const int tag = dwarf_tag(&child);
+    const bool code = tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block;
+    if (code) {
+      CodeScope scope;
+      scope.die = child;
+      scope.depth = depth;
+      scope.inlined = tag == DW_TAG_inlined_subroutine;
+      Dwarf_Addr base = 0, low = 0, high = 0;
+      for (ptrdiff_t off = 0; (off = dwarf_ranges(&child, off, &base, &low, &high)) > 0;)
+        if (high > low) scope.ranges.emplace_back(low, high);
+      // No ranges: a declaration or an abstract instance, whose children
+      // carry no code either.
+      if (scope.ranges.empty()) continue;
+      if (tag != DW_TAG_lexical_block) out.push_back(std::move(scope));
+      collect_code_scopes(&child, depth + 1, out);
+    } else if (dwarf_haschildren(&child) > 0) {
+      // Namespaces, classes, Fortran modules: they may hold function definitions.
+      collect_code_scopes(&child, depth + 1, out);
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+}  // namespace
+
 struct Symbolizer::Impl {
   Dwfl_Callbacks callbacks{};
   char* debuginfo_path = nullptr;
   Dwfl* dwfl = nullptr;
   std::unordered_map<std::uintptr_t, std::vector<SourceFrame>> cache;
+  // Per CU (keyed by the module and the CU DIE's offset): its code scopes.
+  std::map<std::pair<Dwfl_Module*, Dwarf_Off>, std::vector<CodeScope>> cu_scopes;
+
+  // The inline instances around a CU-relative address, innermost first, up to
+  // (not including) the function they are inlined into.
+  std::vector<const CodeScope*> inline_chain(Dwfl_Module* mod, Dwarf_Die* cu, Dwarf_Addr addr) {
+    auto key = std::make_pair(mod, dwarf_dieoffset(cu));
+    auto it = cu_scopes.find(key);
+    if (it == cu_scopes.end()) {
+      std::vector<CodeScope> scopes;
+      collect_code_scopes(cu, 0, scopes);
+      it = cu_scopes.emplace(key, std::move(scopes)).first;
+    }
+    std::vector<const CodeScope*> around;
+    for (const auto& sc : it->second)
+      if (sc.contains(addr)) around.push_back(&sc);
+    std::stable_sort(around.begin(), around.end(),
+                     [](const CodeScope* a, const CodeScope* b) { return a->depth > b->depth; });
+    std::vector<const CodeScope*> chain;
+    for (const CodeScope* sc : around) {
+      if (!sc->inlined) break;
+      chain.push_back(sc);
+    }
+    return chain;
+  }
 
   ~Impl() {
     if (dwfl) dwfl_end(dwfl);
@@ -171,17 +243,13 @@ struct Symbolizer::Impl {
     // Inlined frames, innermost first, from the DWARF scopes around the PC.
     Dwarf_Addr bias = 0;
     if (Dwarf_Die* cu = dwfl_module_addrdie(mod, pc, &bias)) {
-      Dwarf_Die* scopes = nullptr;
-      int n = dwarf_getscopes(cu, pc - bias, &scopes);
       Dwarf_Files* files = nullptr;
       std::size_t nfiles = 0;
       bool have_files = dwarf_getsrcfiles(cu, &files, &nfiles) == 0;
-      for (int i = 0; i < n; ++i) {
-        const int tag = dwarf_tag(&scopes[i]);
-        if (tag == DW_TAG_subprogram) break;
-        if (tag != DW_TAG_inlined_subroutine) continue;
+      for (const CodeScope* scope : inline_chain(mod, cu, pc - bias)) {
+        Dwarf_Die die = scope->die;
         SourceFrame f;
-        f.function = die_name(&scopes[i]);
+        f.function = die_name(&die);
         f.module = outer.module;
         f.file = file;
         f.line = line;
@@ -192,11 +260,10 @@ struct Symbolizer::Impl {
         // The caller's location is the call site of this inline instance.
         Dwarf_Attribute attr;
         Dwarf_Word v = 0;
-        if (dwarf_attr(&scopes[i], DW_AT_call_line, &attr) && dwarf_formudata(&attr, &v) == 0) line = static_cast<int>(v);
-        if (have_files && dwarf_attr(&scopes[i], DW_AT_call_file, &attr) && dwarf_formudata(&attr, &v) == 0)
+        if (dwarf_attr(&die, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &v) == 0) line = static_cast<int>(v);
+        if (have_files && dwarf_attr(&die, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &v) == 0)
           if (const char* fname = dwarf_filesrc(files, v, nullptr, nullptr)) file = fname;
       }
-      std::free(scopes);
     }
     outer.file = file;
     outer.line = line;

@@ -1,7 +1,7 @@
 // Test app for the sampler: no annotations, a serial function and a parallel
 // loop, plus names that must come out demangled.
 //   sampled_omp_app [mode] [serial_units] [parallel_units]
-//   mode: normal | claim-signal | exec | fork | threads
+//   mode: normal | claim-signal | exec | fork | inline | threads
 // One unit is about 10 ms of CPU time on this machine; the parallel units are
 // shared by the OpenMP threads, the serial ones run on the main thread only.
 #include <omp.h>
@@ -45,6 +45,16 @@ __attribute__((noinline)) double setup_mesh(long units) {
   BURN(units, acc);
   return acc;
 }
+
+// Two levels of inlining into one function: the sampled stacks must show
+// the whole inline chain, mesh_smooth -> smooth_pass -> smooth_cell.
+static inline __attribute__((always_inline)) double smooth_cell(long units) {
+  volatile double acc = 1;
+  BURN(units, acc);
+  return acc;
+}
+static inline __attribute__((always_inline)) double smooth_pass(long units) { return smooth_cell(units) + 1; }
+__attribute__((noinline)) double mesh_smooth(long units) { return smooth_pass(units) * 0.5; }
 
 __attribute__((noinline)) double parallel_sweep(long units) {
   double total = 0;
@@ -102,6 +112,8 @@ int main(int argc, char** argv) {
     int status = 0;
     waitpid(pid, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 7;
+  } else if (mode == "inline") {
+    r += mesh_smooth(serial);
   } else if (mode == "threads") {
     for (int i = 0; i < 50; ++i) {
       pthread_t t;
