@@ -5,8 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <set>
 #include <sstream>
 #include <sys/stat.h>
@@ -34,6 +36,11 @@ std::string folded_frame(std::string s) {
 }  // namespace
 
 std::string short_function_name(const std::string& name) {
+  if (auto at = name.find(kInlinedIn); at != std::string::npos && name.back() == ']') {
+    const std::size_t from = at + std::strlen(kInlinedIn);
+    return short_function_name(name.substr(0, at)) + kInlinedIn +
+           short_function_name(name.substr(from, name.size() - 1 - from)) + "]";
+  }
   std::string s = name;
   const std::string omp = " [clone ._omp_fn.";
   bool outlined = false;
@@ -51,7 +58,13 @@ std::string short_function_name(const std::string& name) {
     for (std::size_t i = s.size(); i-- > 0;) {
       if (s[i] == ')') ++depth;
       else if (s[i] == '(' && --depth == 0) {
-        if (i > 0) s.resize(i);
+        // "operator()" with no parameter list after it (DWARF's name of an
+        // inlined lambda or functor call) keeps its "()": it is the name.
+        const std::string rest = s.substr(0, i);
+        const bool call_operator = rest.size() >= 8 && rest.compare(rest.size() - 8, 8, "operator") == 0 &&
+                                   (rest.size() == 8 || !(std::isalnum(static_cast<unsigned char>(rest[rest.size() - 9])) ||
+                                                          rest[rest.size() - 9] == '_'));
+        if (i > 0 && !call_operator) s.resize(i);
         break;
       }
     }
@@ -122,6 +135,12 @@ RankProfile profile_of_rank(const store::RankRecords& rank) {
       fn = kTracerBucket;
     } else {
       fn = name_of(rows[leaf].function_id);  // app code, or a system-only stack (its leaf)
+      if (rows[leaf].inlined)
+        for (std::int64_t n = parent_of(leaf); n >= 0; n = parent_of(static_cast<std::size_t>(n)))
+          if (!rows[static_cast<std::size_t>(n)].inlined) {
+            fn += kInlinedIn + name_of(rows[static_cast<std::size_t>(n)].function_id) + "]";
+            break;
+          }
     }
     p.thread_samples[r.thread][fn] += static_cast<double>(r.self_samples);
     p.category.emplace(fn, fn_cat);

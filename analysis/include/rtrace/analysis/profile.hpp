@@ -20,7 +20,9 @@ namespace rtrace::analysis {
 struct AnalysisResult;
 
 // One rank's samples attributed to functions. A sample counts for:
-//  * an `app` frame: that function (inlined frames included);
+//  * an `app` frame: that function; an inlined one as "<function> [inlined in
+//    <caller>]", the caller being the nearest frame that was not inlined (a
+//    bare "operator()" or "std::copy<...>" says nothing without its site);
 //  * `system` code (libc, libm, C++ runtime): as its first non-system caller;
 //  * MPI code: the `MPI_*` call that entered it ("MPI_Allreduce"), else
 //    "MPI library (progress)";
@@ -76,8 +78,12 @@ struct ProfileResult {
   std::vector<std::string> warnings;
 };
 
-// Text of a function without its parameter list and clone suffix.
+// Text of a function without its parameter list and clone suffix (both
+// parts of "<function> [inlined in <caller>]").
 std::string short_function_name(const std::string& name);
+
+// The marker between an inlined function and its caller in a function's name.
+inline constexpr const char* kInlinedIn = " [inlined in ";
 
 // Classifies the time trajectory of one function: t1 at concurrency c1, t2 at c2.
 std::string scaling_shape(double t1, double t2, double c1, double c2, const std::string& category);

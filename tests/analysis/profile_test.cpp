@@ -1,0 +1,34 @@
+// Display names of sampled functions (analysis/src/profile.cpp).
+#include "rtrace/analysis/profile.hpp"
+
+#include <gtest/gtest.h>
+
+using rtrace::analysis::short_function_name;
+
+TEST(ProfileNames, ParametersAndQualifiersAreDropped) {
+  EXPECT_EQ(short_function_name("solver::Grid::relax(long) const"), "solver::Grid::relax");
+  EXPECT_EQ(short_function_name("setup_mesh(long)"), "setup_mesh");
+  EXPECT_EQ(short_function_name("f(void (*)(int), std::pair<int, int>)"), "f");
+  EXPECT_EQ(short_function_name("mesh::refine"), "mesh::refine");
+  EXPECT_EQ(short_function_name("rtrace-demo+0x1a2b"), "rtrace-demo+0x1a2b");
+}
+
+TEST(ProfileNames, OutlinedOpenMpRegionsAreMarked) {
+  EXPECT_EQ(short_function_name("parallel_sweep(long) [clone ._omp_fn.0]"), "parallel_sweep (OpenMP region)");
+  EXPECT_EQ(short_function_name("kernel(double*) [clone .constprop.0]"), "kernel");
+}
+
+// An inlined lambda or functor call is named "operator()" in DWARF, with no
+// parameter list after it: that "()" is part of the name.
+TEST(ProfileNames, CallOperatorKeepsItsParentheses) {
+  EXPECT_EQ(short_function_name("operator()"), "operator()");
+  EXPECT_EQ(short_function_name("Functor::operator()(int) const"), "Functor::operator()");
+  EXPECT_EQ(short_function_name("ns::Functor::operator()"), "ns::Functor::operator()");
+  EXPECT_EQ(short_function_name("my_operator(int)"), "my_operator");
+}
+
+TEST(ProfileNames, InlinedFunctionAndItsCallerAreBothShortened) {
+  EXPECT_EQ(short_function_name("operator() [inlined in ref_point(long, int) [clone ._omp_fn.1]]"),
+            "operator() [inlined in ref_point (OpenMP region)]");
+  EXPECT_EQ(short_function_name("smooth_cell [inlined in mesh_smooth(long)]"), "smooth_cell [inlined in mesh_smooth]");
+}
