@@ -72,6 +72,25 @@ std::string short_function_name(const std::string& name) {
   return outlined ? s + " (OpenMP region)" : s;
 }
 
+// Two OpenMP regions of one function ("f [clone ._omp_fn.0]", "._omp_fn.1")
+// share the short name "f (OpenMP region)": those then show GCC's region
+// number, "f (OpenMP region 1)", so the report does not list one name twice.
+void disambiguate_openmp_regions(std::vector<FunctionSeries>& functions) {
+  std::map<std::string, int> uses;
+  for (const auto& f : functions) ++uses[f.short_name];
+  const std::string clone = "._omp_fn.", marker = " (OpenMP region)";
+  for (auto& f : functions) {
+    if (uses[f.short_name] < 2) continue;
+    const auto at = f.name.find(clone);
+    const auto mark = f.short_name.find(marker);
+    if (at == std::string::npos || mark == std::string::npos) continue;
+    std::size_t end = at + clone.size();
+    while (end < f.name.size() && std::isdigit(static_cast<unsigned char>(f.name[end]))) ++end;
+    if (end == at + clone.size()) continue;
+    f.short_name.insert(mark + marker.size() - 1, " " + f.name.substr(at + clone.size(), end - at - clone.size()));
+  }
+}
+
 std::string scaling_shape(double t1, double t2, double c1, double c2, const std::string& category) {
   const bool runtime = category == "mpi" || category == "openmp";
   if (!(t1 > 0)) return runtime ? "growing: communication or waiting, absent at the first point"
@@ -246,6 +265,7 @@ ProfileResult build_profile(const AnalysisResult& res, const std::vector<std::ve
     }
   }
   for (auto& s : out.functions) s.category = categories.count(s.name) ? categories[s.name] : "app";
+  disambiguate_openmp_regions(out.functions);
   // Sorted by critical-path time; indices stay valid after this point only.
   std::stable_sort(out.functions.begin(), out.functions.end(),
                    [](const FunctionSeries& a, const FunctionSeries& b) { return a.total_time_s > b.total_time_s; });

@@ -32,3 +32,18 @@ TEST(ProfileNames, InlinedFunctionAndItsCallerAreBothShortened) {
             "operator() [inlined in ref_point (OpenMP region)]");
   EXPECT_EQ(short_function_name("smooth_cell [inlined in mesh_smooth(long)]"), "smooth_cell [inlined in mesh_smooth]");
 }
+
+TEST(ProfileNames, TwoOpenMpRegionsOfOneFunctionAreNumbered) {
+  using rtrace::analysis::FunctionSeries;
+  std::vector<FunctionSeries> fns(4);
+  fns[0].name = "run(int) [clone ._omp_fn.0]";
+  fns[1].name = "run(int) [clone ._omp_fn.1]";
+  fns[2].name = "point(double) [inlined in run(int) [clone ._omp_fn.1]]";
+  fns[3].name = "solo(int) [clone ._omp_fn.0]";
+  for (auto& f : fns) f.short_name = short_function_name(f.name);
+  rtrace::analysis::disambiguate_openmp_regions(fns);
+  EXPECT_EQ(fns[0].short_name, "run (OpenMP region 0)");
+  EXPECT_EQ(fns[1].short_name, "run (OpenMP region 1)");
+  EXPECT_EQ(fns[2].short_name, "point [inlined in run (OpenMP region)]");  // unique: left as it is
+  EXPECT_EQ(fns[3].short_name, "solo (OpenMP region)");
+}

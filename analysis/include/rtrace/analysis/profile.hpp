@@ -82,6 +82,10 @@ struct ProfileResult {
 // parts of "<function> [inlined in <caller>]").
 std::string short_function_name(const std::string& name);
 
+// Functions whose short names collide only because they are different OpenMP
+// regions of one function get GCC's region number: "f (OpenMP region 1)".
+void disambiguate_openmp_regions(std::vector<FunctionSeries>& functions);
+
 // The marker between an inlined function and its caller in a function's name.
 inline constexpr const char* kInlinedIn = " [inlined in ";
 
