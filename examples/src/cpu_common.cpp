@@ -3,6 +3,7 @@
 #include "demo_options.hpp"
 #include "reference.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -69,19 +70,32 @@ KernelResult run_cpu_kernel(const KernelConfig& cfg, ProcessGroup& group) {
   throw UsageError("unknown kernel `" + cfg.kernel + "`");
 }
 
-std::string check_slab_samples(const char* name, double* slab, std::int64_t n, std::int64_t k0, std::int64_t nz,
-                               int iters, double reference_cost,
-                               double (*reference)(std::int64_t n, int iters, const GridPoint& p), bool inject_error) {
-  const std::int64_t nx = n + 2;
-  const auto samples = grid_sample_points(n, k0 + 1, k0 + nz, reference_cost);
-  auto at = [&](const GridPoint& p) -> double& { return slab[((p[2] - k0) * nx + p[1]) * nx + p[0]]; };
-  if (inject_error) at(samples.front()) += 1.0;
-  for (const auto& p : samples) {
-    const double want = reference(n, iters, p), got = at(p);
+SlabCheck::SlabCheck(std::int64_t n, std::int64_t k0, std::int64_t nz, int iters, Reference reference, Cost cost)
+    : n_(n), k0_(k0), nx_(n + 2), sweeps_(std::max(iters, 0)), reference_(reference) {
+  // The most sweeps whose reference fits the budget at the minimum number of
+  // sample points (the cost is monotonic in the sweeps: halve, then step up).
+  while (sweeps_ > 1 && kReferenceBudget < 2.0 * cost(n, sweeps_)) sweeps_ /= 2;
+  while (sweeps_ < iters && 2.0 * cost(n, sweeps_ + 1) <= kReferenceBudget) ++sweeps_;
+  samples_ = grid_sample_points(n, k0 + 1, k0 + nz, cost(n, sweeps_));
+}
+
+void SlabCheck::capture(const double* slab, int done) {
+  if (done != sweeps_ || !values_.empty()) return;
+  values_.reserve(samples_.size());
+  for (const auto& p : samples_) values_.push_back(slab[((p[2] - k0_) * nx_ + p[1]) * nx_ + p[0]]);
+}
+
+std::string SlabCheck::verify(const char* name, bool inject_error) const {
+  if (values_.size() != samples_.size())
+    return std::string(name) + ": no values captured after " + std::to_string(sweeps_) + " sweeps";
+  for (std::size_t s = 0; s < samples_.size(); ++s) {
+    const auto& p = samples_[s];
+    const double want = reference_(n_, sweeps_, p), got = values_[s] + (inject_error && s == 0 ? 1.0 : 0.0);
     if (!(std::fabs(got - want) <= 1e-12 * (1.0 + std::fabs(want)))) {
       std::ostringstream os;
       os.precision(17);
-      os << name << "(" << p[0] << "," << p[1] << "," << p[2] << ") = " << got << ", reference " << want;
+      os << name << "(" << p[0] << "," << p[1] << "," << p[2] << ") = " << got << ", reference " << want << " (after "
+         << sweeps_ << " sweeps)";
       return os.str();
     }
   }

@@ -33,15 +33,35 @@ const std::vector<std::string>& all_cpu_kernels();
 void combine_ranks(KernelResult& r, ProcessGroup& group, double local_seconds, double local_flops,
                    double local_bytes, bool local_ok, const std::string& local_problem);
 
-// Compares a rank's z-slab of an n^3 grid (local plane l = global k0 + l,
-// planes of (n+2)^2 with ghosts) with the serial reference at the sample
-// points of grid_sample_points; "" when all match to 1e-12, else the first
-// mismatch as "name(i,j,k) = got, reference want". `inject_error` perturbs
-// the first sample first (the tests of the check itself use it).
-std::string check_slab_samples(const char* name, double* slab, std::int64_t n, std::int64_t k0, std::int64_t nz,
-                               int iters, double reference_cost,
-                               double (*reference)(std::int64_t n, int iters, const std::array<std::int64_t, 3>& p),
-                               bool inject_error);
+// Checks a rank's z-slab of an n^3 grid (local plane l = global k0 + l,
+// planes of (n+2)^2 with ghosts) against the serial reference at the sample
+// points of grid_sample_points. The reference of a point after k sweeps costs
+// O(k^4): past a budget, the values are taken after the first k sweeps that
+// fit it (capture() after every sweep, outside any timing that matters: it
+// copies at most 12 values once), so the check of a long run costs well under
+// a second instead of growing to most of the run. The kernel code is the same
+// in every sweep, so the first k test it.
+class SlabCheck {
+ public:
+  using Reference = double (*)(std::int64_t n, int iters, const std::array<std::int64_t, 3>& p);
+  using Cost = double (*)(std::int64_t n, int iters);
+  SlabCheck(std::int64_t n, std::int64_t k0, std::int64_t nz, int iters, Reference reference, Cost cost);
+  // After how many sweeps the samples are taken (iters when affordable).
+  int checked_sweeps() const { return sweeps_; }
+  // Call with the slab after `done` sweeps (0 before the first one).
+  void capture(const double* slab, int done);
+  // "" when the captured values match to 1e-12, else the first mismatch as
+  // "name(i,j,k) = got, reference want (after K sweeps)". `inject_error`
+  // perturbs the first sample first (the tests of the check itself use it).
+  std::string verify(const char* name, bool inject_error) const;
+
+ private:
+  std::int64_t n_, k0_, nx_;
+  int sweeps_;
+  Reference reference_;
+  std::vector<std::array<std::int64_t, 3>> samples_;
+  std::vector<double> values_;  // empty until captured
+};
 
 // 64-byte aligned, uninitialised array (first touch happens in parallel loops).
 class AlignedArray {

@@ -39,6 +39,8 @@ KernelResult run_gsrb(const KernelConfig& cfg, ProcessGroup& group) {
           for (std::int64_t i = 0; i < nx; ++i)
             mask[(colour * 2 + kpar) * plane + j * nx + i] = ((i + j + kpar) & 1) == colour ? 1.0 : 0.0;
 
+  SlabCheck check(n, k0, nz, cfg.iters, gsrb_reference_point, gsrb_reference_cost);
+  check.capture(x.data(), 0);
   group.barrier();
   Stopwatch clock;
   AnnotatedRegion region(r.region);
@@ -77,6 +79,7 @@ KernelResult run_gsrb(const KernelConfig& cfg, ProcessGroup& group) {
         x.swap(xo);
       }
     }
+    check.capture(x.data(), it + 1);
   }
   const double seconds = clock.seconds();
   const double points = double(n) * double(n) * double(nz);
@@ -89,8 +92,7 @@ KernelResult run_gsrb(const KernelConfig& cfg, ProcessGroup& group) {
   const double bytes = 2.0 * per_sweep * cfg.iters;
   region.finish(flops, bytes);
 
-  const std::string problem = check_slab_samples("x", x.data(), n, k0, nz, cfg.iters,
-                                                 gsrb_reference_cost(n, cfg.iters), gsrb_reference_point, cfg.inject_error);
+  const std::string problem = check.verify("x", cfg.inject_error);
   const bool ok = problem.empty();
   combine_ranks(r, group, seconds, flops, bytes, ok, problem);
   return r;

@@ -59,8 +59,7 @@ double cone_iterate(std::int64_t n, const GridPoint& p, std::int64_t radius, int
 
 std::vector<GridPoint> grid_sample_points(std::int64_t n, std::int64_t k_lo, std::int64_t k_hi,
                                           double cost_per_point) {
-  constexpr double kBudget = 4e7;  // point updates: well under a second
-  const int count = static_cast<int>(std::clamp(kBudget / std::max(cost_per_point, 1.0), 2.0, 12.0));
+  const int count = static_cast<int>(std::clamp(kReferenceBudget / std::max(cost_per_point, 1.0), 2.0, 12.0));
   std::vector<GridPoint> pts;
   pts.push_back({1, 1, k_lo});
   pts.push_back({n, n, k_hi});

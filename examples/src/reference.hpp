@@ -12,6 +12,9 @@ namespace rtrace::demo {
 
 using GridPoint = std::array<std::int64_t, 3>;  // global (i, j, k), interior is 1..n
 
+// Point updates of reference work per check: well under a second.
+inline constexpr double kReferenceBudget = 4e7;
+
 // Sample points of the n^3 interior whose k lies in [k_lo, k_hi] (a rank's
 // slab): corners, centre and hash-chosen points, as many as a budget of
 // reference work allows for `cost_per_point` updates each (at least 2).

@@ -24,6 +24,8 @@ KernelResult run_stencil7(const KernelConfig& cfg, ProcessGroup& group) {
     for (std::int64_t j = 0; j < nx; ++j)
       for (std::int64_t i = 0; i < nx; ++i) u[(l * nx + j) * nx + i] = v[(l * nx + j) * nx + i] = grid_init(i, j, k0 + l);
 
+  SlabCheck check(n, k0, nz, cfg.iters, stencil7_reference_point, stencil7_reference_cost);
+  check.capture(u.data(), 0);
   group.barrier();
   Stopwatch clock;
   AnnotatedRegion region(r.region);
@@ -42,6 +44,7 @@ KernelResult run_stencil7(const KernelConfig& cfg, ProcessGroup& group) {
         }
       }
     u.swap(v);
+    check.capture(u.data(), it + 1);
   }
   const double seconds = clock.seconds();
   const double points = double(n) * double(n) * double(nz);
@@ -50,8 +53,7 @@ KernelResult run_stencil7(const KernelConfig& cfg, ProcessGroup& group) {
   const double bytes = 8.0 * (double(plane) * double(nz + 2) + points) * cfg.iters;
   region.finish(flops, bytes);
 
-  const std::string problem = check_slab_samples("u", u.data(), n, k0, nz, cfg.iters,
-                                                 stencil7_reference_cost(n, cfg.iters), stencil7_reference_point, cfg.inject_error);
+  const std::string problem = check.verify("u", cfg.inject_error);
   const bool ok = problem.empty();
   combine_ranks(r, group, seconds, flops, bytes, ok, problem);
   return r;
