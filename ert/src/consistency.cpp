@@ -73,6 +73,33 @@ std::vector<Violation> check_consistency(const std::vector<store::CeilingRow>& c
                                 a + " " + fmt(bw[i]->value) + " GB/s below " + b + " " + fmt(bw[j]->value) +
                                     " GB/s (bandwidth cannot rise towards DRAM)"});
       }
+  // Compute ratios. An FMA does two FLOPs in one instruction, the no-FMA
+  // kernel the same two in two (an add and a multiply): FMA runs at 1x to 2x
+  // the no-FMA rate of its precision. FP32 packs twice the FP64 lanes into a
+  // SIMD register: never slower than FP64 in the same variant (no upper
+  // bound: its arrays are half the bytes, so more of them stay in L1).
+  // Outside, one of the two was disturbed (seen on a loaded VM: FP64 FMA
+  // 22.7 GFLOP/s below its no-FMA 63.3).
+  auto compute_value = [&](const std::string& name) -> double {
+    for (const auto& c : ceilings)
+      if (store::get_str(c.kind) == "compute" && store::get_str(c.name) == name && c.value > 0) return c.value;
+    return 0;
+  };
+  auto check_ratio = [&](const std::string& fast, const std::string& slow, double max_ratio, const char* why) {
+    const double f = compute_value(fast), sl = compute_value(slow);
+    if (!(f > 0 && sl > 0)) return;
+    const double r = f / sl;
+    if (r < 1.0 / (1 + limits.tolerance) || r > max_ratio * (1 + limits.tolerance))
+      out.push_back(Violation{Series::Flops, {fast, slow},
+                              fast + " " + fmt(f) + " GFLOP/s is " + fmt(r) + "x " + slow + " " + fmt(sl) +
+                                  " GFLOP/s (" + why + ")"});
+  };
+  for (const char* prec : {"FP64", "FP32"})
+    check_ratio(std::string(prec) + " FMA", std::string(prec) + " no-FMA", 2.0,
+                "an FMA is two FLOPs in one instruction: 1x to 2x");
+  for (const char* variant : {"FMA", "no-FMA"})
+    check_ratio(std::string("FP32 ") + variant, std::string("FP64 ") + variant, INFINITY,
+                "FP32 has twice the SIMD lanes: never slower");
   // Compute: not above the theoretical peak.
   for (const auto& c : ceilings) {
     if (store::get_str(c.kind) != "compute") continue;
@@ -97,6 +124,20 @@ void mark_unreliable(std::vector<store::CeilingRow>& ceilings, const std::vector
     c.unreliable = 1;
     store::set_str(c.unreliable_reason, reason);
   }
+}
+
+bool mark_if_disturbed(CeilingAnalysis& analysis, std::size_t runs, std::size_t runs_redone) {
+  if (runs_redone * 4 <= runs) return false;
+  const std::string busy = std::to_string(runs_redone) + " of " + std::to_string(runs) +
+                           " runs were disturbed by other processes (threads preempted)";
+  analysis.notes.push_back("warning: " + busy + "; the ceilings are unreliable on a machine this busy");
+  for (auto& c : analysis.ceilings) {
+    std::string reason = store::get_str(c.unreliable_reason);
+    reason += (reason.empty() ? "" : "; ") + ("measured on a busy machine: " + busy);
+    c.unreliable = 1;
+    store::set_str(c.unreliable_reason, reason);
+  }
+  return true;
 }
 
 CheckedCeilings derive_checked_ceilings(std::vector<Sample>& samples, const std::vector<MemoryLevel>& levels,

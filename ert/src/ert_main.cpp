@@ -333,10 +333,7 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   report.samples = std::move(run.samples);
   report.analysis = std::move(checked.analysis);
   report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (run.runs_redone * 4 > run.runs)
-    report.analysis.notes.push_back("warning: " + std::to_string(run.runs_redone) + " of " + std::to_string(run.runs) +
-                                    " runs were disturbed by other processes (threads preempted); the ceilings are"
-                                    " unreliable on a machine this busy");
+  mark_if_disturbed(report.analysis, run.runs, run.runs_redone);
   std::string pinning;
   for (std::size_t i = 0; i < run.thread_cpus.size(); ++i) pinning += (i ? "," : "") + std::to_string(run.thread_cpus[i]);
   std::string rank_pinning;

@@ -5,6 +5,7 @@
 
 #include "synthetic_samples.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace rtrace::ert;
@@ -150,3 +151,98 @@ TEST(ErtConsistency, FlopsAboveTheTheoreticalPeak) {
   EXPECT_EQ(find(checked.analysis, "L1d")->unreliable, 0);
 }
 
+
+namespace {
+
+// The four CPU FLOP series at the given rates (3 repeats each).
+std::vector<Sample> flop_series(double fp64_fma, double fp64_nofma, double fp32_fma, double fp32_nofma) {
+  std::vector<Sample> samples;
+  for (int r = 0; r < 3; ++r) {
+    samples.push_back(test::flop_sample(Precision::FP64, Variant::Fma, 64, r, fp64_fma));
+    samples.push_back(test::flop_sample(Precision::FP64, Variant::NoFma, 64, r, fp64_nofma));
+    samples.push_back(test::flop_sample(Precision::FP32, Variant::Fma, 64, r, fp32_fma));
+    samples.push_back(test::flop_sample(Precision::FP32, Variant::NoFma, 64, r, fp32_nofma));
+  }
+  return samples;
+}
+
+std::vector<Sample> curve_with_flops(double fp64_fma, double fp64_nofma, double fp32_fma, double fp32_nofma) {
+  auto samples = curve(300, 150);
+  samples.erase(std::remove_if(samples.begin(), samples.end(), [](const Sample& s) { return s.series == Series::Flops; }),
+                samples.end());
+  for (auto& s : flop_series(fp64_fma, fp64_nofma, fp32_fma, fp32_nofma)) samples.push_back(s);
+  return samples;
+}
+
+}  // namespace
+
+// This VM's quiet ratios: FMA 1.6-2x no-FMA, FP32 2-2.4x FP64.
+TEST(ErtConsistency, FlopRatiosOfAQuietMachinePass) {
+  auto samples = curve_with_flops(99.8, 52, 201.6, 123.8);
+  auto checked = derive_checked_ceilings(samples, levels(), PlateauOptions{}, ConsistencyLimits{}, RetryPolicy{},
+                                         [&](const RemeasureRequest&) {
+                                           ADD_FAILURE() << "nothing to re-measure";
+                                           return std::vector<Sample>{};
+                                         },
+                                         nullptr);
+  for (const auto& v : checked.violations) ADD_FAILURE() << v.reason;
+}
+
+// Seen under load here: FP64 FMA 22.7 below its no-FMA 63.3, FP32 no-FMA 7.0.
+TEST(ErtConsistency, FmaBelowNoFmaIsRemeasuredThenMarkedUnreliable) {
+  auto samples = curve_with_flops(22.7, 63.3, 201.6, 123.8);
+  int remeasures = 0;
+  auto checked = derive_checked_ceilings(samples, levels(), PlateauOptions{}, ConsistencyLimits{}, RetryPolicy{},
+                                         [&](const RemeasureRequest& r) {
+                                           EXPECT_EQ(r.series, Series::Flops);
+                                           ++remeasures;
+                                           return flop_series(22.7, 63.3, 201.6, 123.8);
+                                         },
+                                         nullptr);
+  EXPECT_EQ(remeasures, 2);
+  for (const char* name : {"FP64 FMA", "FP64 no-FMA"}) {
+    const auto* c = find(checked.analysis, name);
+    ASSERT_TRUE(c) << name;
+    EXPECT_EQ(c->unreliable, 1) << name;
+    EXPECT_NE(get_str(c->unreliable_reason).find("FP64 FMA 22.7 GFLOP/s is 0.4x FP64 no-FMA 63.3"), std::string::npos)
+        << get_str(c->unreliable_reason);
+  }
+  // Only the pair at fault: FP32 (201.6 / 123.8 = 1.6x) is fine.
+  EXPECT_EQ(find(checked.analysis, "FP32 FMA")->unreliable, 0);
+  EXPECT_EQ(find(checked.analysis, "FP32 no-FMA")->unreliable, 0);
+  EXPECT_EQ(find(checked.analysis, "L1d")->unreliable, 0);
+}
+
+TEST(ErtConsistency, AFlopRemeasurementThatComesOutRightIsReliable) {
+  auto samples = curve_with_flops(99.8, 52, 201.6, 7.0);  // FP32 no-FMA disturbed: FMA 29x, FP32 below FP64
+  int remeasures = 0;
+  auto checked = derive_checked_ceilings(samples, levels(), PlateauOptions{}, ConsistencyLimits{}, RetryPolicy{},
+                                         [&](const RemeasureRequest&) {
+                                           ++remeasures;
+                                           return flop_series(99.8, 52, 201.6, 123.8);
+                                         },
+                                         nullptr);
+  EXPECT_EQ(remeasures, 1);
+  EXPECT_TRUE(checked.violations.empty());
+  EXPECT_EQ(find(checked.analysis, "FP32 no-FMA")->unreliable, 0);
+  EXPECT_NEAR(find(checked.analysis, "FP32 no-FMA")->value, 123.8, 0.1);
+}
+
+// ERT's own verdict on a busy machine marks the ceilings, not only a note.
+TEST(ErtConsistency, ABusyMachineMarksEveryCeiling) {
+  auto samples = curve(300, 150);
+  auto checked = derive_checked_ceilings(samples, levels(), PlateauOptions{}, ConsistencyLimits{}, RetryPolicy{},
+                                         [](const RemeasureRequest&) { return std::vector<Sample>{}; }, nullptr);
+  ASSERT_TRUE(checked.violations.empty());
+  CeilingAnalysis quiet = checked.analysis;
+  EXPECT_FALSE(mark_if_disturbed(quiet, 650, 162));  // 24.9%: redone and replaced, the samples are clean
+  for (const auto& c : quiet.ceilings) EXPECT_EQ(c.unreliable, 0) << get_str(c.name);
+  CeilingAnalysis busy = checked.analysis;
+  EXPECT_TRUE(mark_if_disturbed(busy, 650, 308));
+  ASSERT_FALSE(busy.ceilings.empty());
+  for (const auto& c : busy.ceilings) {
+    EXPECT_EQ(c.unreliable, 1) << get_str(c.name);
+    EXPECT_NE(get_str(c.unreliable_reason).find("busy machine: 308 of 650 runs were disturbed"), std::string::npos);
+  }
+  EXPECT_NE(busy.notes.back().find("unreliable on a machine this busy"), std::string::npos);
+}

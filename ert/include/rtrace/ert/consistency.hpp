@@ -2,7 +2,8 @@
 //
 // Checks: bandwidth does not rise from L1 towards DRAM beyond the noise
 // tolerance; no FLOP ceiling above the partition's theoretical peak where it
-// can be computed (cores x SIMD lanes x 2 FMA pipes x 2 FLOPs x clock). (A
+// can be computed (cores x SIMD lanes x 2 FMA pipes x 2 FLOPs x clock); FMA
+// at 1x to 2x the no-FMA rate, FP32 not below FP64 (CPU SIMD). (A
 // larger partition not below a smaller one is checked by the launcher, which
 // sees several partitions: launcher/ceilings.hpp.)
 // A violation re-measures the offending series (bounded, after a pause), then
@@ -42,6 +43,12 @@ double peak_clock_ghz(double nominal_mhz, std::string& basis);
 std::vector<Violation> check_consistency(const std::vector<store::CeilingRow>& ceilings, const ConsistencyLimits& limits);
 // Sets unreliable=1 and the reason on every ceiling a violation names.
 void mark_unreliable(std::vector<store::CeilingRow>& ceilings, const std::vector<Violation>& violations);
+
+// Over a quarter of the runs redone because a thread was preempted: the redo
+// budget is then spent and disturbed runs are among the samples. Marks every
+// ceiling unreliable (so the launcher never caches them as good), adds the
+// note, and returns true.
+bool mark_if_disturbed(CeilingAnalysis& analysis, std::size_t runs, std::size_t runs_redone);
 
 struct RetryPolicy {
   int max_remeasures = 2;   // per series
