@@ -14,7 +14,8 @@ BIN="$RTRACE_BUILD_DIR/bin"
 RUN="$OUT/run.h5"
 NPROC="$(nproc)"
 # A fresh sweep each time (use `rtrace --resume -o ...` by hand to continue one).
-rm -f "$RUN"
+# A run is an index file plus its points directory (schema 1.6): remove both.
+rm -rf "$RUN" "$RUN.d"
 
 rtrace_log "sweeping threads=1..$NPROC over the demo kernels (rtrace-demo all)"
 set +e
@@ -30,7 +31,7 @@ fi
 GPU_RUN=""
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && [ -x "$BIN/rtrace-demo-cuda" ]; then
   GPU_RUN="$OUT/gpu-run.h5"
-  rm -f "$GPU_RUN"
+  rm -rf "$GPU_RUN" "$GPU_RUN.d"
   SMS="$(nvidia-smi --query-gpu=multiprocessor_count --format=csv,noheader 2>/dev/null | head -1 || true)"
   SMS="${SMS:-132}"
   rtrace_log "GPU found: sweeping sms=16..$SMS:x2 over the CUDA demos"
