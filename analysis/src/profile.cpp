@@ -72,6 +72,31 @@ std::string short_function_name(const std::string& name) {
   return outlined ? s + " (OpenMP region)" : s;
 }
 
+bool is_standard_library_function(const std::string& name) {
+  // The qualified name is the last top-level word of the name without its
+  // parameter list: a template's return type comes first
+  // ("double* std::__copy_move<...>::__copy_m<double>(...)").
+  std::string s = name;
+  if (auto at = s.find(" [clone "); at != std::string::npos) s.resize(at);
+  int depth = 0;
+  std::size_t end = s.size(), start = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '<') ++depth;
+    else if (c == '>' && depth > 0) --depth;
+    else if (c == '(' && depth == 0 && s.compare(i >= 8 ? i - 8 : 0, 8, "operator") != 0) {
+      end = i;
+      break;
+    } else if (c == ' ' && depth == 0) {
+      start = i + 1;
+    }
+  }
+  const std::string q = s.substr(start, end > start ? end - start : 0);
+  for (const char* prefix : {"std::", "__gnu_cxx::", "__cxxabiv1::"})
+    if (q.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
 // Two OpenMP regions of one function ("f [clone ._omp_fn.0]", "._omp_fn.1")
 // share the short name "f (OpenMP region)": those then show GCC's region
 // number, "f (OpenMP region 1)", so the report does not list one name twice.
@@ -153,6 +178,21 @@ RankProfile profile_of_rank(const store::RankRecords& rank) {
     } else if (cat == "rtrace") {
       fn = kTracerBucket;
     } else {
+      // C++ standard-library code compiled into the app (std::fill inlined
+      // from a vector resize) counts, like libc, for its first caller outside
+      // the standard library: that is the code its user can change.
+      for (std::int64_t n = static_cast<std::int64_t>(leaf);
+           n >= 0 && is_standard_library_function(name_of(rows[static_cast<std::size_t>(n)].function_id));
+           n = parent_of(static_cast<std::size_t>(n))) {
+        const std::int64_t up = parent_of(static_cast<std::size_t>(n));
+        if (up < 0) break;
+        const std::string c = store::get_str(rows[static_cast<std::size_t>(up)].category);
+        if (c != "app" && c != "system") break;  // called from a runtime: keep the leaf
+        if (c == "app" && !is_standard_library_function(name_of(rows[static_cast<std::size_t>(up)].function_id))) {
+          leaf = static_cast<std::size_t>(up);
+          break;
+        }
+      }
       fn = name_of(rows[leaf].function_id);  // app code, or a system-only stack (its leaf)
       if (rows[leaf].inlined)
         for (std::int64_t n = parent_of(leaf); n >= 0; n = parent_of(static_cast<std::size_t>(n)))

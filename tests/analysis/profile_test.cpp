@@ -47,3 +47,19 @@ TEST(ProfileNames, TwoOpenMpRegionsOfOneFunctionAreNumbered) {
   EXPECT_EQ(fns[2].short_name, "point [inlined in run (OpenMP region)]");  // unique: left as it is
   EXPECT_EQ(fns[3].short_name, "solo (OpenMP region)");
 }
+
+TEST(ProfileNames, StandardLibraryFunctionsAreKnownByTheirQualifiedName) {
+  using rtrace::analysis::is_standard_library_function;
+  EXPECT_TRUE(is_standard_library_function(
+      "__gnu_cxx::__enable_if<std::__is_scalar<double>::__value, void>::__type std::__fill_a1<double*, double>(double*, "
+      "double*, double const&)"));
+  EXPECT_TRUE(is_standard_library_function(
+      "double* std::__copy_move<false, true, std::random_access_iterator_tag>::__copy_m<double>(double const*, double "
+      "const*, double*)"));
+  EXPECT_TRUE(is_standard_library_function("std::vector<double, std::allocator<double> >::_M_default_append(unsigned long)"));
+  EXPECT_TRUE(is_standard_library_function("__gnu_cxx::__normal_iterator<double*, std::vector<double> >::operator++()"));
+  EXPECT_FALSE(is_standard_library_function("rtrace::demo::run_spmv(rtrace::demo::KernelConfig const&)"));
+  EXPECT_FALSE(is_standard_library_function("void fill_grid<std::vector<double> >(std::vector<double>&)"));
+  EXPECT_FALSE(is_standard_library_function("operator()"));
+  EXPECT_FALSE(is_standard_library_function("mesh::refine"));
+}

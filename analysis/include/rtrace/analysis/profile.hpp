@@ -24,6 +24,8 @@ struct AnalysisResult;
 //    <caller>]", the caller being the nearest frame that was not inlined (a
 //    bare "operator()" or "std::copy<...>" says nothing without its site);
 //  * `system` code (libc, libm, C++ runtime): as its first non-system caller;
+//    C++ standard-library templates compiled into the app (std::, __gnu_cxx::)
+//    as their first caller outside the standard library;
 //  * MPI code: the `MPI_*` call that entered it ("MPI_Allreduce"), else
 //    "MPI library (progress)";
 //  * OpenMP runtime code: "OpenMP runtime (wait, barrier, spin)";
@@ -85,6 +87,10 @@ std::string short_function_name(const std::string& name);
 // Functions whose short names collide only because they are different OpenMP
 // regions of one function get GCC's region number: "f (OpenMP region 1)".
 void disambiguate_openmp_regions(std::vector<FunctionSeries>& functions);
+
+// A function of the C++ standard library (std::, __gnu_cxx::, __cxxabiv1::),
+// judged by its qualified name, a template's return type skipped.
+bool is_standard_library_function(const std::string& name);
 
 // The marker between an inlined function and its caller in a function's name.
 inline constexpr const char* kInlinedIn = " [inlined in ";
