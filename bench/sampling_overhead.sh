@@ -146,7 +146,7 @@ if demo=$(find_bin rtrace-demo); then
   OMP_NUM_THREADS=1 pair_set "rtrace-demo triad" cpu "$demo" triad --size $(( quick ? 4000000 : 16000000 )) \
     --iters $(( quick ? 20 : 100 )) --quiet
   OMP_NUM_THREADS=1 pair_set "rtrace-demo stencil7" cpu "$demo" stencil7 --size $(( quick ? 96 : 256 )) \
-    --iters $(( quick ? 20 : 100 )) --quiet
+    --iters $(( quick ? 20 : 140 )) --quiet
 elif app=$(find_bin tracer_sampled_omp_app); then
   OMP_NUM_THREADS=1 pair_set "tracer_sampled_omp_app" cpu "$app" normal $(( quick ? 40 : 150 )) $(( quick ? 80 : 300 ))
 else
