@@ -33,6 +33,16 @@ std::string folded_frame(std::string s) {
   return s;
 }
 
+// True when the text before position `i` ends with the word "operator": the
+// "(" at `i` then opens the "()" of a call operator's name, not a parameter list.
+bool after_operator_keyword(const std::string& s, std::size_t i) {
+  constexpr std::size_t kLen = 8;  // "operator"
+  if (i < kLen || s.compare(i - kLen, kLen, "operator") != 0) return false;
+  if (i == kLen) return true;
+  const unsigned char before = static_cast<unsigned char>(s[i - kLen - 1]);
+  return !(std::isalnum(before) || before == '_');
+}
+
 }  // namespace
 
 std::string short_function_name(const std::string& name) {
@@ -60,11 +70,7 @@ std::string short_function_name(const std::string& name) {
       else if (s[i] == '(' && --depth == 0) {
         // "operator()" with no parameter list after it (DWARF's name of an
         // inlined lambda or functor call) keeps its "()": it is the name.
-        const std::string rest = s.substr(0, i);
-        const bool call_operator = rest.size() >= 8 && rest.compare(rest.size() - 8, 8, "operator") == 0 &&
-                                   (rest.size() == 8 || !(std::isalnum(static_cast<unsigned char>(rest[rest.size() - 9])) ||
-                                                          rest[rest.size() - 9] == '_'));
-        if (i > 0 && !call_operator) s.resize(i);
+        if (i > 0 && !after_operator_keyword(s, i)) s.resize(i);
         break;
       }
     }
@@ -84,7 +90,7 @@ bool is_standard_library_function(const std::string& name) {
     const char c = s[i];
     if (c == '<') ++depth;
     else if (c == '>' && depth > 0) --depth;
-    else if (c == '(' && depth == 0 && s.compare(i >= 8 ? i - 8 : 0, 8, "operator") != 0) {
+    else if (c == '(' && depth == 0 && !after_operator_keyword(s, i)) {
       end = i;
       break;
     } else if (c == ' ' && depth == 0) {
@@ -181,18 +187,15 @@ RankProfile profile_of_rank(const store::RankRecords& rank) {
       // C++ standard-library code compiled into the app (std::fill inlined
       // from a vector resize) counts, like libc, for its first caller outside
       // the standard library: that is the code its user can change.
-      for (std::int64_t n = static_cast<std::int64_t>(leaf);
-           n >= 0 && is_standard_library_function(name_of(rows[static_cast<std::size_t>(n)].function_id));
-           n = parent_of(static_cast<std::size_t>(n))) {
-        const std::int64_t up = parent_of(static_cast<std::size_t>(n));
-        if (up < 0) break;
-        const std::string c = store::get_str(rows[static_cast<std::size_t>(up)].category);
-        if (c != "app" && c != "system") break;  // called from a runtime: keep the leaf
-        if (c == "app" && !is_standard_library_function(name_of(rows[static_cast<std::size_t>(up)].function_id))) {
-          leaf = static_cast<std::size_t>(up);
+      if (is_standard_library_function(name_of(rows[leaf].function_id)))
+        for (std::int64_t n = parent_of(leaf); n >= 0; n = parent_of(static_cast<std::size_t>(n))) {
+          const auto& row = rows[static_cast<std::size_t>(n)];
+          const std::string c = store::get_str(row.category);
+          if (c != "app" && c != "system") break;  // called from a runtime: keep the leaf
+          if (is_standard_library_function(name_of(row.function_id))) continue;
+          if (c == "app") leaf = static_cast<std::size_t>(n);  // else libc above it: keep the leaf
           break;
         }
-      }
       fn = name_of(rows[leaf].function_id);  // app code, or a system-only stack (its leaf)
       if (rows[leaf].inlined)
         for (std::int64_t n = parent_of(leaf); n >= 0; n = parent_of(static_cast<std::size_t>(n)))
