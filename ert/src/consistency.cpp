@@ -36,6 +36,14 @@ double violating_capacity(const std::vector<Violation>& violations, const std::v
   return deepest > 0 ? deepest : INFINITY;
 }
 
+// Marks a ceiling unreliable, adding `reason` to the reasons it already has.
+void add_unreliable_reason(store::CeilingRow& c, const std::string& reason) {
+  std::string text = store::get_str(c.unreliable_reason);
+  text += (text.empty() ? "" : "; ") + reason;
+  c.unreliable = 1;
+  store::set_str(c.unreliable_reason, text);
+}
+
 }  // namespace
 
 double theoretical_cpu_peak_gflops(Precision p, int cores, int vector_bytes, double ghz) {
@@ -116,13 +124,8 @@ std::vector<Violation> check_consistency(const std::vector<store::CeilingRow>& c
 void mark_unreliable(std::vector<store::CeilingRow>& ceilings, const std::vector<Violation>& violations) {
   for (auto& c : ceilings) {
     const std::string name = store::get_str(c.name);
-    std::string reason;
     for (const auto& v : violations)
-      if (std::find(v.ceilings.begin(), v.ceilings.end(), name) != v.ceilings.end())
-        reason += (reason.empty() ? "" : "; ") + v.reason;
-    if (reason.empty()) continue;
-    c.unreliable = 1;
-    store::set_str(c.unreliable_reason, reason);
+      if (std::find(v.ceilings.begin(), v.ceilings.end(), name) != v.ceilings.end()) add_unreliable_reason(c, v.reason);
   }
 }
 
@@ -131,12 +134,7 @@ bool mark_if_disturbed(CeilingAnalysis& analysis, std::size_t runs, std::size_t 
   const std::string busy = std::to_string(runs_redone) + " of " + std::to_string(runs) +
                            " runs were disturbed by other processes (threads preempted)";
   analysis.notes.push_back("warning: " + busy + "; the ceilings are unreliable on a machine this busy");
-  for (auto& c : analysis.ceilings) {
-    std::string reason = store::get_str(c.unreliable_reason);
-    reason += (reason.empty() ? "" : "; ") + ("measured on a busy machine: " + busy);
-    c.unreliable = 1;
-    store::set_str(c.unreliable_reason, reason);
-  }
+  for (auto& c : analysis.ceilings) add_unreliable_reason(c, "measured on a busy machine: " + busy);
   return true;
 }
 

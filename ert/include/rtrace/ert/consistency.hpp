@@ -41,7 +41,8 @@ double theoretical_cpu_peak_gflops(Precision p, int cores, int vector_bytes, dou
 double peak_clock_ghz(double nominal_mhz, std::string& basis);
 
 std::vector<Violation> check_consistency(const std::vector<store::CeilingRow>& ceilings, const ConsistencyLimits& limits);
-// Sets unreliable=1 and the reason on every ceiling a violation names.
+// Sets unreliable=1 on every ceiling a violation names and adds the
+// violation's reason to its `unreliable_reason`.
 void mark_unreliable(std::vector<store::CeilingRow>& ceilings, const std::vector<Violation>& violations);
 
 // Over a quarter of the runs redone because a thread was preempted: the redo
