@@ -91,7 +91,7 @@ struct CodeScope {
   Dwarf_Die die;
   int depth = 0;
   bool inlined = false;
-  std::vector<std::pair<Dwarf_Addr, Dwarf_Addr>> ranges;  // [low, high), CU-relative addresses
+  std::vector<std::pair<Dwarf_Addr, Dwarf_Addr>> ranges;  // [low, high), DWARF addresses (before the load bias)
 
   bool contains(Dwarf_Addr a) const {
     for (const auto& r : ranges)
@@ -136,7 +136,7 @@ struct Symbolizer::Impl {
   // Per CU (keyed by the module and the CU DIE's offset): its code scopes.
   std::map<std::pair<Dwfl_Module*, Dwarf_Off>, std::vector<CodeScope>> cu_scopes;
 
-  // The inline instances around a CU-relative address, innermost first, up to
+  // The inline instances around a DWARF address (pc - bias), innermost first, up to
   // (not including) the function they are inlined into.
   std::vector<const CodeScope*> inline_chain(Dwfl_Module* mod, Dwarf_Die* cu, Dwarf_Addr addr) {
     auto key = std::make_pair(mod, dwarf_dieoffset(cu));
