@@ -55,19 +55,6 @@ one_run() {
 
 failed=0
 
-# add_pair: records one repeat's runs as wall, cpu (and own account) into the
-# caller's arrays: 250 Hz ($a1 $b1 $o1x) against sampling off ($a0 $b0),
-# 1000 Hz ($a4 $b4 $o4x) against sampling off ($a0b $b0b).
-add_pair() {
-  w0+=("$a0"); c0+=("$b0"); w1+=("$a1"); c1+=("$b1"); w4+=("$a4"); c4+=("$b4")
-  o1+=("$(awk -v o="$o1x" -v c="$b1" 'BEGIN{print o/c}')")
-  o4+=("$(awk -v o="$o4x" -v c="$b4" 'BEGIN{print o/c}')")
-  r1+=("$(awk -v a="$b1" -v b="$b0" 'BEGIN{print a/b}')")
-  r4+=("$(awk -v a="$b4" -v b="$b0b" 'BEGIN{print a/b}')")
-  q1+=("$(awk -v a="$a1" -v b="$a0" 'BEGIN{print a/b}')")
-  q4+=("$(awk -v a="$a4" -v b="$a0b" 'BEGIN{print a/b}')")
-}
-
 # report NAME HOW: medians, ratios and the verdict from the caller's arrays.
 report() {
   local name="$1" how="$2"
@@ -128,9 +115,16 @@ pair_set() {
     for x in off 250 off4 1000; do
       [[ -s "$d/$x.txt" ]] || { echo "sampling_overhead.sh: a run of the $x pair failed: $*" >&2; exit 1; }
     done
+    # wall, CPU and own account: 250 Hz against the run beside it, 1000 Hz likewise.
     read -r a0 b0 x <"$d/off.txt"; read -r a1 b1 o1x <"$d/250.txt"
     read -r a0b b0b x <"$d/off4.txt"; read -r a4 b4 o4x <"$d/1000.txt"
-    add_pair
+    w0+=("$a0"); c0+=("$b0"); w1+=("$a1"); c1+=("$b1"); w4+=("$a4"); c4+=("$b4")
+    o1+=("$(awk -v o="$o1x" -v c="$b1" 'BEGIN{print o/c}')")
+    o4+=("$(awk -v o="$o4x" -v c="$b4" 'BEGIN{print o/c}')")
+    r1+=("$(awk -v a="$b1" -v b="$b0" 'BEGIN{print a/b}')")
+    r4+=("$(awk -v a="$b4" -v b="$b0b" 'BEGIN{print a/b}')")
+    q1+=("$(awk -v a="$a1" -v b="$a0" 'BEGIN{print a/b}')")
+    q4+=("$(awk -v a="$a4" -v b="$a0b" 'BEGIN{print a/b}')")
   done
   if [[ "$how" == cpu ]]; then
     report "$name" "pairs time-sliced on one CPU"
