@@ -272,4 +272,59 @@ const RowLayout& CallPathRow::layout() {
   return l;
 }
 
+const RowLayout& CountInfoRow::layout() {
+  using R = CountInfoRow;
+  static const RowLayout l = RowLayout("count_info", sizeof(R))
+                                 .add("source", &R::source)
+                                 .add("status", &R::status)
+                                 .add("threads", &R::threads, "1")
+                                 .add("serialised", &R::serialised)
+                                 .add("wall_s", &R::wall_s, "s")
+                                 .add("exit_code", &R::exit_code)
+                                 .add("note", &R::note);
+  return l;
+}
+
+const RowLayout& CountLevelRow::layout() {
+  using R = CountLevelRow;
+  static const RowLayout l = RowLayout("count_level", sizeof(R))
+                                 .add("name", &R::name)
+                                 .add("size_bytes", &R::size_bytes, "B")
+                                 .add("full_size_bytes", &R::full_size_bytes, "B")
+                                 .add("line_bytes", &R::line_bytes, "B")
+                                 .add("associativity", &R::associativity, "1")
+                                 .add("sharers", &R::sharers, "1");
+  return l;
+}
+
+const RowLayout& CountRow::layout() {
+  using R = CountRow;
+  static const RowLayout l = RowLayout("count", sizeof(R))
+                                 .add("thread", &R::thread)
+                                 .add("function_id", &R::function_id)
+                                 .add("module_id", &R::module_id)
+                                 .add("instructions", &R::instructions, "1")
+                                 .add("flops_fp64_scalar", &R::flops_fp64_scalar, "FLOP")
+                                 .add("flops_fp64_v128", &R::flops_fp64_v128, "FLOP")
+                                 .add("flops_fp64_v256", &R::flops_fp64_v256, "FLOP")
+                                 .add("flops_fp64_v512", &R::flops_fp64_v512, "FLOP")
+                                 .add("flops_fp32_scalar", &R::flops_fp32_scalar, "FLOP")
+                                 .add("flops_fp32_v128", &R::flops_fp32_v128, "FLOP")
+                                 .add("flops_fp32_v256", &R::flops_fp32_v256, "FLOP")
+                                 .add("flops_fp32_v512", &R::flops_fp32_v512, "FLOP")
+                                 .add("flops_fp16_scalar", &R::flops_fp16_scalar, "FLOP")
+                                 .add("flops_fp16_v128", &R::flops_fp16_v128, "FLOP")
+                                 .add("flops_fp16_v256", &R::flops_fp16_v256, "FLOP")
+                                 .add("flops_fp16_v512", &R::flops_fp16_v512, "FLOP")
+                                 .add("bytes_l1_read", &R::bytes_l1_read, "B")
+                                 .add("bytes_l1_write", &R::bytes_l1_write, "B")
+                                 .add("bytes_l2_read", &R::bytes_l2_read, "B")
+                                 .add("bytes_l2_write", &R::bytes_l2_write, "B")
+                                 .add("bytes_l3_read", &R::bytes_l3_read, "B")
+                                 .add("bytes_l3_write", &R::bytes_l3_write, "B")
+                                 .add("bytes_dram_read", &R::bytes_dram_read, "B")
+                                 .add("bytes_dram_write", &R::bytes_dram_write, "B");
+  return l;
+}
+
 }  // namespace rtrace::store

@@ -153,6 +153,11 @@ void write_rank(Group& ranks_group, const RankRecords& r) {
     g.write_table("sampling", r.sampling, "one row: the sampler's rate, clock and totals");
     g.write_table("callpaths", r.callpaths, "sampled call-path tree per thread: self and inclusive samples");
   }
+  if (!r.counts_info.empty()) {
+    g.write_table("counts_info", r.counts_info, "one row: where the counts come from (sim/pmu) and their status");
+    g.write_table("count_levels", r.count_levels, "simulated cache levels: this rank's share of each cache");
+    g.write_table("counts", r.counts, "counted FLOPs by precision and vector width, bytes per level, per thread and function");
+  }
   if (!r.writer.empty()) g.set_attr("writer", r.writer);
 }
 
@@ -169,6 +174,11 @@ RankRecords read_rank(const Group& g) {
   r.log = g.read_strings("log");
   if (g.exists("sampling")) r.sampling = g.read_table<SamplingRow>("sampling");  // schema >= 1.3
   if (g.exists("callpaths")) r.callpaths = g.read_table<CallPathRow>("callpaths");
+  if (g.exists("counts_info")) {  // schema >= 1.7
+    r.counts_info = g.read_table<CountInfoRow>("counts_info");
+    r.count_levels = g.read_table<CountLevelRow>("count_levels");
+    r.counts = g.read_table<CountRow>("counts");
+  }
   if (g.has_attr("writer")) r.writer = g.attr_string("writer");
   return r;
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <dirent.h>
 #include <fstream>
 #include <optional>
@@ -283,4 +284,63 @@ TEST(RunFileLayout, PackMakesOneSelfContainedFile) {
   again.commit_point(synth::finished(again.points()[1]), [](Group& g) { synth::fill_point(g, 1); });
   File g = File::open(packed);
   EXPECT_EQ(synth::check_point(g, 1), "");
+}
+
+TEST(RunFile, CountTablesRoundTripAndAreOptional) {
+  TempDir d;
+  RankRecords rec = synth::rank(0, 1, 1);
+  {
+    File f = File::create(d.file("trace.h5"));
+    Group ranks = f.root().create_group("ranks");
+    write_rank(ranks, rec);  // no counts: no count tables
+  }
+  {
+    File f = File::open(d.file("trace.h5"));
+    EXPECT_FALSE(f.root().open_group("ranks").open_group(rank_group_name(1)).exists("counts"));
+    EXPECT_TRUE(read_rank(f.root().open_group("ranks").open_group(rank_group_name(1))).counts_info.empty());
+  }
+  CountInfoRow info{};
+  set_str(info.source, "sim:rtrace-count 0.1.0 valgrind-3.19.0");
+  set_str(info.status, "ok");
+  info.threads = 2;
+  info.serialised = 1;
+  info.wall_s = 3.5;
+  info.exit_code = 0;
+  rec.counts_info.push_back(info);
+  CountLevelRow l3{};
+  set_str(l3.name, "L3");
+  l3.size_bytes = 52 << 20;
+  l3.full_size_bytes = 105 << 20;
+  l3.line_bytes = 64;
+  l3.associativity = 15;
+  l3.sharers = 2;
+  rec.count_levels.push_back(l3);
+  CountRow c{};
+  c.thread = 1;
+  c.function_id = 0;
+  c.module_id = -1;
+  c.instructions = 1e6;
+  c.flops_fp64_v256 = 4e6;
+  c.flops_fp32_scalar = kUnavailable;
+  c.bytes_l1_read = 16e6;
+  c.bytes_dram_write = 8e6;
+  rec.counts.push_back(c);
+  {
+    File f = File::create(d.file("trace2.h5"));
+    Group ranks = f.root().create_group("ranks");
+    write_rank(ranks, rec);
+  }
+  File f = File::open(d.file("trace2.h5"));
+  RankRecords back = read_rank(f.root().open_group("ranks").open_group(rank_group_name(1)));
+  ASSERT_EQ(back.counts_info.size(), 1u);
+  EXPECT_EQ(get_str(back.counts_info[0].source), "sim:rtrace-count 0.1.0 valgrind-3.19.0");
+  EXPECT_EQ(back.counts_info[0].serialised, 1);
+  ASSERT_EQ(back.count_levels.size(), 1u);
+  EXPECT_EQ(back.count_levels[0].size_bytes, 52 << 20);
+  EXPECT_EQ(back.count_levels[0].sharers, 2);
+  ASSERT_EQ(back.counts.size(), 1u);
+  EXPECT_EQ(back.counts[0].thread, 1);
+  EXPECT_DOUBLE_EQ(back.counts[0].flops_fp64_v256, 4e6);
+  EXPECT_TRUE(std::isnan(back.counts[0].flops_fp32_scalar));
+  EXPECT_DOUBLE_EQ(back.counts[0].bytes_dram_write, 8e6);
 }

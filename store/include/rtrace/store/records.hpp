@@ -263,4 +263,70 @@ struct CallPathRow {
   static const RowLayout& layout();
 };
 
+// --- Counted operations (schema 1.7): the counting pass (`rtrace run --counts`,
+// counts/) or the PMU. Counts live in the rank group of the point whose
+// configuration they describe, next to the timed run's records: times come
+// from the timed run, FLOPs and bytes from here.
+
+// /points/<p>/ranks/<r>/counts_info: exactly one row per rank that has counts.
+struct CountInfoRow {
+  char source[96];             // "sim:rtrace-count 0.1.0 valgrind-3.19.0", "pmu:<pmu name>", "annotation"
+  char status[16];             // "ok" | "unavailable" | "failed" | "partial"
+  std::int32_t threads;        // threads seen by the counting run
+  std::uint8_t serialised;     // 1: the counting tool ran the threads one at a time (Valgrind)
+  double wall_s;               // wall time of the counting run of this rank (NaN unknown)
+  std::int32_t exit_code;      // the counted process's exit code (-1 unknown)
+  char note[160];              // why status is not "ok", or what the source cannot see
+  static const RowLayout& layout();
+};
+
+// /points/<p>/ranks/<r>/count_levels: the memory hierarchy the counts were
+// simulated for (sim sources), one row per cache level: this rank's share of
+// each cache under the point's partition (a shared cache divided among the
+// point's workers that share it).
+struct CountLevelRow {
+  char name[16];               // "L1d", "L2", "L3"
+  std::int64_t size_bytes;     // simulated capacity per worker (the share)
+  std::int64_t full_size_bytes;  // one instance of the real cache
+  std::int32_t line_bytes;
+  std::int32_t associativity;  // ways (simulated)
+  std::int32_t sharers;        // workers of the point sharing one instance
+  static const RowLayout& layout();
+};
+
+// /points/<p>/ranks/<r>/counts: one row per (thread, function). Sums over the
+// rows are the rank's (or a thread's) totals. Unavailable fields (a source
+// that cannot see them) are NaN, never 0. FMA counts as 2 FLOPs. Bytes of a
+// level are the traffic between that level and the one above it (closer to
+// the core): L1 = every load and store of the core; L2/L3/DRAM read = lines
+// filled into the level above (write-allocate fills included), write = dirty
+// lines written back from the level above.
+struct CountRow {
+  std::int32_t thread;          // 0 = main thread, then in creation order; -1 = whole process (no thread split)
+  std::int64_t function_id;     // ./names: demangled function or "module+0xOFFSET"; -1 = not attributed (whole thread)
+  std::int64_t module_id;       // ./names: module file name; -1 unknown
+  double instructions;          // instructions executed
+  double flops_fp64_scalar;
+  double flops_fp64_v128;
+  double flops_fp64_v256;
+  double flops_fp64_v512;
+  double flops_fp32_scalar;
+  double flops_fp32_v128;
+  double flops_fp32_v256;
+  double flops_fp32_v512;
+  double flops_fp16_scalar;     // FP16 and BF16
+  double flops_fp16_v128;
+  double flops_fp16_v256;
+  double flops_fp16_v512;
+  double bytes_l1_read;         // loads
+  double bytes_l1_write;        // stores
+  double bytes_l2_read;
+  double bytes_l2_write;
+  double bytes_l3_read;
+  double bytes_l3_write;
+  double bytes_dram_read;
+  double bytes_dram_write;
+  static const RowLayout& layout();
+};
+
 }  // namespace rtrace::store

@@ -103,6 +103,11 @@ struct RankRecords {
   // Statistical sampling (schema 1.x additions; empty when not sampled).
   std::vector<SamplingRow> sampling;     // zero or one row
   std::vector<CallPathRow> callpaths;    // names in `names`
+  // Counted operations (schema 1.7; empty when no counting pass or PMU counts
+  // reached this rank): one info row, the simulated levels, the counts.
+  std::vector<CountInfoRow> counts_info;  // zero or one row
+  std::vector<CountLevelRow> count_levels;
+  std::vector<CountRow> counts;           // names in `names`
   // Which writer produced this rank's group (attribute `writer` of the rank
   // group, schema 1.4): "mpi-io" (parallel HDF5 ranks.h5), "gather" (ranks.h5
   // gathered to rank 0, written serially), "per-rank" (the process's own
