@@ -129,6 +129,107 @@ void add_usage_warnings(AnalysisResult& res) {
                         "--repeat 3 to measure the spread");
 }
 
+const char* const kCountsHint =
+    "for a counted roofline without annotations (FLOPs and bytes per memory level, per function), rerun with "
+    "`rtrace run --counts sim` (one Valgrind counting pass per configuration, much slower than the timed run) or "
+    "on a node whose PMU gives the FLOP and cache events (`--counts pmu`)";
+
+// "cache-capacity at L3 (DRAM AI falls)", "other (cause: imbalance)".
+std::string step_words(const StepDiagnosis& d) {
+  std::string s = d.diagnosis;
+  if (d.diagnosis == "cache-capacity" && !d.cache.empty()) s += " at " + d.cache + " (" + d.level + " AI falls)";
+  else if (d.diagnosis == "cache-capacity" && !d.level.empty()) s += " at " + d.level;
+  else if (d.diagnosis == "bandwidth-contention" && !d.level.empty()) s += " on " + d.level;
+  if (!d.cause.empty()) s += " (cause: " + d.cause + ")";
+  return s;
+}
+
+std::string percent_signed(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.0f%%", 100 * v);
+  return buf;
+}
+
+// Where counts are unavailable or partial, and where declared and counted
+// values disagree by more than 10%: warnings and counts_notes, once per run.
+void add_counts_notes(AnalysisResult& res) {
+  std::map<std::string, std::vector<std::string>> unavailable;  // "source: note" -> labels
+  std::map<std::string, std::vector<std::string>> partial;
+  for (const auto& c : res.run.configs) {
+    const PointCounts& pc = c.counts;
+    if (!pc.present) continue;
+    const std::string why = (pc.source.empty() ? std::string("counts") : pc.source) +
+                            (pc.note.empty() ? "" : ": " + pc.note);
+    if (!pc.usable) unavailable[pc.status + "\x1f" + why].push_back(c.label);
+    else if (pc.status == "partial") partial[why].push_back(c.label);
+  }
+  auto labels = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (std::size_t i = 0; i < v.size() && i < 4; ++i) out += (i ? ", " : "") + (v[i].empty() ? "-" : v[i]);
+    if (v.size() > 4) out += ", ... " + std::to_string(v.size() - 4) + " more";
+    return out;
+  };
+  for (const auto& [key, l] : unavailable) {
+    const auto sep = key.find('\x1f');
+    res.warnings.push_back("counts " + key.substr(0, sep) + " at " + labels(l) + " (" + key.substr(sep + 1) +
+                           "): no counted roofline there");
+  }
+  for (const auto& [why, l] : partial)
+    res.warnings.push_back("counts partial at " + labels(l) + " (" + why + "): what the source cannot see is n/a");
+  // Disagreements: one line per (kernel, quantity) with the range over configurations.
+  struct Range { double lo = 1e300, hi = -1e300; std::vector<std::string> at; std::string function, source; };
+  std::map<std::pair<std::string, std::string>, Range> by;
+  std::vector<std::pair<std::string, std::string>> order;
+  for (const auto& c : res.run.configs)
+    for (const auto& chk : c.counts_checks) {
+      auto key = std::make_pair(chk.kernel, chk.quantity);
+      if (!by.count(key)) order.push_back(key);
+      Range& r = by[key];
+      r.lo = std::min(r.lo, chk.difference);
+      r.hi = std::max(r.hi, chk.difference);
+      r.at.push_back(c.label);
+      r.function = chk.function;
+      r.source = chk.source;
+    }
+  for (const auto& key : order) {
+    const Range& r = by[key];
+    std::ostringstream os;
+    if (key.first == "application")
+      os << "declared regions (sum) and the counted application disagree: " << key.second << " ";
+    else
+      os << "region " << key.first << " and its counted function" << (r.function.find(", ") != std::string::npos ? "s " : " ")
+         << r.function << " disagree: " << key.second << " ";
+    os << "declared " << (r.lo == r.hi ? percent_signed(r.lo) : percent_signed(r.lo) + ".." + percent_signed(r.hi))
+       << " against counted (" << r.source << ") at " << labels(r.at) << "; the declaration is used";
+    if (key.first == "application" && r.hi < 0) os << " (code outside the regions, or a declaration that undercounts)";
+    res.counts_notes.push_back(os.str());
+  }
+}
+
+// Per group: the counted roofline of the application and of its top
+// functions, where a step loses: the first such step in words, with the source.
+std::vector<std::string> counted_sentences(const AnalysisResult& res, const std::string& key) {
+  std::vector<std::string> out;
+  int functions = 0;
+  for (const auto& t : res.trajectories) {
+    const auto& s = res.kernels[static_cast<std::size_t>(t.kernel)];
+    if (t.fixed != key || !is_counted_kind(s.kind) || !s.counts_available) continue;
+    if (s.kind == kFunctionKind && ++functions > 3) continue;
+    for (const auto& st : t.steps) {
+      if (st.d.diagnosis == "ideal" || st.d.diagnosis == "superlinear") continue;
+      const auto& k = res.run.configs[static_cast<std::size_t>(st.to)].kernels[static_cast<std::size_t>(s.at[st.to])];
+      std::ostringstream os;
+      os << "Counted roofline (" << k.counts_source << "): "
+         << (s.kind == kApplicationKind ? std::string("the application") : "function " + s.name)
+         << " stops scaling past " << res.axis << "=" << fmt(st.c1, 6) << ": " << step_words(st.d) << " - "
+         << st.d.explanation << ".";
+      out.push_back(os.str());
+      break;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string fixed_key(const Configuration& c, const std::string& axis) {
@@ -185,14 +286,26 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
       if (available(k.time_s)) s.total_time_s += k.time_s;
     }
   }
-  double all_time = 0;
-  for (const auto& s : res.kernels) all_time += s.total_time_s;
+  // Time shares: regions and kernels of their summed time; the application
+  // is the whole; a counted function's is its sampled time over the application's.
+  double all_time = 0, app_time = 0;
+  for (const auto& s : res.kernels) {
+    if (s.kind == kApplicationKind) app_time = s.total_time_s;
+    else if (!is_counted_kind(s.kind)) all_time += s.total_time_s;
+  }
   for (auto& s : res.kernels) {
-    s.time_share = all_time > 0 ? s.total_time_s / all_time : 0;
+    if (s.kind == kApplicationKind) s.time_share = 1;
+    else if (s.kind == kFunctionKind) s.time_share = app_time > 0 ? std::min(1.0, s.total_time_s / app_time) : 0;
+    else s.time_share = all_time > 0 ? s.total_time_s / all_time : 0;
     res.counts_available |= s.counts_available;
   }
-  std::stable_sort(res.kernels.begin(), res.kernels.end(),
-                   [](const KernelSeries& a, const KernelSeries& b) { return a.time_share > b.time_share; });
+  // The application first, then regions and kernels, then counted functions; by time share within each.
+  auto kind_order = [](const std::string& kind) { return kind == kApplicationKind ? 0 : kind == kFunctionKind ? 2 : 1; };
+  std::stable_sort(res.kernels.begin(), res.kernels.end(), [&](const KernelSeries& a, const KernelSeries& b) {
+    const int ka = kind_order(a.kind), kb = kind_order(b.kind);
+    return ka != kb ? ka < kb : a.time_share > b.time_share;
+  });
+  add_counts_notes(res);
   if (res.kernels.empty()) {
     // An unannotated application: ceilings have nothing to bound, the diagnosis is the whole application's.
     res.warnings.erase(std::remove_if(res.warnings.begin(), res.warnings.end(),
@@ -201,12 +314,14 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
                                                std::string::npos;
                                       }),
                        res.warnings.end());
-    res.warnings.push_back("no annotated regions or GPU kernels: whole-application diagnosis only (POP "
-                           "efficiencies, named causes, MPI calls)");
+    res.warnings.push_back("no annotated regions, GPU kernels or counted operations: whole-application diagnosis "
+                           "only (POP efficiencies, named causes, MPI calls)");
+    res.hints.push_back(kCountsHint);
   } else if (!res.counts_available) {
     res.warnings.push_back(
-        "no operation counts in this run (no annotations, no hardware counters, no CUPTI metrics): reporting time "
-        "scaling, efficiency, Karp-Flatt serial fraction, MPI share and imbalance only");
+        "no operation counts in this run (no annotations, no hardware counters, no CUPTI metrics, no counting "
+        "pass): reporting time scaling, efficiency, Karp-Flatt serial fraction, MPI share and imbalance only");
+    res.hints.push_back(kCountsHint);
   }
 
   if (res.axis.empty()) {
@@ -301,16 +416,16 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
       AppPoint p;
       p.config = ci;
       p.concurrency = configs[ci].concurrency(res.axis);
-      p.time_s = configs[ci].app_time_s;
+      // MPI apps are timed on their window (the median repeat's); startup/teardown on their own line.
+      p.time_s = configs[ci].timed_app_time_s();
       if (!available(p.time_s)) {  // no rank wall time: use the kernels' time
         double t = 0;
-        for (const auto& k : configs[ci].kernels) t += available(k.time_s) ? k.time_s : 0;
+        for (const auto& k : configs[ci].kernels)
+          if (!is_counted_kind(k.kind)) t += available(k.time_s) ? k.time_s : 0;
         p.time_s = t > 0 ? t : kNaN;
       }
       p.mpi_share = configs[ci].mpi_share;
       p.pop = configs[ci].pop.pop;
-      // MPI apps are timed on their window (the median repeat's); startup/teardown on their own line.
-      if (p.pop.basis == "mpi" && p.pop.window_measured && available(p.pop.window_s)) p.time_s = p.pop.window_s;
       p.repeats = configs[ci].repeats();
       p.spread = p.repeats > 1 ? configs[ci].pop.wall_spread : 0;
       sum.points.push_back(p);
@@ -338,7 +453,8 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
       double total = 0;
       for (int ki = 0; ki < static_cast<int>(res.kernels.size()); ++ki) {
         const auto& s = res.kernels[ki];
-        if (s.at[f] < 0 || s.at[l] < 0) continue;
+        // Counted functions overlap the regions: the sampled profile ranks their losses.
+        if (s.at[f] < 0 || s.at[l] < 0 || is_counted_kind(s.kind)) continue;
         double lost = configs[l].kernels[s.at[l]].time_s - configs[f].kernels[s.at[f]].time_s * cf / cl;
         if (available(lost) && lost > 0) { sum.lost.push_back({ki, lost, 0}); total += lost; }
       }
@@ -375,6 +491,8 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
         s3 << ".";
         sum.sentences.push_back(s3.str());
       }
+      // The counted roofline of the application and its top functions.
+      for (auto& sentence : counted_sentences(res, key)) sum.sentences.push_back(std::move(sentence));
       // Why the biggest losers stop scaling.
       for (std::size_t i = 0; i < sum.lost.size() && i < 3; ++i) {
         for (const auto& t : res.trajectories) {
@@ -383,9 +501,7 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
             if (st.d.diagnosis == "ideal" || st.d.diagnosis == "superlinear") continue;
             std::ostringstream s4;
             s4 << res.kernels[t.kernel].name << " stops scaling past " << res.axis << "=" << fmt(st.c1, 6) << ": "
-               << st.d.diagnosis;
-            if (!st.d.level.empty() && st.d.diagnosis == "cache-capacity") s4 << " at " << st.d.level;
-            if (!st.d.cause.empty()) s4 << " (cause: " << st.d.cause << ")";
+               << step_words(st.d);
             s4 << " - " << st.d.explanation << ".";
             sum.sentences.push_back(s4.str());
             break;

@@ -1,10 +1,13 @@
 #include "rtrace/analysis/dataset.hpp"
 
+#include "rtrace/analysis/profile.hpp"
+
 #include <rtrace/store/file.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <sstream>
 #include <sys/stat.h>
@@ -66,6 +69,33 @@ double launch_seconds(const store::KernelRow* trace, const store::KernelRow* met
   return kNaN;
 }
 
+// One counted row in the analysis' terms: FLOPs per precision over all vector
+// widths; bytes per level = lines read (filled) plus, where the source counts
+// them, lines written back. A level whose reads are unavailable is
+// unavailable: its write-backs alone would understate it.
+Counts counts_of_row(const store::CountRow& r) {
+  Counts c;
+  auto sum = [](std::initializer_list<double> v) {
+    double t = kNaN;
+    for (double x : v) t = nan_add(t, x);
+    return t;
+  };
+  c.flops_fp64 = sum({r.flops_fp64_scalar, r.flops_fp64_v128, r.flops_fp64_v256, r.flops_fp64_v512});
+  c.flops_fp32 = sum({r.flops_fp32_scalar, r.flops_fp32_v128, r.flops_fp32_v256, r.flops_fp32_v512});
+  c.flops_fp16 = sum({r.flops_fp16_scalar, r.flops_fp16_v128, r.flops_fp16_v256, r.flops_fp16_v512});
+  const double reads[kLevelCount] = {r.bytes_l1_read, r.bytes_l2_read, r.bytes_l3_read, r.bytes_dram_read};
+  const double writes[kLevelCount] = {r.bytes_l1_write, r.bytes_l2_write, r.bytes_l3_write, r.bytes_dram_write};
+  for (int i = 0; i < kLevelCount; ++i) c.bytes[i] = available(reads[i]) ? nan_add(reads[i], writes[i]) : kNaN;
+  return c;
+}
+
+int status_rank(const std::string& status) {
+  if (status == "ok") return 0;
+  if (status == "partial") return 1;
+  if (status == "unavailable") return 2;
+  return 3;  // "failed" or anything unknown
+}
+
 // Why a planned point cannot be used, in one clause: "point 2 (ranks=2): failed, exit 1: <last stderr line>".
 std::string point_problem(const store::Group& root, const store::SweepPointRow& row) {
   std::string status = store::get_str(row.status);
@@ -108,6 +138,135 @@ void read_run_context(const store::Group& root, RunData& run) {
   } catch (const store::Error&) {
     run.zip = false;
   }
+}
+
+// The count tables of a point's ranks: one "application" kernel (every row of
+// every rank whose counts are usable) and one "function" kernel per counted
+// function (raw names), untimed.
+void aggregate_counts(const std::vector<store::RankRecords>& ranks, PointAggregate& out) {
+  PointCounts& pc = out.counts;
+  KernelAtPoint app;
+  app.name = kApplicationKind;
+  app.kind = kApplicationKind;
+  std::map<std::string, KernelAtPoint> functions;
+  std::map<std::string, int> last_rank;  // function -> last rank index counted (ranks_present)
+  int worst = -1;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const auto& rec = ranks[r];
+    if (rec.counts_info.empty()) continue;
+    const auto& info = rec.counts_info.front();
+    const std::string status = store::get_str(info.status);
+    pc.present = true;
+    if (status_rank(status) > worst) {
+      worst = status_rank(status);
+      pc.status = status;
+    }
+    if (pc.source.empty()) pc.source = store::get_str(info.source);
+    if (pc.note.empty()) pc.note = store::get_str(info.note);
+    pc.serialised |= info.serialised != 0;
+    if (status != "ok" && status != "partial") continue;
+    pc.usable = true;
+    ++pc.ranks_counted;
+    if (pc.levels.empty()) pc.levels = rec.count_levels;
+    ++app.ranks_present;
+    for (const auto& row : rec.counts) {
+      const Counts c = counts_of_row(row);
+      app.counts.add(c);
+      app.counted_instructions = nan_add(app.counted_instructions, row.instructions);
+      if (row.function_id < 0) continue;  // not attributed to a function
+      const std::string name = row.function_id < static_cast<std::int64_t>(rec.names.size())
+                                   ? rec.names[static_cast<std::size_t>(row.function_id)]
+                                   : "name#" + std::to_string(row.function_id);
+      KernelAtPoint& f = functions[name];
+      f.counts.add(c);
+      f.counted_instructions = nan_add(f.counted_instructions, row.instructions);
+      auto [it, fresh] = last_rank.emplace(name, static_cast<int>(r));
+      if (fresh || it->second != static_cast<int>(r)) {
+        ++f.ranks_present;
+        it->second = static_cast<int>(r);
+      }
+    }
+  }
+  if (!pc.usable) return;
+  app.counts_source = pc.source;
+  out.kernels.push_back(std::move(app));
+  for (auto& [name, f] : functions) {
+    f.name = name;
+    f.kind = kFunctionKind;
+    f.counts_source = pc.source;
+    out.kernels.push_back(std::move(f));
+  }
+}
+
+Counts declared_sum(const std::vector<KernelAtPoint>& kernels, bool& any) {
+  Counts sum;
+  any = false;
+  for (const auto& k : kernels)
+    if (k.kind == "region" && k.counts_source == "annotation") {
+      sum.add(k.counts);
+      any = true;
+    }
+  return sum;
+}
+
+// Declared against counted, each quantity both sides have: the differences above 10%.
+void compare_counts(const Counts& declared, const Counts& counted, const std::string& kernel,
+                    const std::string& function, const std::string& source, std::vector<CountsCheck>& out) {
+  auto check = [&](const char* quantity, double d, double c) {
+    if (!available(d) || !available(c) || !(c > 0)) return;
+    const double diff = d / c - 1;
+    if (std::fabs(diff) <= kCountsDisagreement) return;
+    out.push_back(CountsCheck{kernel, function, quantity, d, c, diff, source});
+  };
+  check("FLOPs", declared.total_flops(), counted.total_flops());
+  const char* names[kLevelCount] = {"L1 bytes", "L2 bytes", "L3 bytes", "DRAM bytes"};
+  for (int i = 0; i < kLevelCount; ++i) check(names[i], declared.bytes[i], counted.bytes[i]);
+}
+
+// A function's name without its parameters and without the OpenMP region
+// mark: "triad (OpenMP region 1)" and "triad(long)" are both "triad".
+std::string base_function_name(const std::string& name) {
+  std::string s = short_function_name(name);
+  if (auto at = s.find(" (OpenMP region"); at != std::string::npos) s.resize(at);
+  return s;
+}
+
+// Declared annotations win: a counted function named like a declared region
+// (its OpenMP regions included) leaves the kernels after the two are compared;
+// the whole application is compared with the sum of the declared regions.
+void reconcile_declared_and_counted(Configuration& c) {
+  const KernelAtPoint* app = c.find(kApplicationKind, kApplicationKind);
+  if (!app) return;
+  const std::string source = app->counts_source;
+  bool any = false;
+  const Counts regions = declared_sum(c.kernels, any);
+  if (any) compare_counts(regions, app->counts, "application", "", source, c.counts_checks);
+  std::vector<bool> drop(c.kernels.size(), false);
+  for (const auto& k : c.kernels) {
+    if (k.kind != "region" || k.counts_source != "annotation") continue;
+    Counts counted;
+    std::string names;
+    for (std::size_t i = 0; i < c.kernels.size(); ++i) {
+      const auto& f = c.kernels[i];
+      if (f.kind != kFunctionKind || base_function_name(f.name) != k.name) continue;
+      counted.add(f.counts);
+      names += (names.empty() ? "" : ", ") + f.name;
+      drop[i] = true;
+    }
+    if (!names.empty()) compare_counts(k.counts, counted, k.name, names, source, c.counts_checks);
+  }
+  std::vector<KernelAtPoint> kept;
+  for (std::size_t i = 0; i < c.kernels.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(c.kernels[i]));
+  c.kernels = std::move(kept);
+}
+
+// The sampled time of a counted function in one repeat: its own samples and
+// those of code inlined into it (a host function's name, as the counting
+// pass attributes code to function symbols).
+double sampled_time_of(const std::map<std::string, double>& sampled, const std::string& function) {
+  auto it = sampled.find(function);
+  return it == sampled.end() ? kNaN : it->second;
 }
 
 }  // namespace
@@ -172,6 +331,13 @@ PointAggregate aggregate_ranks(const std::vector<store::RankRecords>& ranks) {
         c.flops_fp32 = row.hw_fp32_ops;
       }
       c.bytes = {row.bytes_l1, row.bytes_l2, row.bytes_l3, row.bytes_dram};
+      if (acc.k.counts_source.empty()) {
+        if (available(row.flops_fp64) || available(row.flops_fp32) || available(row.flops_fp16) ||
+            available(row.bytes_l1) || available(row.bytes_l2) || available(row.bytes_l3) || available(row.bytes_dram))
+          acc.k.counts_source = "annotation";
+        else if (available(c.flops_fp64) || available(c.flops_fp32))
+          acc.k.counts_source = "pmu:perf_event (region counters)";
+      }
       acc.k.counts.add(c);
       if (available(row.time_s)) { acc.time_s += row.time_s; acc.counts_time_s += row.time_s; }
       acc.launches += row.calls;
@@ -207,6 +373,7 @@ PointAggregate aggregate_ranks(const std::vector<store::RankRecords>& ranks) {
         if (available(secs)) acc.time_s += secs;
         acc.blocks += static_cast<double>(any->grid_x) * any->grid_y * any->grid_z;
         if (p.metrics) {
+          acc.k.counts_source = "cupti";
           ++acc.metric_launches;
           add_metrics(acc, *p.metrics);
           if (available(secs)) acc.counts_time_s += secs;
@@ -214,6 +381,8 @@ PointAggregate aggregate_ranks(const std::vector<store::RankRecords>& ranks) {
       }
     }
   }
+  aggregate_counts(ranks, out);
+  out.sampled_time_s = sampled_host_function_times(ranks);
   if (available(wall_max)) out.app_time_s = wall_max;
   // MPI share inside the MPI window, Init/Finalize excluded (pop.hpp).
   out.usage = point_usage(ranks);
@@ -246,6 +415,8 @@ PointAggregate aggregate_ranks(const std::vector<store::RankRecords>& ranks) {
       clock_sum += rk.clock_sum;
       clock_n += rk.clock_n;
     }
+    for (auto& rk : ranks_of)
+      if (k.counts_source.empty()) k.counts_source = rk.k.counts_source;
     k.calls = launches;
     k.time_s = tmax;
     k.counts_time_s = cmax > 0 ? cmax : kNaN;
@@ -282,6 +453,12 @@ double Configuration::concurrency(const std::string& axis) const noexcept {
   return v > 0 ? v : kNaN;
 }
 
+double Configuration::timed_app_time_s() const noexcept {
+  const PopPoint& p = pop.pop;
+  if (p.basis == "mpi" && p.window_measured && available(p.window_s)) return p.window_s;
+  return app_time_s;
+}
+
 const KernelAtPoint* Configuration::find(const std::string& kind, const std::string& name) const noexcept {
   auto it = std::lower_bound(kernels.begin(), kernels.end(), std::make_pair(kind, name),
                              [](const KernelAtPoint& k, const std::pair<std::string, std::string>& key) {
@@ -290,6 +467,63 @@ const KernelAtPoint* Configuration::find(const std::string& kind, const std::str
   if (it != kernels.end() && it->kind == kind && it->name == name) return &*it;
   return nullptr;
 }
+
+namespace {
+
+// The counting pass ran once per configuration: its repeat's counts serve
+// every repeat. Times come from the timed runs: the application's is the
+// summary's (MPI window or wall), a function's its sampled time (median over
+// the repeats that were sampled; unavailable without samples).
+void add_counted_kernels(Configuration& c, const std::vector<PointAggregate>& points) {
+  const PointAggregate* counted = nullptr;
+  for (const auto& p : points)
+    if (p.counts.usable) {
+      counted = &p;
+      break;
+    }
+  if (!counted) {
+    for (const auto& p : points)
+      if (p.counts.present) {
+        c.counts = p.counts;  // unavailable or failed: kept for the report's note
+        break;
+      }
+    return;
+  }
+  c.counts = counted->counts;
+  const PopPoint& pop = c.pop.pop;
+  for (const auto& k0 : counted->kernels) {
+    if (!is_counted_kind(k0.kind)) continue;
+    KernelAtPoint k = k0;
+    if (k.kind == kApplicationKind) {
+      k.time_s = k.counts_time_s = c.timed_app_time_s();
+      k.time_spread = c.app_time_spread;
+      k.repeats = std::max(1, c.repeats());
+      // Rank imbalance of the useful time (MPI apps): the serial-fraction and
+      // imbalance evidence of the step classifier.
+      if (pop.basis == "mpi" && available(pop.useful_max_s) && available(pop.useful_mean_s) && pop.useful_max_s > 0) {
+        k.imbalance = pop.useful_max_s / pop.useful_mean_s - 1;
+        k.mean_rank_time_s = k.time_s * pop.useful_mean_s / pop.useful_max_s;
+      } else {
+        k.mean_rank_time_s = k.time_s;
+      }
+    } else {
+      std::vector<double> times;
+      for (const auto& p : points) {
+        const double t = sampled_time_of(p.sampled_time_s, k.name);
+        if (available(t) && t > 0) times.push_back(t);
+      }
+      k.repeats = std::max<int>(1, static_cast<int>(times.size()));
+      k.time_s = k.counts_time_s = k.mean_rank_time_s = median(times);
+      if (times.size() > 1 && k.time_s > 0) {
+        auto [lo, hi] = std::minmax_element(times.begin(), times.end());
+        k.time_spread = (*hi - *lo) / k.time_s;
+      }
+    }
+    c.kernels.push_back(std::move(k));
+  }
+}
+
+}  // namespace
 
 Configuration combine_repeats(const std::vector<store::SweepPointRow>& rows, const std::vector<PointAggregate>& points,
                               const CeilingSet& ceilings) {
@@ -336,7 +570,8 @@ Configuration combine_repeats(const std::vector<store::SweepPointRow>& rows, con
   // Union of kernels over repeats; every field the median over the repeats that have it.
   std::map<std::pair<std::string, std::string>, std::vector<const KernelAtPoint*>> by_key;
   for (const auto& p : points)
-    for (const auto& k : p.kernels) by_key[{k.kind, k.name}].push_back(&k);
+    for (const auto& k : p.kernels)
+      if (!is_counted_kind(k.kind)) by_key[{k.kind, k.name}].push_back(&k);
   for (const auto& entry : by_key) {
     const auto& reps = entry.second;  // a named reference: lambdas below capture it (clang 14)
     KernelAtPoint k = *reps.front();
@@ -374,7 +609,65 @@ Configuration combine_repeats(const std::vector<store::SweepPointRow>& rows, con
     }
     c.kernels.push_back(std::move(k));
   }
+  add_counted_kernels(c, points);
+  std::sort(c.kernels.begin(), c.kernels.end(), [](const KernelAtPoint& a, const KernelAtPoint& b) {
+    return a.kind != b.kind ? a.kind < b.kind : a.name < b.name;
+  });
+  reconcile_declared_and_counted(c);
   return c;
+}
+
+void select_counted_functions(std::vector<Configuration>& configs, int max_functions, double min_share) {
+  std::map<std::string, double> score;
+  for (const auto& c : configs) {
+    const KernelAtPoint* app = c.find(kApplicationKind, kApplicationKind);
+    if (!app) continue;
+    const bool by_instructions = available(app->counted_instructions) && app->counted_instructions > 0;
+    const double app_flops = app->counts.total_flops();
+    for (const auto& f : c.kernels) {
+      if (f.kind != kFunctionKind) continue;
+      const double flops = f.counts.total_flops();
+      if (!available(flops) || !(flops > 0)) continue;  // no FLOPs: no place on a roofline
+      // Counted work (instructions, else FLOPs) or sampled time, whichever
+      // share is larger: a memory-bound loop takes time with few instructions.
+      double share = kNaN;
+      if (by_instructions && available(f.counted_instructions)) share = f.counted_instructions / app->counted_instructions;
+      else if (available(app_flops) && app_flops > 0) share = flops / app_flops;
+      if (available(f.time_s) && available(app->time_s) && app->time_s > 0)
+        share = std::max(available(share) ? share : 0.0, f.time_s / app->time_s);
+      if (!available(share)) continue;
+      double& s = score[f.name];
+      s = std::max(s, share);
+    }
+  }
+  std::vector<std::pair<double, std::string>> ranked;
+  for (const auto& [name, s] : score)
+    if (s >= min_share) ranked.emplace_back(s, name);
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  if (static_cast<int>(ranked.size()) > max_functions) ranked.resize(static_cast<std::size_t>(max_functions));
+  // Display names: the short name, or the full one where two kept functions share it.
+  std::map<std::string, int> uses;
+  for (const auto& [s, name] : ranked) ++uses[short_function_name(name)];
+  std::map<std::string, std::string> display;
+  for (const auto& [s, name] : ranked)
+    display[name] = uses[short_function_name(name)] > 1 ? name : short_function_name(name);
+  for (auto& c : configs) {
+    std::vector<KernelAtPoint> kept;
+    for (auto& k : c.kernels) {
+      if (k.kind == kFunctionKind) {
+        auto it = display.find(k.name);
+        if (it == display.end()) continue;
+        k.name = it->second;
+      }
+      kept.push_back(std::move(k));
+    }
+    std::sort(kept.begin(), kept.end(), [](const KernelAtPoint& a, const KernelAtPoint& b) {
+      return a.kind != b.kind ? a.kind < b.kind : a.name < b.name;
+    });
+    c.kernels = std::move(kept);
+  }
 }
 
 CeilingSet to_ceiling_set(const std::vector<store::CeilingRow>& rows) {
@@ -476,6 +769,7 @@ RunData load_run(const std::string& path) {
         run.warnings.push_back("configuration '" + label + "' has no ceilings: roofline bounds unavailable");
       run.configs.push_back(combine_repeats(rows, aggs, ceilings));
     }
+    select_counted_functions(run.configs);
   } catch (const store::FormatError& e) {
     throw InputError(path + ": not an rtrace run file (" + e.detail() + ")");
   } catch (const store::Error& e) {

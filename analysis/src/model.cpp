@@ -211,7 +211,22 @@ const Ceiling* ceiling_named(const CeilingSet& set, const std::string& name) {
     if (c.name == name) return &c;
   return nullptr;
 }
+std::string level_display_name(int i, const CeilingSet& a, const CeilingSet& b) {
+  for (const CeilingSet* set : {&b, &a})
+    if (const Ceiling* c = set->bandwidth(static_cast<MemLevel>(i))) return c->name;
+  return i == 0 ? "L1d" : level_key(static_cast<MemLevel>(i));
+}
+
 }  // namespace
+
+std::string cache_above(int level_index, const CeilingSet& c1set, const CeilingSet& c2set) {
+  if (level_index <= 0) return "registers";
+  // The nearest level above with a measured ceiling: a GPU (L1, L2, HBM) has no L3.
+  for (int j = level_index - 1; j >= 0; --j)
+    if (c1set.bandwidth(static_cast<MemLevel>(j)) || c2set.bandwidth(static_cast<MemLevel>(j)))
+      return level_display_name(j, c1set, c2set);
+  return level_display_name(level_index - 1, c1set, c2set);
+}
 
 double ceiling_ratio_noise(const CeilingSet& c1set, const CeilingSet& c2set, const std::string& ceiling_name) {
   if (ceiling_name.empty()) return 0;
@@ -307,8 +322,10 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
     if (pick >= 0) {
       d.diagnosis = "cache-capacity";
       d.level = level_name(pick);
-      why << "; " << d.level << " arithmetic intensity falls " << fmt(1 / ai_ratio[pick])
-          << "x (more " << d.level << " traffic per FLOP: the per-core share of the cache above it shrinks)";
+      d.cache = cache_above(pick, c1set, c2set);
+      why << "; " << d.level << " arithmetic intensity falls " << fmt(1 / ai_ratio[pick]) << "x (more " << d.level
+          << " traffic per FLOP: the working set no longer fits "
+          << (pick == 0 ? std::string("the registers") : "the per-core share of " + d.cache) << ")";
       d.explanation = why.str();
       return d;
     }

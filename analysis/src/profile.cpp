@@ -217,6 +217,45 @@ RankProfile profile_of_rank(const store::RankRecords& rank) {
   return p;
 }
 
+std::map<std::string, double> sampled_host_function_times(const std::vector<store::RankRecords>& ranks) {
+  std::map<std::string, double> out;
+  const store::RankRecords* critical = nullptr;
+  double best = 0;
+  std::map<std::int64_t, double> critical_hosts;  // function id -> samples on the critical thread
+  for (const auto& rank : ranks) {
+    if (rank.sampling.empty() || rank.callpaths.empty()) continue;
+    const auto& rows = rank.callpaths;
+    std::map<int, double> work;                                    // thread -> samples of work
+    std::map<int, std::map<std::int64_t, double>> hosts;           // thread -> host function id -> samples
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i];
+      if (r.self_samples <= 0) continue;
+      const std::string cat = store::get_str(r.category);
+      if (cat == "app" || cat == "system") work[r.thread] += static_cast<double>(r.self_samples);
+      std::size_t host = i;
+      while (rows[host].inlined) {
+        const std::int64_t par = rows[host].parent_id;
+        if (par < 0 || static_cast<std::size_t>(par) >= host) break;  // malformed parents end the walk
+        host = static_cast<std::size_t>(par);
+      }
+      hosts[r.thread][rows[host].function_id] += static_cast<double>(r.self_samples);
+    }
+    for (const auto& [thread, n] : work)
+      if (n > best) {
+        best = n;
+        critical = &rank;
+        critical_hosts = hosts[thread];
+      }
+  }
+  if (!critical) return out;
+  const double period = critical->sampling[0].period_s;
+  for (const auto& [id, n] : critical_hosts) {
+    if (id < 0 || static_cast<std::size_t>(id) >= critical->names.size()) continue;
+    out[critical->names[static_cast<std::size_t>(id)]] += n * period;
+  }
+  return out;
+}
+
 namespace {
 
 bool is_work(const std::string& category) { return category == "app" || category == "system"; }

@@ -4,6 +4,7 @@
 
 #include <rtrace/store/run_file.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -30,6 +31,20 @@ th{background:#f1f3f6}td.l,th.l{text-align:left}
 .summary{background:#f6f8fb;border-left:4px solid #3a6ea5;padding:10px 16px;font-size:15px;line-height:1.5}
 .warning{color:#8a5a00;font-size:13px}.chart{margin:10px 0 20px;overflow-x:auto}
 )";
+
+// The distinct sources of a kernel's counts over the configurations ("" when none).
+std::string sources_of(const AnalysisResult& res, const KernelSeries& s) {
+  std::string out;
+  std::vector<std::string> seen;
+  for (std::size_t ci = 0; ci < res.run.configs.size(); ++ci) {
+    if (s.at[ci] < 0) continue;
+    const std::string& src = res.run.configs[ci].kernels[static_cast<std::size_t>(s.at[ci])].counts_source;
+    if (src.empty() || std::find(seen.begin(), seen.end(), src) != seen.end()) continue;
+    seen.push_back(src);
+    out += (out.empty() ? "" : "; ") + src;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -67,7 +82,7 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
   if (!res.kernels.empty()) {
   h << "<h2>Kernels by time share</h2>\n<table><tr><th class=\"l\">kernel</th><th class=\"l\">kind</th>"
     << "<th>time share</th><th>points</th><th>GFLOP/s (last)</th><th>&eta; (last)</th><th class=\"l\">bound (last)</th>"
-    << "<th class=\"l\">diagnosis per step</th></tr>\n";
+    << "<th class=\"l\">diagnosis per step</th><th class=\"l\">counts</th></tr>\n";
   for (int ki = 0; ki < static_cast<int>(res.kernels.size()); ++ki) {
     const auto& s = res.kernels[ki];
     int last = -1, npts = 0;
@@ -83,15 +98,20 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
         for (const auto& st : t.steps)
           h << "<span class=\"badge " << badge_class(st.d.diagnosis) << "\">" << xml_escape(describe_step(st.d))
             << "</span> ";
-    h << "</td></tr>\n";
+    h << "</td><td class=\"l\">" << xml_escape(sources_of(res, s)) << "</td></tr>\n";
   }
   h << "</table>\n";
+  if (!res.counts_notes.empty()) {
+    h << "<h3>Declared vs counted</h3>\n";
+    for (const auto& n : res.counts_notes) h << "<p class=\"warning\">" << xml_escape(n) << "</p>\n";
+  }
 
   h << "<h2>Per-kernel trajectories</h2>\n";
   for (int ki = 0; ki < static_cast<int>(res.kernels.size()); ++ki) {
     const auto& s = res.kernels[ki];
     h << "<h3 id=\"k" << ki << "\">" << xml_escape(s.name) << " <span class=\"meta\">(" << xml_escape(s.kind) << ", "
-      << html_num(100 * s.time_share) << "% of time" << (s.counts_available ? "" : ", no operation counts") << ")</span></h3>\n";
+      << html_num(100 * s.time_share) << "% of time" << (s.counts_available ? "" : ", no operation counts")
+      << (sources_of(res, s).empty() ? "" : ", counts: " + xml_escape(sources_of(res, s))) << ")</span></h3>\n";
     h << "<table><tr><th>" << (res.axis.empty() ? "config" : xml_escape(res.axis)) << "</th><th>time (s)</th><th>spread</th>"
       << "<th>imbalance</th><th>GFLOP/s</th><th>AI L1</th><th>AI L2</th><th>AI L3</th><th>AI DRAM</th>"
       << "<th>roof (GFLOP/s)</th><th>&eta;</th><th class=\"l\">bound by</th></tr>\n";
@@ -102,7 +122,7 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
       h << "<tr><td>" << (res.axis.empty() ? std::to_string(ci) : html_num(configs[ci].concurrency(res.axis), 6))
         << "</td><td>" << html_num(k.time_s) << "</td><td>" << (k.repeats > 1 ? html_num(100 * k.time_spread, 2) + "%" : "&ndash;")
         << "</td><td>" << html_num(k.imbalance, 2) << "</td><td>" << html_num(e.gflops) << "</td>";
-      for (double a : e.ai) h << "<td>" << html_num(a) << "</td>";
+      for (double a : e.ai) h << "<td>" << (available(a) || !e.counts_available() ? html_num(a) : "n/a") << "</td>";
       h << "<td>" << html_num(e.bound_gflops) << "</td><td>" << html_num(e.efficiency, 2) << "</td><td class=\"l\">"
         << xml_escape(e.binding_ceiling) << "</td></tr>\n";
     }

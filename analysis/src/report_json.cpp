@@ -33,6 +33,45 @@ void make_dir(const std::string& dir) {
 }
 
 
+// Where the counts of every configuration come from, and where declared and
+// counted values disagree (analysis schema 1.5.0).
+json counts_json(const AnalysisResult& res) {
+  json confs = json::array(), checks = json::array();
+  bool any = false;
+  for (std::size_t ci = 0; ci < res.run.configs.size(); ++ci) {
+    const auto& c = res.run.configs[ci];
+    const PointCounts& pc = c.counts;
+    if (!pc.present) continue;
+    any |= pc.usable;
+    json levels = json::array();
+    for (const auto& l : pc.levels)
+      levels.push_back({{"name", store::get_str(l.name)},
+                        {"size_bytes", l.size_bytes},
+                        {"full_size_bytes", l.full_size_bytes},
+                        {"line_bytes", l.line_bytes},
+                        {"associativity", l.associativity},
+                        {"sharers", l.sharers}});
+    confs.push_back({{"configuration", ci},
+                     {"label", c.label},
+                     {"source", pc.source},
+                     {"status", pc.status},
+                     {"note", pc.note},
+                     {"serialised", pc.serialised},
+                     {"ranks_counted", pc.ranks_counted},
+                     {"levels", levels}});
+    for (const auto& chk : c.counts_checks)
+      checks.push_back({{"configuration", ci},
+                        {"kernel", chk.kernel},
+                        {"function", s_or_null(chk.function)},
+                        {"quantity", chk.quantity},
+                        {"declared", json_num(chk.declared)},
+                        {"counted", json_num(chk.counted)},
+                        {"difference", json_num(chk.difference)},
+                        {"source", chk.source}});
+  }
+  return {{"available", any}, {"configurations", confs}, {"disagreements", checks}, {"notes", res.counts_notes}};
+}
+
 }  // namespace
 
 json to_json(const AnalysisResult& res) {
@@ -110,7 +149,8 @@ json to_json(const AnalysisResult& res) {
                      {"binding_ceiling", s_or_null(e.binding_ceiling)},
                      {"mean_launch", q(k.mean_launch_s, "s")},
                      {"mean_blocks", json_num(k.mean_blocks)},
-                     {"metric_coverage", json_num(k.metric_coverage)}});
+                     {"metric_coverage", json_num(k.metric_coverage)},
+                     {"counts_source", s_or_null(k.counts_source)}});
     }
     jk.push_back({{"name", s.name},
                   {"kind", s.kind},
@@ -146,6 +186,7 @@ json to_json(const AnalysisResult& res) {
                          {"log_efficiency", lg(f.efficiency_ratio)}}},
                        {"diagnosis", st.d.diagnosis},
                        {"level", s_or_null(st.d.level)},
+                       {"cache", s_or_null(st.d.cache)},
                        {"cause", s_or_null(st.d.cause)},
                        {"explanation", st.d.explanation}});
     }
@@ -205,6 +246,7 @@ json to_json(const AnalysisResult& res) {
                   {"ceilings", {{"L1", q(ip.gtxn_l1, "GTXN/s")}, {"L2", q(ip.gtxn_l2, "GTXN/s")},
                                 {"DRAM", q(ip.gtxn_dram, "GTXN/s")}}}});
   doc["instruction_roofline"] = ji;
+  doc["counts"] = counts_json(res);  // 1.5.0
   doc["warnings"] = res.warnings;
   doc["hints"] = res.hints;
   doc["scaling"] = res.scaling;
@@ -242,7 +284,7 @@ std::vector<std::string> write_csv(const AnalysisResult& res, const std::string&
     std::ofstream out;
     open("points.csv", out);
     out << "kernel,kind,configuration,label,concurrency,time_s,time_spread,repeats,imbalance,flops,gflops,"
-           "ai_l1,ai_l2,ai_l3,ai_dram,bytes_l1,bytes_l2,bytes_l3,bytes_dram,bound_gflops,efficiency,binding\n";
+           "ai_l1,ai_l2,ai_l3,ai_dram,bytes_l1,bytes_l2,bytes_l3,bytes_dram,bound_gflops,efficiency,binding,counts_source\n";
     for (const auto& s : res.kernels)
       for (std::size_t ci = 0; ci < configs.size(); ++ci) {
         if (s.at[ci] < 0) continue;
@@ -255,7 +297,7 @@ std::vector<std::string> write_csv(const AnalysisResult& res, const std::string&
         for (double a : e.ai) out << "," << csv_num(a);
         for (double b : k.counts.bytes) out << "," << csv_num(b);
         out << "," << csv_num(e.bound_gflops) << "," << csv_num(e.efficiency) << "," << csv_field(e.binding_ceiling)
-            << "\n";
+            << "," << csv_field(k.counts_source) << "\n";
       }
   }
   {

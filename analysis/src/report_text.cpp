@@ -16,6 +16,13 @@ using format::wrap;
 
 
 
+// "region triad", "kernel axpy", "application (whole program)", "function f".
+std::string kernel_title(const KernelSeries& s) {
+  if (s.kind == kApplicationKind) return "application (whole program, counted)";
+  if (s.kind == kFunctionKind) return "function " + s.name + " (counted)";
+  return (s.kind == "region" ? "region " : "kernel ") + s.name;
+}
+
 // No concurrency axis varies: what one configuration shows.
 std::string single_point_text(const AnalysisResult& res) {
   std::ostringstream os;
@@ -35,7 +42,9 @@ std::string single_point_text(const AnalysisResult& res) {
 
 std::string describe_step(const StepDiagnosis& d) {
   std::string s = d.diagnosis;
-  if (d.diagnosis == "cache-capacity" && !d.level.empty()) s += " at " + d.level;
+  // The cache that overflowed, then the level whose intensity shows it.
+  if (d.diagnosis == "cache-capacity" && !d.cache.empty()) s += " at " + d.cache + " (" + d.level + " AI falls)";
+  else if (d.diagnosis == "cache-capacity" && !d.level.empty()) s += " at " + d.level;
   if (d.diagnosis == "bandwidth-contention" && !d.level.empty()) s += " on " + d.level;
   if (d.diagnosis == "other" && !d.cause.empty()) s += " (" + d.cause + ")";
   return s;
@@ -43,7 +52,7 @@ std::string describe_step(const StepDiagnosis& d) {
 
 // Short label for the table column; the step lines carry the full words.
 std::string short_step(const StepDiagnosis& d) {
-  if (d.diagnosis == "cache-capacity") return "cache:" + d.level;
+  if (d.diagnosis == "cache-capacity") return "cache:" + (d.cache.empty() ? d.level : d.cache);
   if (d.diagnosis == "bandwidth-contention") return "bw:" + d.level;
   if (d.diagnosis == "compute-bound") return "compute";
   if (d.diagnosis == "other") return "other:" + d.cause.substr(0, d.cause.find('-'));
@@ -80,9 +89,26 @@ std::string render_text(const AnalysisResult& res, int width) {
   int rank = 0;
   for (int ki = 0; ki < static_cast<int>(res.kernels.size()); ++ki) {
     const auto& s = res.kernels[ki];
-    os << "\n[" << ++rank << "] " << (s.kind == "region" ? "region " : "kernel ") << s.name << "  "
-       << num(100 * s.time_share, 3) << "% of time"
+    os << "\n[" << ++rank << "] " << kernel_title(s) << "  " << num(100 * s.time_share, 3) << "% of time"
        << (s.counts_available ? "" : "  (no operation counts: time scaling only)") << "\n";
+    // Where the counts come from, at every configuration that has them.
+    {
+      std::vector<std::string> sources;
+      bool timed = false, serialised = false;
+      for (int ci = 0; ci < static_cast<int>(configs.size()); ++ci) {
+        if (s.at[ci] < 0) continue;
+        const auto& k = configs[ci].kernels[s.at[ci]];
+        timed |= available(k.time_s);
+        serialised |= is_counted_kind(s.kind) && configs[ci].counts.serialised;
+        if (!k.counts_source.empty() && std::find(sources.begin(), sources.end(), k.counts_source) == sources.end())
+          sources.push_back(k.counts_source);
+      }
+      std::string line;
+      for (const auto& src : sources) line += (line.empty() ? "counts: " : "; ") + src;
+      if (serialised) line += " (threads run one at a time by the counting tool)";
+      if (s.kind == kFunctionKind && !timed) line += "; no sampled time (run with --sample): AI only";
+      if (!line.empty()) os << wrap(line, static_cast<std::size_t>(width), "  ");
+    }
     os << "  " << pad(axis, 7) << " " << pad("time s", 9) << " " << pad("GFLOP/s", 9)
        << " " << pad("eta", 5) << " " << pad("bound", 8);
     for (const auto& ln : level_names) os << " " << pad("AI " + ln, 7);
@@ -106,7 +132,8 @@ std::string render_text(const AnalysisResult& res, int width) {
       std::string where = res.axis.empty() ? std::to_string(ci) : num(configs[ci].concurrency(res.axis), 6);
       os << "  " << pad(where, 7) << " " << pad(num(k.time_s), 9) << " " << pad(num(e.gflops), 9) << " "
          << pad(num(e.efficiency, 2), 5) << " " << pad(e.binding_ceiling.empty() ? "-" : e.binding_ceiling, 8);
-      for (int i = 0; i < kLevelCount; ++i) os << " " << pad(num(e.ai[i]), 7);
+      // A level the counts do not see is n/a, never 0.
+      for (int i = 0; i < kLevelCount; ++i) os << " " << pad(num(e.ai[i], 3, e.counts_available() ? "n/a" : "-"), 7);
       const TrajectoryStep* st = step_into[ci];
       os << " " << pad(st ? num(st->d.speedup, 3) : "", 6) << " "
          << pad(st ? short_step(st->d) : "", diag_w, false) << "\n";
@@ -136,6 +163,11 @@ std::string render_text(const AnalysisResult& res, int width) {
         os << wrap(line.str(), static_cast<std::size_t>(width), "    ");
       }
     }
+  }
+
+  if (!res.counts_notes.empty()) {
+    os << "\nDeclared vs counted (more than " << num(100 * kCountsDisagreement, 2) << "% apart):\n";
+    for (const auto& n : res.counts_notes) os << wrap(n, static_cast<std::size_t>(width), "  ");
   }
 
   for (const auto& sum : res.summaries) os << render_pop_text(res, sum, width);

@@ -272,7 +272,7 @@ std::string roofline_chart(const AnalysisResult& res, int ci) {
   LogFrame f = LogFrame::fit(xmin, xmax, ymin, ymax, 620, 520);
   const int legend_w = 300;
   int W = static_cast<int>(f.left + f.width() + 30 + legend_w), H = static_cast<int>(f.top + f.height() + 64);
-  H = std::max(H, 120 + 22 * static_cast<int>(shown.size() + kLevelCount));
+  H = std::max(H, 150 + 22 * static_cast<int>(shown.size() + kLevelCount));  // legend, levels, counts source
   Canvas c(W, H);
   c.text(f.left, 30, "Roofline: " + (conf.label.empty() ? "configuration " + std::to_string(ci) : conf.label), 17,
          "start", "#111", 0, true);
@@ -289,7 +289,8 @@ std::string roofline_chart(const AnalysisResult& res, int ci) {
   ly += 22;
   for (std::size_t i = 0; i < shown.size(); ++i) {
     c.rect(lx, ly - 11, 14, 14, kPalette[i % kPaletteSize]);
-    c.text(lx + 22, ly + 1, truncate(res.kernels[shown[i]].name, 32), 13);
+    const auto& s = res.kernels[shown[i]];
+    c.text(lx + 22, ly + 1, truncate((s.kind == kFunctionKind ? "function " : "") + s.name, 32), 13);
     ly += 22;
   }
   if (shown.empty()) { c.text(lx, ly, "no kernel has operation counts", 12, "start", "#a00"); ly += 22; }
@@ -301,6 +302,14 @@ std::string roofline_chart(const AnalysisResult& res, int ci) {
     c.marker(static_cast<int>(l), lx + 7, ly - 4, "#888");
     c.text(lx + 22, ly + 1, b ? b->name : level_key(l), 13);
     ly += 22;
+  }
+  // Where the counted points come from (the application and its functions).
+  for (int ki : shown) {
+    const auto& s = res.kernels[ki];
+    if (!is_counted_kind(s.kind)) continue;
+    ly += 10;
+    c.text(lx, ly, "Counts: " + truncate(conf.kernels[s.at[ci]].counts_source, 40), 11, "start", "#444");
+    break;
   }
   return c.str();
 }
@@ -375,7 +384,7 @@ std::string trajectory_chart(const AnalysisResult& res, const Trajectory& t) {
   c.text(lx, ly, "Steps", 13, "start", "#111", 0, true);
   ly += 22;
   for (const auto& st : t.steps) {
-    c.text(lx, ly, plain(st.c1, 6) + " -> " + plain(st.c2, 6) + ": " + truncate(describe_step(st.d), 34), 12);
+    c.text(lx, ly, plain(st.c1, 6) + " -> " + plain(st.c2, 6) + ": " + truncate(describe_step(st.d), 44), 12);
     ly += 20;
   }
   return c.str();

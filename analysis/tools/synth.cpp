@@ -2,6 +2,7 @@
 //
 //   rtrace-synth cpu-demo  -o FILE   threads sweep, 4 ranks, repeats: every diagnosis
 //   rtrace-synth gpu-demo  -o FILE   SM sweep with CUPTI-like kernel records
+//   rtrace-synth counts-demo -o FILE unannotated OpenMP app, threads sweep, counting-pass tables
 //   rtrace-synth scale     -o FILE [--ranks 64] [--points 8] [--records 1000000]
 //
 // The numbers follow the roofline model on purpose (time = F / (eta * bound)),
@@ -22,7 +23,7 @@ using namespace rtrace::synth;
 namespace {
 
 int usage() {
-  std::cerr << "usage: rtrace-synth cpu-demo|gpu-demo|scale -o FILE [--ranks N] [--points N] [--records N]\n";
+  std::cerr << "usage: rtrace-synth cpu-demo|gpu-demo|counts-demo|scale -o FILE [--ranks N] [--points N] [--records N]\n";
   return 2;
 }
 
@@ -96,6 +97,65 @@ void cpu_demo(const std::string& path) {
     }
   }
   write_run(path, {{"threads", "1..16:x2"}}, points);
+}
+
+// An unannotated OpenMP app (no regions) swept over threads=1..8:x2 with the
+// counting pass's tables (run-file schema 1.7) in each configuration's first
+// repeat and sampled call paths in every repeat. Three functions, each timed
+// by the roofline model: a stencil whose per-thread block fits its share of
+// L3 up to 2 threads and spills from 4 (DRAM bytes 8x), a triad on a DRAM
+// ceiling that saturates, a DGEMM block on the FP64 peak.
+void counts_demo(const std::string& path) {
+  const double dram_by_threads[] = {12, 20, 24, 25};
+  std::vector<SynthPoint> points;
+  std::int64_t id = 0;
+  for (int ti = 0; ti < 4; ++ti) {
+    const int t = 1 << ti;
+    const double beta[] = {150.0 * t, 60.0 * t, 25.0 * t, dram_by_threads[ti]};
+    const double peak = 16.0 * t;
+    struct Fn { const char* name; double F; double B[4]; double eta; };
+    const Fn fns[] = {
+        {"stencil_sweep(grid&) [clone ._omp_fn.0]", 4e9, {32e9, 16e9, 8e9, t <= 2 ? 1e9 : 8e9}, 0.8},
+        {"triad(double*, double const*, double const*, long) [clone ._omp_fn.1]", 1e9, {12e9, 12e9, 12e9, 12e9}, 0.9},
+        {"dgemm_block(int, double const*, double const*, double*)", 2e11, {1e11, 2e10, 4e9, 1e9}, 0.85},
+    };
+    for (int rep = 0; rep < 2; ++rep) {
+      SynthPoint p;
+      p.row = point_row(id, "threads=" + std::to_string(t), t, 1, 1, -1, rep);
+      p.ceilings = {bandwidth("L1d", beta[0]), bandwidth("L2", beta[1]), bandwidth("L3", beta[2]),
+                    bandwidth("DRAM", beta[3]), compute("FP64 FMA", "fp64", "fma", peak),
+                    compute("FP64 no-FMA", "fp64", "nofma", peak / 2)};
+      const double noise = jitter(static_cast<int>(id), 0.02);
+      store::RankRecords rr = rank(0, 1.0);
+      rr.info.omp_threads = t;
+      if (rep == 0) {  // the counting pass ran once per configuration
+        counts_info(rr, "sim:rtrace-count 0.1.0 valgrind-3.19.0", "ok", "", t, true);
+        count_level(rr, "L1d", 48 << 10, 48 << 10, 1);
+        count_level(rr, "L2", 1280 << 10, 1280 << 10, 1);
+        count_level(rr, "L3", (48 << 20) / t, 48 << 20, t);
+      }
+      double wall = 0.2 * noise;  // serial setup in main, no FLOPs
+      for (const auto& f : fns) {
+        double bound = peak;
+        for (int l = 0; l < 4; ++l) bound = std::min(bound, beta[l] * f.F / f.B[l]);
+        const double time = f.F / (f.eta * bound * 1e9) * noise;
+        wall += time;
+        for (int th = 0; th < t; ++th) {
+          if (rep == 0)
+            count_row(rr, th, f.name, f.F / t, f.B[0] / t, f.B[1] / t, f.B[2] / t, f.B[3] / t, 3 * f.F / t);
+          sampled(rr, th, f.name, static_cast<std::int64_t>(std::llround(time * 1000)));
+        }
+      }
+      if (rep == 0) count_row(rr, 0, "main", 0, 4e8, 2e8, 1e8, 1e8, 1e9);
+      sampled(rr, 0, "main", static_cast<std::int64_t>(std::llround(0.2 * noise * 1000)));
+      rr.info.wall_s = wall;
+      rr.info.user_s = 0.2 * noise + (wall - 0.2 * noise) * t * 0.98;
+      p.ranks.push_back(std::move(rr));
+      points.push_back(std::move(p));
+      ++id;
+    }
+  }
+  write_run(path, {{"threads", "1..8:x2"}}, points);
 }
 
 void gpu_demo(const std::string& path) {
@@ -215,6 +275,7 @@ int main(int argc, char** argv) {
   try {
     if (scenario == "cpu-demo") cpu_demo(out);
     else if (scenario == "gpu-demo") gpu_demo(out);
+    else if (scenario == "counts-demo") counts_demo(out);
     else if (scenario == "scale") scale(out, nranks, npoints, records);
     else return usage();
   } catch (const std::exception& e) {

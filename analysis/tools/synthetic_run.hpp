@@ -145,6 +145,84 @@ inline void mpi(store::RankRecords& r, const std::string& fn, std::int64_t calls
   r.mpi.push_back(m);
 }
 
+// The counting pass's info row for one rank (run-file schema 1.7).
+inline void counts_info(store::RankRecords& r, const std::string& source, const std::string& status = "ok",
+                        const std::string& note = "", int threads = 1, bool serialised = false) {
+  store::CountInfoRow info{};
+  store::set_str(info.source, source);
+  store::set_str(info.status, status);
+  store::set_str(info.note, note);
+  info.threads = threads;
+  info.serialised = serialised ? 1 : 0;
+  info.wall_s = std::nan("");
+  info.exit_code = 0;
+  r.counts_info = {info};
+}
+
+// A simulated cache level of a rank's counts (its share under the point's partition).
+inline void count_level(store::RankRecords& r, const std::string& name, std::int64_t share_bytes,
+                        std::int64_t full_bytes, int sharers) {
+  store::CountLevelRow l{};
+  store::set_str(l.name, name);
+  l.size_bytes = share_bytes;
+  l.full_size_bytes = full_bytes;
+  l.line_bytes = 64;
+  l.associativity = 16;
+  l.sharers = sharers;
+  r.count_levels.push_back(l);
+}
+
+// One counted (thread, function) row: FP64 FLOPs as 256-bit vector FLOPs,
+// other precisions 0; each level's bytes split 3:1 into reads (fills) and
+// write-backs (NaN: the source cannot see the level). function "" = not
+// attributed (-1).
+inline store::CountRow count_row(store::RankRecords& r, int thread, const std::string& function, double flops_fp64,
+                                 double l1, double l2, double l3, double dram, double instructions = std::nan("")) {
+  store::CountRow c{};
+  c.thread = thread;
+  c.function_id = function.empty() ? -1 : name_id(r, function);
+  c.module_id = -1;
+  c.instructions = instructions;
+  c.flops_fp64_v256 = flops_fp64;
+  const double bytes[4] = {l1, l2, l3, dram};
+  double* reads[4] = {&c.bytes_l1_read, &c.bytes_l2_read, &c.bytes_l3_read, &c.bytes_dram_read};
+  double* writes[4] = {&c.bytes_l1_write, &c.bytes_l2_write, &c.bytes_l3_write, &c.bytes_dram_write};
+  for (int i = 0; i < 4; ++i) {
+    *reads[i] = 0.75 * bytes[i];
+    *writes[i] = 0.25 * bytes[i];
+  }
+  r.counts.push_back(c);
+  return c;
+}
+
+// Sampled time of `function` on `thread`: a one-frame call path with
+// `samples` self samples (period 1 ms), the sampling row created once.
+inline void sampled(store::RankRecords& r, int thread, const std::string& function, std::int64_t samples) {
+  if (r.sampling.empty()) {
+    store::SamplingRow s{};
+    s.rate_hz = 1000;
+    s.period_s = 1e-3;
+    store::set_str(s.clock, "thread-cputime");
+    store::set_str(s.unwinder, "libunwind");
+    s.threads = 1;
+    s.max_depth = 64;
+    store::set_str(s.status, "ok");
+    r.sampling.push_back(s);
+  }
+  r.sampling[0].samples += samples;
+  store::CallPathRow c{};
+  c.node_id = static_cast<std::int64_t>(r.callpaths.size());
+  c.parent_id = -1;
+  c.thread = thread;
+  c.function_id = name_id(r, function);
+  c.module_id = name_id(r, "app");
+  c.file_id = -1;
+  c.line = -1;
+  store::set_str(c.category, "app");
+  c.self_samples = c.inclusive_samples = samples;
+  r.callpaths.push_back(c);
+}
+
 // Creates `path` with the given axes and points (planned pending, then each committed).
 inline void write_run(const std::string& path, const std::vector<std::pair<std::string, std::string>>& axes,
                       const std::vector<SynthPoint>& points) {

@@ -7,7 +7,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$SYNTH" cpu-demo -o cpu.h5 || fail "synth cpu-demo"
 "$SYNTH" gpu-demo -o gpu.h5 || fail "synth gpu-demo"
 "$RTRACE" analyze cpu.h5 --json cpu.json --csv csv --svg svg --html cpu.html --write > table.txt || fail "analyze cpu"
-grep -q "cache:DRAM" table.txt || fail "no cache-capacity at DRAM in the table"
+grep -q "cache:L3" table.txt || fail "no cache-capacity at L3 (DRAM AI falls) in the table"
 grep -q "bw:DRAM" table.txt || fail "no bandwidth contention in the table"
 awk 'length > 100 { bad = 1 } END { exit bad }' table.txt || fail "table wider than 100 columns"
 for f in cpu.json csv/points.csv csv/steps.csv csv/summary.csv cpu.html; do [ -s "$f" ] || fail "missing $f"; done

@@ -79,6 +79,21 @@ TEST(Model, DramIntensityHalvingIsCacheCapacityAtDram) {
   EXPECT_NEAR(d.factors.ai_ratio, 0.5, 1e-12);
 }
 
+TEST(Model, CacheCapacityNamesTheCacheAboveTheLevelWhoseIntensityFell) {
+  // DRAM AI halves: the working set no longer fits L3 (the level above DRAM).
+  StepDiagnosis d = step(kernel(1e9, 1e8, 0.01), kernel(1e9, 2e8, 0.01), cpu(10, 1000), cpu(20, 2000));
+  EXPECT_EQ(d.diagnosis, "cache-capacity");
+  EXPECT_EQ(d.level, "DRAM");
+  EXPECT_EQ(d.cache, "L3");
+  EXPECT_NE(d.explanation.find("no longer fits the per-core share of L3"), std::string::npos) << d.explanation;
+  // A GPU has no L3: above HBM is L2. Above L1 are the registers.
+  CeilingSet gpu({bw("L1", 1000), bw("L2", 500), bw("HBM", 100)});
+  EXPECT_EQ(cache_above(3, gpu, gpu), "L2");
+  EXPECT_EQ(cache_above(0, gpu, gpu), "registers");
+  EXPECT_EQ(cache_above(2, cpu(10, 1000), cpu(10, 1000)), "L2");
+  EXPECT_EQ(cache_above(1, CeilingSet{}, CeilingSet{}), "L1d");  // no ceilings: the canonical names
+}
+
 TEST(Model, PinnedAtSublinearCeilingIsBandwidthContention) {
   auto d = step(kernel(1e9, 1e8, 0.01), kernel(1e9, 1e8, 1e9 / 120e9), cpu(10, 1000), cpu(12, 2000));
   EXPECT_EQ(d.diagnosis, "bandwidth-contention");

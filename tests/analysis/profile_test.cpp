@@ -63,3 +63,39 @@ TEST(ProfileNames, StandardLibraryFunctionsAreKnownByTheirQualifiedName) {
   EXPECT_FALSE(is_standard_library_function("operator()"));
   EXPECT_FALSE(is_standard_library_function("mesh::refine"));
 }
+
+// The sampled time of a counted function: the function whose code ran (its
+// inlined callees included, libc on its own), on the thread with most work.
+TEST(ProfileHostFunctions, InlinedCodeCountsForItsHostOnTheCriticalThread) {
+  namespace store = rtrace::store;
+  store::RankRecords r;
+  r.names = {"main", "f(int)", "g(int)", "memcpy", "app", "libc.so.6"};
+  store::SamplingRow s{};
+  s.period_s = 1e-3;
+  store::set_str(s.status, "ok");
+  r.sampling.push_back(s);
+  auto node = [&](std::int64_t parent, int thread, std::int64_t fn, const char* cat, bool inlined, std::int64_t self) {
+    store::CallPathRow c{};
+    c.node_id = static_cast<std::int64_t>(r.callpaths.size());
+    c.parent_id = parent;
+    c.thread = thread;
+    c.function_id = fn;
+    c.module_id = 4;
+    c.file_id = -1;
+    store::set_str(c.category, cat);
+    c.inlined = inlined ? 1 : 0;
+    c.self_samples = self;
+    r.callpaths.push_back(c);
+    return c.node_id;
+  };
+  const auto m = node(-1, 0, 0, "app", false, 2);
+  const auto f = node(m, 0, 1, "app", false, 10);
+  node(f, 0, 2, "app", true, 5);       // g inlined in f: f's code
+  node(f, 0, 3, "system", false, 3);   // memcpy: its own symbol
+  node(-1, 1, 1, "app", false, 4);     // a second thread with less work
+  auto t = rtrace::analysis::sampled_host_function_times({r});
+  EXPECT_DOUBLE_EQ(t["f(int)"], 15e-3);
+  EXPECT_DOUBLE_EQ(t["main"], 2e-3);
+  EXPECT_DOUBLE_EQ(t["memcpy"], 3e-3);
+  EXPECT_EQ(t.count("g(int)"), 0u);
+}

@@ -89,6 +89,9 @@ struct AnalysisResult {
   std::vector<InstructionPoint> instruction;
   std::vector<std::string> warnings;
   std::vector<std::string> hints;    // how to get a better answer (e.g. --repeat 3)
+  // Declared and counted values that differ by more than 10% (dataset.hpp
+  // CountsCheck), one sentence per kernel and quantity.
+  std::vector<std::string> counts_notes;
   std::string scaling = "strong";    // strong | weak (as applied)
   bool counts_available = false;     // any kernel has operation counts
   bool mpi = false;                  // some configuration initialised MPI

@@ -12,6 +12,7 @@
 #include <rtrace/store/run_file.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -21,6 +22,39 @@ namespace rtrace::analysis {
 // The concurrency axes a trajectory can follow.
 inline constexpr const char* kConcurrencyAxes[] = {"threads", "ranks", "nodes", "sms"};
 bool is_concurrency_axis(const std::string& axis) noexcept;
+
+// What the counting pass (or the PMU) recorded at one point: the ranks'
+// counts_info rows (run-file schema 1.7) reduced to one description.
+struct PointCounts {
+  bool present = false;          // some rank has a counts_info row
+  bool usable = false;           // some rank's status is ok or partial: its counts are used
+  std::string source;            // "sim:rtrace-count 0.1.0 valgrind-3.19.0", "pmu:skl <events>"
+  std::string status;            // the worst over ranks: ok < partial < unavailable < failed
+  std::string note;              // the first rank's note that is not empty (what is missing, or why)
+  bool serialised = false;       // the counting tool ran the threads one at a time
+  int ranks_counted = 0;         // ranks whose counts are used
+  std::vector<store::CountLevelRow> levels;  // the simulated cache shares (first rank with levels)
+};
+
+// The counted kinds (not timed by the tracer: their time comes from the timed run).
+inline constexpr const char* kApplicationKind = "application";
+inline constexpr const char* kFunctionKind = "function";
+inline bool is_counted_kind(const std::string& kind) noexcept {
+  return kind == kApplicationKind || kind == kFunctionKind;
+}
+
+// A declared count that differs from the counted one by more than 10%: the
+// sum of the regions against the whole application, or a region against the
+// counted function of the same name.
+struct CountsCheck {
+  std::string kernel;            // the region's name, or "application" (all declared regions)
+  std::string function;          // the counted function compared with (region checks)
+  std::string quantity;          // "FLOPs", "L1 bytes", "L2 bytes", "L3 bytes", "DRAM bytes"
+  double declared = kNaN, counted = kNaN;
+  double difference = kNaN;      // declared / counted - 1
+  std::string source;            // the counts' source
+};
+inline constexpr double kCountsDisagreement = 0.10;
 
 // One point (one repeat) aggregated over its ranks.
 struct PointAggregate {
@@ -33,6 +67,13 @@ struct PointAggregate {
   std::vector<KernelAtPoint> kernels;  // sorted by (kind, name)
   std::vector<std::string> rank_warnings;
   PointUsage usage;              // per-rank rusage, MPI window and per-call MPI statistics
+  // Counted operations (the counting pass's repeat): kernels of kind
+  // "application" (all rows of all ranks) and "function" (per counted
+  // function, raw demangled names) in `kernels`, untimed here.
+  PointCounts counts;
+  // Sampled time per function holding the code (the innermost frame not
+  // inlined), on the critical path (profile.hpp); empty without samples.
+  std::map<std::string, double> sampled_time_s;
 };
 
 // Aggregates the ranks of one point. Pure: usable on records built in memory.
@@ -53,12 +94,17 @@ struct Configuration {
   std::vector<KernelAtPoint> kernels;  // sorted by (kind, name)
   PopConfig pop;                  // POP metrics of the representative repeat, per-call MPI table
   std::vector<std::pair<std::string, std::string>> tokens;  // the label's axis=value tokens
+  PointCounts counts;             // of the repeat whose counts are used (the counting pass's)
+  std::vector<CountsCheck> counts_checks;  // declared vs counted, where they differ by > 10%
 
   int repeats() const noexcept { return static_cast<int>(point_ids.size()); }
   double sms() const noexcept;    // achieved if known, else requested; NaN if none
   // The value of a concurrency axis at this configuration (NaN when unset).
   double concurrency(const std::string& axis) const noexcept;
   const KernelAtPoint* find(const std::string& kind, const std::string& name) const noexcept;
+  // The application's time as the summary takes it: the MPI window (median
+  // repeat's) for MPI apps with the window measured, else the median wall time.
+  double timed_app_time_s() const noexcept;
 };
 
 // Combines the repeats of one label: medians, spread kept.
@@ -79,6 +125,14 @@ struct RunData {
 
 // Reads a run file. Throws InputError for unusable input (one line, with the path).
 RunData load_run(const std::string& path);
+
+// Keeps the counted functions worth a trajectory in every configuration and
+// gives them display names (short names; the full name where two collide):
+// those with FLOPs that execute at least `min_share` of the application's
+// counted instructions (of its FLOPs when instructions were not counted) or
+// take that share of its time (sampled) at some configuration, at most
+// `max_functions`, the largest share first. The others leave `kernels`.
+void select_counted_functions(std::vector<Configuration>& configs, int max_functions = 5, double min_share = 0.05);
 
 CeilingSet to_ceiling_set(const std::vector<store::CeilingRow>& rows);
 

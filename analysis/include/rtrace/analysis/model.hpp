@@ -99,8 +99,12 @@ struct InstructionCounts {
 // One kernel at one configuration, aggregated over ranks and repeats.
 struct KernelAtPoint {
   std::string name;
-  std::string kind;            // "region" | "gpu-kernel"
+  std::string kind;            // "region" | "gpu-kernel" | "application" | "function" (the last two counted)
   Counts counts;               // summed over ranks (launches with metrics only, for GPU kernels)
+  // Where the counts come from: "annotation" (rtrace_region_counts), "pmu:..."
+  // (hardware counters), "sim:..." (the counting pass), "cupti"; "" when none.
+  std::string counts_source;
+  double counted_instructions = kNaN;  // counted instructions (counting pass / PMU), summed over ranks
   InstructionCounts instructions;
   double time_s = kNaN;        // slowest rank's total time (bulk synchronous), median over repeats
   double counts_time_s = kNaN; // slowest rank's time of the launches the counts cover
@@ -185,6 +189,9 @@ struct StepDiagnosis {
   StepFactors factors;
   std::string diagnosis;            // one of kDiagnosisLabels
   std::string level;                // cache-capacity: the level whose AI fell (ceiling name)
+  // cache-capacity: the cache that no longer holds the working set, the level
+  // above `level` (DRAM AI falls: "L3"; L1 AI falls: "registers").
+  std::string cache;
   std::string cause;                // other: one of kCauseLabels
   std::string explanation;          // the evidence in words
 };
@@ -197,6 +204,10 @@ double tail_efficiency(double blocks, double sms) noexcept;
 // basis ceiling at both points added (0 when unknown). A step whose loss is
 // within it cannot be told from ceiling noise.
 double ceiling_ratio_noise(const CeilingSet& c1set, const CeilingSet& c2set, const std::string& ceiling_name);
+// The cache whose capacity a fall of AI at level `level_index` (0 = L1 ...
+// 3 = DRAM) points to: the nearest level above it that the ceilings measure
+// ("L3" above DRAM on a CPU, "L2" above HBM on a GPU), "registers" above L1.
+std::string cache_above(int level_index, const CeilingSet& c1set, const CeilingSet& c2set);
 // "the DRAM ceiling is unreliable (reason)" when that ceiling is unreliable at
 // either point, else "".
 std::string unreliable_ceiling_note(const CeilingSet& c1set, const CeilingSet& c2set, const std::string& ceiling_name);

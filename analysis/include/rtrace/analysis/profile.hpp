@@ -39,6 +39,14 @@ struct RankProfile {
 };
 RankProfile profile_of_rank(const store::RankRecords& rank);
 
+// Sampled time per *host* function of one point: the function whose code ran
+// (the innermost frame that was not inlined; its inlined callees count for
+// it, libc and runtime code for itself), on the critical path: the thread
+// with the most samples of work (app or system code) over all ranks. This is
+// the attribution of counted functions (counts per function symbol), so their
+// FLOPs and this time describe the same code. Seconds; empty without samples.
+std::map<std::string, double> sampled_host_function_times(const std::vector<store::RankRecords>& ranks);
+
 // A function at one configuration.
 struct FunctionAtPoint {
   double time_s = kNaN;       // on the critical path: the critical thread of the critical rank

@@ -12,7 +12,9 @@
 
 namespace rtrace::analysis {
 
-inline constexpr const char* kAnalysisSchemaVersion = "1.4.0";  // 1.1: cause `slowdown`; 1.2: POP, app steps, MPI calls; 1.3: profile; 1.4: cause `machine-load`
+// 1.1: cause `slowdown`; 1.2: POP, app steps, MPI calls; 1.3: profile; 1.4: cause `machine-load`;
+// 1.5: counted kernels (kinds `application`, `function`), `counts_source`, step `cache`, `counts`
+inline constexpr const char* kAnalysisSchemaVersion = "1.5.0";
 extern const char* const kAnalysisSchemaJson;  // schemas/analysis-v1.json, compiled in
 
 // Terminal report: per kernel (sorted by time share) one block of rows, each <= width columns.
