@@ -356,3 +356,46 @@ TEST(Counts, ReportsCarryTheSourceAndJsonValidates) {
   const std::string html = render_html(res, charts);
   EXPECT_NE(html.find(kSim), std::string::npos);
 }
+
+TEST(Counts, MpiAppSumsItsRanksAndIsTimedOnTheMpiWindow) {
+  // A fixed problem on 1 and 2 ranks, counted by a PMU per process (thread -1,
+  // no function split): the ranks' counts sum to the 1-rank total; the
+  // application's time is the slowest rank's MPI window (startup 0.5 s left out).
+  auto point = [](std::int64_t id, int ranks, double window) {
+    synth::SynthPoint p;
+    p.row = synth::point_row(id, "ranks=" + std::to_string(ranks), -1, ranks);
+    p.ceilings = ceilings({400, 200, 100, 10, 100});
+    for (int r = 0; r < ranks; ++r) {
+      store::RankRecords rr = synth::rank(r, 0.5 + window + 0.01);
+      rr.info.mpi_init_end = 0.5;
+      rr.info.mpi_finalize_start = 0.5 + window;
+      synth::mpi(rr, "MPI_Init", 1, 0.4);
+      synth::mpi(rr, "MPI_Allreduce", 10, 0.01 * window);
+      synth::mpi(rr, "MPI_Finalize", 1, 0.005);
+      synth::counts_info(rr, "pmu:skl FP_ARITH_INST_RETIRED.*,L1D.REPLACEMENT,LONGEST_LAT_CACHE.MISS", "partial",
+                         "no L2 or write-back events");
+      synth::count_row(rr, -1, "", 1e9 / ranks, kNan, kNan, 4e9 / ranks, 2e9 / ranks);
+      p.ranks.push_back(std::move(rr));
+    }
+    return p;
+  };
+  const std::string path = temp_path("mpi");
+  synth::write_run(path, {{"ranks", "1,2"}}, {point(0, 1, 2.0), point(1, 2, 1.25)});
+  AnalysisResult res = analyze(load_run(path), {});
+  remove_run(path);
+  const int app = kernel_index(res, "application");
+  ASSERT_GE(app, 0);
+  const auto& s = res.kernels[static_cast<std::size_t>(app)];
+  EXPECT_EQ(kernel_index(res, "function"), -1);  // a PMU has no per-function split
+  const auto& k2 = res.run.configs[1].kernels[static_cast<std::size_t>(s.at[1])];
+  EXPECT_DOUBLE_EQ(k2.counts.flops_fp64, 1e9);
+  EXPECT_EQ(k2.ranks_present, 2);
+  EXPECT_DOUBLE_EQ(k2.time_s, 1.25);
+  EXPECT_TRUE(std::isnan(s.eval[1].ai[0]));
+  EXPECT_TRUE(std::isnan(s.eval[1].ai[1]));
+  EXPECT_NEAR(s.eval[1].ai[3], 1e9 / 2e9, 1e-12);
+  EXPECT_NEAR(first_step(res, app).d.speedup, 1.6, 1e-9);
+  EXPECT_TRUE(any_contains(res.warnings, "counts partial at ranks=1, ranks=2"));
+  const std::string text = render_text(res);
+  EXPECT_NE(text.find("    n/a     n/a"), std::string::npos) << text;  // L1 and L2: n/a, never 0
+}
