@@ -19,6 +19,7 @@ RTRACE_PACKAGES=(
   patchelf
   clang libclang-rt-14-dev
   libunwind-dev libdw-dev
+  libpfm4-dev
   ccache
 )
 

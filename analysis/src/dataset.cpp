@@ -83,6 +83,7 @@ Counts counts_of_row(const store::CountRow& r) {
   c.flops_fp64 = sum({r.flops_fp64_scalar, r.flops_fp64_v128, r.flops_fp64_v256, r.flops_fp64_v512});
   c.flops_fp32 = sum({r.flops_fp32_scalar, r.flops_fp32_v128, r.flops_fp32_v256, r.flops_fp32_v512});
   c.flops_fp16 = sum({r.flops_fp16_scalar, r.flops_fp16_v128, r.flops_fp16_v256, r.flops_fp16_v512});
+  c.flops_unsplit = r.flops_unsplit;
   const double reads[kLevelCount] = {r.bytes_l1_read, r.bytes_l2_read, r.bytes_l3_read, r.bytes_dram_read};
   const double writes[kLevelCount] = {r.bytes_l1_write, r.bytes_l2_write, r.bytes_l3_write, r.bytes_dram_write};
   for (int i = 0; i < kLevelCount; ++i) c.bytes[i] = available(reads[i]) ? nan_add(reads[i], writes[i]) : kNaN;
@@ -592,6 +593,7 @@ Configuration combine_repeats(const std::vector<store::SweepPointRow>& rows, con
       k.counts.flops_fp32 = med([](const KernelAtPoint& x) { return x.counts.flops_fp32; });
       k.counts.flops_fp16 = med([](const KernelAtPoint& x) { return x.counts.flops_fp16; });
       k.counts.tensor_ops = med([](const KernelAtPoint& x) { return x.counts.tensor_ops; });
+      k.counts.flops_unsplit = med([](const KernelAtPoint& x) { return x.counts.flops_unsplit; });
       for (int i = 0; i < kLevelCount; ++i)
         k.counts.bytes[i] = med([i](const KernelAtPoint& x) { return x.counts.bytes[i]; });
       k.instructions.warp_instructions = med([](const KernelAtPoint& x) { return x.instructions.warp_instructions; });

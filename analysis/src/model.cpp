@@ -63,7 +63,7 @@ const Ceiling* CeilingSet::peak(const std::string& precision, bool tensor) const
 double Counts::total_flops() const noexcept {
   double t = kNaN;
   // tensor_ops are math ops (multiply-accumulates): 2 FLOPs each, as the ERT's tensor ceilings count.
-  for (double v : {flops_fp64, flops_fp32, flops_fp16, 2.0 * tensor_ops}) t = nan_add(t, v);
+  for (double v : {flops_fp64, flops_fp32, flops_fp16, 2.0 * tensor_ops, flops_unsplit}) t = nan_add(t, v);
   return t;
 }
 
@@ -74,6 +74,8 @@ std::string Counts::dominant_precision() const {
   for (const auto& [name, v] : all) {
     if (available(v) && v > best_value) { best = name; best_value = v; }
   }
+  // Mostly FLOPs of unknown precision: no precision, so no compute ceiling is claimed.
+  if (available(flops_unsplit) && flops_unsplit > best_value) return "";
   if (best_value == 0 && uses_tensor()) return "fp16";
   return best;
 }
@@ -87,11 +89,12 @@ void Counts::add(const Counts& b) noexcept {
   flops_fp32 = nan_add(flops_fp32, b.flops_fp32);
   flops_fp16 = nan_add(flops_fp16, b.flops_fp16);
   tensor_ops = nan_add(tensor_ops, b.tensor_ops);
+  flops_unsplit = nan_add(flops_unsplit, b.flops_unsplit);
   for (int i = 0; i < kLevelCount; ++i) bytes[i] = nan_add(bytes[i], b.bytes[i]);
 }
 
 void Counts::scale(double f) noexcept {
-  flops_fp64 *= f; flops_fp32 *= f; flops_fp16 *= f; tensor_ops *= f;
+  flops_fp64 *= f; flops_fp32 *= f; flops_fp16 *= f; tensor_ops *= f; flops_unsplit *= f;
   for (double& b : bytes) b *= f;
 }
 

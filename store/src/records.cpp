@@ -323,7 +323,8 @@ const RowLayout& CountRow::layout() {
                                  .add("bytes_l3_read", &R::bytes_l3_read, "B")
                                  .add("bytes_l3_write", &R::bytes_l3_write, "B")
                                  .add("bytes_dram_read", &R::bytes_dram_read, "B")
-                                 .add("bytes_dram_write", &R::bytes_dram_write, "B");
+                                 .add("bytes_dram_write", &R::bytes_dram_write, "B")
+                                 .add_optional("flops_unsplit", &R::flops_unsplit, "FLOP");
   return l;
 }
 

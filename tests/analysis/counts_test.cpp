@@ -399,3 +399,25 @@ TEST(Counts, MpiAppSumsItsRanksAndIsTimedOnTheMpiWindow) {
   const std::string text = render_text(res);
   EXPECT_NE(text.find("    n/a     n/a"), std::string::npos) << text;  // L1 and L2: n/a, never 0
 }
+
+TEST(Counts, FlopsOfUnknownPrecisionGiveIntensityButNoComputeCeiling) {
+  // An AMD PMU counts all FP operations together: AI and GFLOP/s, and the
+  // binding ceiling among the memory levels only.
+  store::RankRecords rr = synth::rank(0, 1.0);
+  synth::counts_info(rr, "pmu:amd64_fam19h_zen4 RETIRED_SSE_AVX_FLOPS:ANY");
+  synth::count_row(rr, -1, "", kNan, kNan, 4e9, 2e9, 1e9);
+  rr.counts.back().flops_unsplit = 1e10;
+  PointAggregate agg = aggregate_ranks({rr});
+  ASSERT_EQ(agg.kernels.size(), 1u);
+  KernelAtPoint k = agg.kernels[0];
+  EXPECT_DOUBLE_EQ(k.counts.total_flops(), 1e10);
+  EXPECT_EQ(k.counts.dominant_precision(), "");
+  k.time_s = 1;
+  RooflineEval e = evaluate(k, CeilingSet({Ceiling{"DRAM", "bandwidth", "", "", "GB/s", 50, 50, 50},
+                                           Ceiling{"FP64 FMA", "compute", "fp64", "fma", "GFLOP/s", 100, 100, 100}}));
+  EXPECT_DOUBLE_EQ(e.gflops, 10);
+  EXPECT_DOUBLE_EQ(e.ai[3], 10);
+  EXPECT_TRUE(e.peak_name.empty());
+  EXPECT_EQ(e.binding, "DRAM");
+  EXPECT_DOUBLE_EQ(e.bound_gflops, 500);
+}

@@ -126,6 +126,62 @@ TEST_F(TracerRun, OpenMPAppRecordsRegionsRusageAndDeclaredWork) {
   }
 }
 
+// RTRACE_COUNTS=pmu (`rtrace run --counts pmu|auto`): the count tables from
+// the CPU's own events, per thread; without a PMU (this VM) "unavailable" with
+// the reason, and the app runs as ever.
+TEST_F(TracerRun, PmuCountsPerThreadOrUnavailableWithTheReason) {
+  auto env = tracer_env();
+  env["RTRACE_COUNTS"] = "pmu";
+  int status = run({OMP_APP, "normal", "10"}, env);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  auto rs = ranks();
+  ASSERT_EQ(rs.size(), 1u);
+  const auto& r = rs[0];
+  EXPECT_EQ(r.rec.info.tracer_errors, 0);
+  ASSERT_EQ(r.rec.counts_info.size(), 1u);
+  const auto& info = r.rec.counts_info[0];
+  const std::string source = store::get_str(info.source), st = store::get_str(info.status),
+                    note = store::get_str(info.note);
+  EXPECT_EQ(source.rfind("pmu", 0), 0u) << source;
+  std::string why_not;
+  if (!machine_offers_cpu_counters(&why_not)) {
+    EXPECT_EQ(st, "unavailable");
+    EXPECT_NE(note.find("perf_event_open("), std::string::npos) << note;  // the reason, from the kernel
+    EXPECT_TRUE(r.rec.counts.empty());
+    EXPECT_TRUE(r.log_has("PMU counts unavailable: "));
+    return;
+  }
+  EXPECT_TRUE(st == "ok" || st == "partial") << st << ": " << note;
+  ASSERT_GE(r.rec.counts.size(), 2u);  // the main thread and OpenMP's second thread
+  double instructions = 0;
+  for (const auto& c : r.rec.counts) {
+    EXPECT_EQ(c.function_id, -1);
+    EXPECT_TRUE(std::isnan(c.bytes_l1_read));  // the PMU cannot see it: NaN, never 0
+    if (std::isfinite(c.instructions)) instructions += c.instructions;
+  }
+  EXPECT_GT(instructions, 0);
+}
+
+TEST_F(TracerRun, NoCountsUnlessAskedAndABadModeIsWarnedAbout) {
+  int status = run({OMP_APP, "normal", "2"}, tracer_env());
+  ASSERT_TRUE(WIFEXITED(status));
+  auto rs = ranks();
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_TRUE(rs[0].rec.counts_info.empty());
+  std::filesystem::remove_all(dir_);
+  std::filesystem::create_directories(dir_);
+  auto env = tracer_env();
+  env["RTRACE_COUNTS"] = "papi";
+  status = run({OMP_APP, "normal", "2"}, env);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  rs = ranks();
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_TRUE(rs[0].rec.counts_info.empty());
+  EXPECT_TRUE(rs[0].log_has("RTRACE_COUNTS `papi` is not one of pmu, auto, sim, none"));
+}
+
 TEST_F(TracerRun, InertWithoutTraceDirAndInLaunchers) {
   auto env = tracer_env();
   env.erase("RTRACE_TRACE_DIR");

@@ -89,6 +89,11 @@ TracerConfig read_config(const GetEnv& env, const std::string& process_name, con
     else c.collective_warning = "RTRACE_TRACER_COLLECTIVE `" + how + "` is not one of 1, parallel, gather, 0; using gather";
   }
   c.sample_hz = c.mode == TracerMode::Cpu ? kDefaultSampleHz : 0;
+  if (const char* counts = env("RTRACE_COUNTS"); counts && *counts) {
+    const std::string m = counts;
+    if (m == "pmu" || m == "auto" || m == "sim" || m == "none") c.counts_mode = m;
+    else c.counts_warning = "RTRACE_COUNTS `" + m + "` is not one of pmu, auto, sim, none; not counting";
+  }
   if (const char* hz = env("RTRACE_SAMPLE_HZ"); hz && *hz) {
     errno = 0;
     char* end = nullptr;

@@ -50,6 +50,11 @@ struct TracerConfig {
   double sample_hz = 0;
   std::string sample_warning;    // set when RTRACE_SAMPLE_HZ was not understood
   std::string collective_warning;  // set when RTRACE_TRACER_COLLECTIVE was not understood
+  // RTRACE_COUNTS (`rtrace run --counts`): "pmu" and "auto" make the tracer
+  // count FLOPs and bytes with the PMU (pmu_counts.hpp); "sim" and "none"
+  // leave counting to the counting pass or to nobody.
+  std::string counts_mode = "none";
+  std::string counts_warning;    // set when RTRACE_COUNTS was not understood
 };
 
 // `process_names` are the names this process goes by (argv[0] basename,

@@ -1,5 +1,8 @@
 #include "counters.hpp"
 
+#include "libpfm.hpp"
+#include "pmu_events.hpp"
+
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -8,7 +11,6 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <vector>
 
 namespace rtrace::tracer {
@@ -19,21 +21,26 @@ long perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd, un
   return syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
 }
 
-bool cpu_is_intel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("vendor_id", 0) == 0) return line.find("GenuineIntel") != std::string::npos;
-  return false;
+// The per-width FLOP events of the core PMU, named through libpfm4
+// (pmu_events.hpp: Intel's FP_ARITH_INST_RETIRED; AMD's PMU has no precision
+// split, so its regions keep hw_fp64_ops/hw_fp32_ops NaN). Looked up once.
+struct FpEvent { PerfEncoding encoding; double lanes; bool fp64; };
+const std::vector<FpEvent>& fp_events() {
+  static const std::vector<FpEvent> events = [] {
+    std::vector<FpEvent> out;
+    Libpfm* pfm = Libpfm::get(nullptr);
+    if (!pfm) return out;
+    const PmuPlan plan = plan_events(pfm->core_pmu(), *pfm);
+    for (int q = static_cast<int>(PmuQuantity::Fp64Scalar); q <= static_cast<int>(PmuQuantity::Fp32V512); ++q) {
+      const auto& terms = plan.terms[q];
+      if (terms.size() != 1) return std::vector<FpEvent>{};  // partial FP coverage would undercount: none
+      out.push_back({plan.events[terms[0].event].encoding, terms[0].factor,
+                     q <= static_cast<int>(PmuQuantity::Fp64V512)});
+    }
+    return out;
+  }();
+  return events;
 }
-
-// FP_ARITH_INST_RETIRED (event 0xC7) umasks and the FLOPs per instruction.
-// The PMU counts FMA instructions twice already.
-struct FpEvent { std::uint64_t umask; double lanes; bool fp64; };
-constexpr FpEvent kIntelFp[] = {
-    {0x01, 1, true}, {0x04, 2, true}, {0x10, 4, true}, {0x40, 8, true},     // scalar, 128, 256, 512 double
-    {0x02, 1, false}, {0x08, 4, false}, {0x20, 8, false}, {0x80, 16, false},  // scalar, 128, 256, 512 single
-};
 
 class PerfEventSource final : public CounterSource {
  public:
@@ -43,15 +50,13 @@ class PerfEventSource final : public CounterSource {
   bool open(std::string* why) {
     if (!add(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, "instructions", why)) return false;
     if (!add(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "cycles", why)) return false;
-    if (cpu_is_intel()) {
-      std::string ignored;
-      for (const auto& e : kIntelFp) {
-        if (!add(PERF_TYPE_RAW, 0xC7 | (e.umask << 8), "fp_arith_inst_retired", &ignored)) {
-          fp_events_.clear();  // partial FP coverage would undercount: report none
-          break;
-        }
-        fp_events_.push_back(e);
+    std::string ignored;
+    for (const auto& e : fp_events()) {  // only now: a PMU answered for instructions and cycles
+      if (!add(e.encoding.type, e.encoding.config, "FP_ARITH_INST_RETIRED", &ignored, e.encoding.config1)) {
+        fp_events_.clear();  // partial FP coverage would undercount: report none
+        break;
       }
+      fp_events_.push_back(e);
     }
     ioctl(fds_[0], PERF_EVENT_IOC_RESET, PERF_IOC_FLAG_GROUP);
     ioctl(fds_[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
@@ -81,13 +86,14 @@ class PerfEventSource final : public CounterSource {
   }
 
  private:
-  bool add(std::uint32_t type, std::uint64_t config, const char* what, std::string* why) {
+  bool add(std::uint32_t type, std::uint64_t config, const char* what, std::string* why, std::uint64_t config1 = 0) {
     if (fds_.size() >= 16) return false;
     perf_event_attr attr;
     std::memset(&attr, 0, sizeof attr);
     attr.size = sizeof attr;
     attr.type = type;
     attr.config = config;
+    attr.config1 = config1;
     attr.disabled = fds_.empty() ? 1 : 0;
     attr.exclude_kernel = 1;
     attr.exclude_hv = 1;

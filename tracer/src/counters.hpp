@@ -34,8 +34,8 @@ class CounterProvider {
   virtual const char* name() const noexcept = 0;
 };
 
-// perf_event_open: instructions, cycles and (on Intel) FP_ARITH_INST_RETIRED
-// by width, as one group read with a single read(2).
+// perf_event_open: instructions, cycles and (on Intel) FP_ARITH_INST_RETIRED by
+// width, named through libpfm4 (pmu_events.hpp), as one group read with a single read(2).
 class PerfEventProvider final : public CounterProvider {
  public:
   std::unique_ptr<CounterSource> open_for_this_thread(std::string* why) noexcept override;

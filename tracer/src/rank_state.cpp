@@ -1,5 +1,6 @@
 #include "rank_state.hpp"
 
+#include "pmu_counts.hpp"
 #include "sampler.hpp"
 #include "symbolize.hpp"
 
@@ -61,6 +62,7 @@ RankState::RankState(TracerConfig config, std::unique_ptr<CounterProvider> count
   if (!config_.mode_warning.empty()) log(LogLevel::Warn, config_.mode_warning);
   if (!config_.sample_warning.empty()) log(LogLevel::Warn, config_.sample_warning);
   if (!config_.collective_warning.empty()) log(LogLevel::Warn, config_.collective_warning);
+  if (!config_.counts_warning.empty()) log(LogLevel::Warn, config_.counts_warning);
   log_counter_state();
 }
 
@@ -175,6 +177,7 @@ store::RankRecords RankState::snapshot(bool complete, int exit_status, bool bloc
     }
     for (auto& w : regions.warnings) rec.log.push_back("warning: " + w);
     add_samples(rec, names, blocking);  // after rec.log is filled: it appends its own lines
+    pmu::fill(rec, blocking);           // RTRACE_COUNTS=pmu|auto: counts_info and the counts rows
 
     store::RankInfoRow& info = rec.info;
     info.rank = rank_.load();
@@ -251,6 +254,7 @@ void RankState::add_samples(store::RankRecords& rec, NameTable& names, bool bloc
 void RankState::reset_after_fork() noexcept {
   new (&mutex_) std::mutex();  // may have been held by a thread that no longer exists
   regions_.reset_after_fork();
+  pmu::after_fork();
   mpi_.reset();
   errors_.store(0);
   dropped_.store(0);

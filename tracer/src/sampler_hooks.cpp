@@ -1,6 +1,7 @@
 // Interposed libc entry points that keep the sampler safe for the app
 // (LD_PRELOAD puts these in front of libc's):
-//   pthread_create   a new thread gets its CPU-time timer before its start
+//   pthread_create   a new thread gets its CPU-time timer (and, with
+//                    RTRACE_COUNTS=pmu, its PMU counters) before its start
 //                    routine runs, and loses it when it ends;
 //   execve/execv/execvp/execvpe
 //                    the caller's timer is disarmed first: a sample signal
@@ -9,6 +10,7 @@
 //   sigaction/signal the app claiming the sampler's signal stops sampling
 //                    (back off), then gets exactly what it asked for.
 // Every wrapper forwards to the next definition (dlsym RTLD_NEXT) unchanged.
+#include "pmu_counts.hpp"
 #include "sampler.hpp"
 #include "tracer.hpp"
 
@@ -37,6 +39,7 @@ void* sampled_thread_start(void* p) {
   ThreadStart start = *static_cast<ThreadStart*>(p);
   delete static_cast<ThreadStart*>(p);
   rtrace::tracer::Sampler::thread_begin();
+  rtrace::tracer::pmu::thread_begin();  // its counters close with the thread (a key destructor)
   void* result = start.routine(start.arg);
   rtrace::tracer::Sampler::thread_end();  // pthread_exit: the thread key's destructor disarms instead
   return result;
@@ -57,7 +60,7 @@ RTRACE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr, 
   using Fn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
   static Fn real = next_symbol<Fn>("pthread_create");
   if (!real) return EAGAIN;
-  if (!rtrace::tracer::Sampler::running()) return real(thread, attr, routine, arg);
+  if (!rtrace::tracer::Sampler::running() && !rtrace::tracer::pmu::active()) return real(thread, attr, routine, arg);
   auto* start = new (std::nothrow) ThreadStart{routine, arg};
   if (!start) return real(thread, attr, routine, arg);
   int rc = real(thread, attr, sampled_thread_start, start);

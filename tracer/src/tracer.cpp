@@ -4,6 +4,7 @@
 
 #include "config.hpp"
 #include "rank_writer.hpp"
+#include "pmu_counts.hpp"
 #include "sampler.hpp"
 
 #include <hdf5.h>
@@ -164,6 +165,9 @@ __attribute__((constructor)) void rtrace_tracer_start() {
     install_alt_stack();
     install_signal_handlers(/*chain_existing=*/false);
     start_sampling();
+    // After the sampler: both wrap the threads the app creates from here on.
+    const std::string counts = pmu::start(g_state->config().counts_mode);
+    if (!counts.empty()) g_state->log(LogLevel::Info, counts);
   } catch (...) {
     // The tracer must never stop the app from starting.
   }

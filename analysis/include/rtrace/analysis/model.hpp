@@ -74,6 +74,9 @@ class CeilingSet {
 struct Counts {
   double flops_fp64 = kNaN, flops_fp32 = kNaN, flops_fp16 = kNaN;
   double tensor_ops = kNaN;                            // tensor-core math ops (GPU); FLOPs = 2 x this
+  // FLOPs whose precision the source cannot tell (AMD's PMU): in the total,
+  // in no precision, so they select no compute ceiling.
+  double flops_unsplit = kNaN;
   std::array<double, kLevelCount> bytes{kNaN, kNaN, kNaN, kNaN};
 
   double total_flops() const noexcept;                  // NaN when no precision was counted

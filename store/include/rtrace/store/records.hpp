@@ -326,6 +326,10 @@ struct CountRow {
   double bytes_l3_write;
   double bytes_dram_read;
   double bytes_dram_write;
+  // FLOPs the source counts without their precision and vector width (a PMU
+  // that counts all FP operations together: AMD Zen's RETIRED_SSE_AVX_FLOPS),
+  // in none of the flops_* fields above; NaN when the source splits them.
+  double flops_unsplit = kUnavailable;
   static const RowLayout& layout();
 };
 
