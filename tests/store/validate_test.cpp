@@ -222,3 +222,51 @@ TEST(Validate, SingleFileLayoutIsValid) {
   EXPECT_EQ(r.verdict, V::Valid) << (r.deviations.empty() ? r.fatal : r.deviations[0]);
   EXPECT_EQ(r.points_complete, 1u);
 }
+
+// A run whose ranks carry the count tables (schema 1.7: here a PMU's, per
+// thread) validates; a count table without one of its fields does not.
+TEST(Validate, CountTablesAreValidAndCheckedFieldByField) {
+  TempDir d;
+  const auto path = d.file("run.h5");
+  RunFile run = RunFile::create(path, synth::metadata(), describe_this_machine(), {}, synth::plan(1));
+  run.commit_point(synth::finished(run.points()[0]), [](Group& g) {
+    g.write_table("ceilings", synth::ceilings(0), "ceilings");
+    Group ranks = g.require_group("ranks");
+    RankRecords rec = synth::rank(0, 0, 1);
+    CountInfoRow info{};
+    set_str(info.source, "pmu:skl FP_ARITH_INST_RETIRED,L1D,L2_LINES_IN,L2_LINES_OUT,LONGEST_LAT_CACHE");
+    set_str(info.status, "ok");
+    set_str(info.note, "not seen by the core PMU: L1 bytes, L1 write-backs, DRAM writes");
+    info.threads = 2;
+    info.wall_s = kUnavailable;
+    info.exit_code = -1;
+    rec.counts_info.push_back(info);
+    for (int t = 0; t < 2; ++t) {
+      CountRow c{};
+      c.thread = t;
+      c.function_id = -1;
+      c.module_id = -1;
+      c.instructions = 1e6;
+      c.flops_fp64_v256 = 4e6;
+      c.bytes_l1_read = c.bytes_l1_write = kUnavailable;
+      c.bytes_l2_read = 6.4e5;
+      rec.counts.push_back(c);
+    }
+    write_rank(ranks, rec);
+  });
+  auto r = validate_file(path);
+  EXPECT_EQ(r.verdict, V::Valid) << (r.deviations.empty() ? r.fatal : r.deviations[0]);
+  transaction(path, [](File& f) {
+    Group rank = f.root().open_group("points").open_group(point_group_name(0)).open_group("ranks").open_group(
+        rank_group_name(0));
+    rank.remove("counts");
+    RowLayout without_flops("count", sizeof(CountRow));
+    without_flops.add("thread", &CountRow::thread).add("function_id", &CountRow::function_id);
+    CountRow row{};
+    RawTable::create(rank, "counts", without_flops).append(&row, 1);
+  });
+  r = validate_file(path);
+  EXPECT_EQ(r.verdict, V::Invalid);
+  EXPECT_TRUE(mentions(r, "r000000/counts: missing field `flops_fp64_scalar`"))
+      << (r.deviations.empty() ? "" : r.deviations[0]);
+}
