@@ -1,5 +1,7 @@
 #include "rtrace/analysis/analyze.hpp"
 
+#include "rtrace/analysis/report.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -136,12 +138,8 @@ const char* const kCountsHint =
 
 // "cache-capacity at L3 (DRAM AI falls)", "other (cause: imbalance)".
 std::string step_words(const StepDiagnosis& d) {
-  std::string s = d.diagnosis;
-  if (d.diagnosis == "cache-capacity" && !d.cache.empty()) s += " at " + d.cache + " (" + d.level + " AI falls)";
-  else if (d.diagnosis == "cache-capacity" && !d.level.empty()) s += " at " + d.level;
-  else if (d.diagnosis == "bandwidth-contention" && !d.level.empty()) s += " on " + d.level;
-  if (!d.cause.empty()) s += " (cause: " + d.cause + ")";
-  return s;
+  if (d.diagnosis == "other" && !d.cause.empty()) return "other (cause: " + d.cause + ")";
+  return describe_step(d);
 }
 
 std::string percent_signed(double v) {
