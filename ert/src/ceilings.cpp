@@ -53,21 +53,72 @@ store::CeilingRow make_row(const std::string& name, const char* kind, const char
 
 }  // namespace
 
+namespace {
+
+// Per repeat, the best sample of a set (the ceiling of that repeat).
+struct RepeatBests {
+  std::map<int, const Sample*> best;
+  void add(const Sample& s) {
+    const Sample*& b = best[s.repeat];
+    if (!b || value(s) > value(*b)) b = &s;
+  }
+  static double value(const Sample& s) { return s.series == Series::Flops ? s.gflops_per_s() : s.gbytes_per_s(); }
+  SpreadStats stats() const {
+    std::vector<double> v;
+    for (const auto& [r, s] : best) v.push_back(value(*s));
+    return spread(v);
+  }
+  int disturbed() const {
+    int n = 0;
+    for (const auto& [r, s] : best) n += s->disturbed ? 1 : 0;
+    return n;
+  }
+};
+
+// Compute ceilings: per precision/variant, best of the high-intensity end.
+void add_compute_ceilings(const std::vector<const Sample*>& flop_samples, std::vector<store::CeilingRow>& rows,
+                          std::vector<int>* disturbed) {
+  std::map<std::tuple<int, int>, std::vector<const Sample*>> families;
+  std::vector<std::tuple<int, int>> order;
+  for (const Sample* s : flop_samples) {
+    auto key = std::make_tuple(int(s->kernel.precision), int(s->kernel.variant));
+    if (!families.count(key)) order.push_back(key);
+    families[key].push_back(s);
+  }
+  for (const auto& key : order) {
+    const auto& family = families[key];
+    std::vector<int> fs;
+    for (const Sample* s : family) fs.push_back(s->kernel.flops_per_element);
+    const std::vector<int> high = high_intensity_flops(fs);
+    RepeatBests bests;
+    for (const Sample* s : family)
+      if (std::find(high.begin(), high.end(), s->kernel.flops_per_element) != high.end())
+        bests.add(*s);
+    const auto p = Precision(std::get<0>(key));
+    const auto v = Variant(std::get<1>(key));
+    rows.push_back(
+        make_row(compute_ceiling_name(p, v), "compute", to_string(p), to_string(v), bests.stats(), "GFLOP/s", -1));
+    if (disturbed) disturbed->push_back(bests.disturbed());
+  }
+}
+
+}  // namespace
+
 CeilingAnalysis derive_ceilings(const std::vector<Sample>& samples, const std::vector<MemoryLevel>& levels,
                                 const PlateauOptions& options) {
   CeilingAnalysis out;
 
   // ---- bandwidth: one point per working set, repeats kept apart
-  std::map<std::int64_t, std::map<int, double>> by_ws;  // ws -> repeat -> best GB/s
+  std::map<std::int64_t, std::map<int, const Sample*>> by_ws;  // ws -> repeat -> best sample
   for (const Sample& s : samples) {
-    if (s.series != Series::Bandwidth) continue;
-    double& v = by_ws[s.working_set_bytes][s.repeat];
-    v = std::max(v, s.gbytes_per_s());
+    if (s.series != Series::Bandwidth || s.one_worker) continue;
+    const Sample*& b = by_ws[s.working_set_bytes][s.repeat];
+    if (!b || s.gbytes_per_s() > b->gbytes_per_s()) b = &s;
   }
-  std::vector<std::map<int, double>> point_repeats;
+  std::vector<std::map<int, const Sample*>> point_repeats;
   for (const auto& [ws, reps] : by_ws) {
     std::vector<double> values;
-    for (const auto& [r, v] : reps) values.push_back(v);
+    for (const auto& [r, s] : reps) values.push_back(s->gbytes_per_s());
     out.curve.push_back(CurvePoint{double(ws), spread(values).median});
     point_repeats.push_back(reps);
   }
@@ -76,41 +127,40 @@ CeilingAnalysis derive_ceilings(const std::vector<Sample>& samples, const std::v
     LevelNaming naming = name_levels(out.curve, out.plateaus, levels, std::min<std::size_t>(2, options.min_points));
     out.notes = naming.notes;
     for (const NamedLevel& level : naming.levels) {
-      std::map<int, double> best;  // repeat -> best over the level's points
+      RepeatBests bests;  // repeat -> best over the level's points
       for (std::size_t k : level.points)
-        for (const auto& [r, v] : point_repeats[k]) best[r] = std::max(best[r], v);
-      std::vector<double> per_repeat;
-      for (const auto& [r, v] : best) per_repeat.push_back(v);
-      out.ceilings.push_back(make_row(level.name, "bandwidth", "", "", spread(per_repeat), "GB/s", level.level_bytes));
+        for (const auto& [r, s] : point_repeats[k]) bests.add(*s);
+      out.ceilings.push_back(make_row(level.name, "bandwidth", "", "", bests.stats(), "GB/s", level.level_bytes));
+      out.disturbed_repeats.push_back(bests.disturbed());
     }
   }
 
   // ---- compute: per precision/variant, best of the high-intensity end
-  std::map<std::tuple<int, int>, std::vector<const Sample*>> families;
-  std::vector<std::tuple<int, int>> order;
-  for (const Sample& s : samples) {
-    if (s.series != Series::Flops) continue;
-    auto key = std::make_tuple(int(s.kernel.precision), int(s.kernel.variant));
-    if (!families.count(key)) order.push_back(key);
-    families[key].push_back(&s);
-  }
-  for (const auto& key : order) {
-    const auto& family = families[key];
-    std::vector<int> fs;
-    for (const Sample* s : family) fs.push_back(s->kernel.flops_per_element);
-    const std::vector<int> high = high_intensity_flops(fs);
-    std::map<int, double> best;  // repeat -> best GFLOP/s
-    for (const Sample* s : family)
-      if (std::find(high.begin(), high.end(), s->kernel.flops_per_element) != high.end())
-        best[s->repeat] = std::max(best[s->repeat], s->gflops_per_s());
-    std::vector<double> per_repeat;
-    for (const auto& [r, v] : best) per_repeat.push_back(v);
-    const auto p = Precision(std::get<0>(key));
-    const auto v = Variant(std::get<1>(key));
-    out.ceilings.push_back(
-        make_row(compute_ceiling_name(p, v), "compute", to_string(p), to_string(v), spread(per_repeat), "GFLOP/s", -1));
-  }
+  std::vector<const Sample*> flops;
+  for (const Sample& s : samples)
+    if (s.series == Series::Flops && !s.one_worker) flops.push_back(&s);
+  add_compute_ceilings(flops, out.ceilings, &out.disturbed_repeats);
   return out;
+}
+
+std::vector<store::CeilingRow> one_worker_ceilings(const std::vector<Sample>& samples,
+                                                   const std::vector<MemoryLevel>& levels) {
+  std::vector<store::CeilingRow> rows;
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    const LevelRange r = level_range(levels, i);
+    RepeatBests bests;
+    for (const Sample& s : samples)
+      if (s.one_worker && s.series == Series::Bandwidth && double(s.working_set_bytes) > r.low &&
+          double(s.working_set_bytes) <= r.high)
+        bests.add(s);
+    if (!bests.best.empty())
+      rows.push_back(make_row(levels[i].name, "bandwidth", "", "", bests.stats(), "GB/s", levels[i].level_bytes));
+  }
+  std::vector<const Sample*> flops;
+  for (const Sample& s : samples)
+    if (s.series == Series::Flops && s.one_worker) flops.push_back(&s);
+  add_compute_ceilings(flops, rows, nullptr);
+  return rows;
 }
 
 }  // namespace rtrace::ert

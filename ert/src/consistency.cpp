@@ -3,8 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
+#include <cstring>
 #include <fstream>
+#include <iterator>
 #include <set>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 namespace rtrace::ert {
 
@@ -55,9 +62,24 @@ double theoretical_cpu_peak_gflops(Precision p, int cores, int vector_bytes, dou
 double peak_clock_ghz(double nominal_mhz, std::string& basis) {
   std::ifstream in("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
   double khz = 0;
-  if (in >> khz && khz > 0) {
+  if (!(in >> khz)) khz = 0;
+  double cpuid_mhz = 0;
+#if defined(__x86_64__) || defined(__i386__)
+  // Leaf 0x16 (Intel since Skylake): EBX = the maximum frequency in MHz.
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid_max(0, nullptr) >= 0x16 && __get_cpuid(0x16, &a, &b, &c, &d)) cpuid_mhz = double(b & 0xFFFF);
+#endif
+  return peak_clock_ghz(khz, cpuid_mhz, nominal_mhz, basis);
+}
+
+double peak_clock_ghz(double khz, double cpuid_mhz, double nominal_mhz, std::string& basis) {
+  if (khz > 0) {
     basis = "max clock " + fmt(khz / 1e6) + " GHz (cpufreq)";
     return khz / 1e6;
+  }
+  if (cpuid_mhz > 0) {
+    basis = "max clock " + fmt(cpuid_mhz / 1e3) + " GHz (CPUID 0x16)";
+    return cpuid_mhz / 1e3;
   }
   if (nominal_mhz > 0) {
     basis = "nominal clock " + fmt(nominal_mhz / 1e3) + " GHz x 1.5 turbo allowance";
@@ -67,15 +89,82 @@ double peak_clock_ghz(double nominal_mhz, std::string& basis) {
   return 0;
 }
 
-std::vector<Violation> check_consistency(const std::vector<store::CeilingRow>& ceilings, const ConsistencyLimits& limits) {
+namespace {
+
+std::uint16_t u16_at(const std::string& t, std::size_t at) {
+  return std::uint16_t(std::uint8_t(t[at]) | (std::uint8_t(t[at + 1]) << 8));
+}
+
+}  // namespace
+
+double smbios_memory_peak_gbs(const std::string& t, std::string& basis) {
+  double total = 0;
+  int devices = 0;
+  double lowest_speed = 0, highest_speed = 0;
+  for (std::size_t at = 0; at + 4 <= t.size();) {
+    const int type = std::uint8_t(t[at]);
+    const std::size_t length = std::uint8_t(t[at + 1]);
+    if (length < 4 || at + length > t.size()) break;
+    // Type 17, memory device: data width (bits) at 0x0A, size at 0x0C (0:
+    // empty slot, 0xFFFF: unknown), speed (MT/s) at 0x15, configured speed
+    // at 0x20 (SMBIOS 2.7).
+    if (type == 17 && length >= 0x17) {
+      const int width = u16_at(t, at + 0x0A);
+      const int size = u16_at(t, at + 0x0C);
+      int speed = u16_at(t, at + 0x15);
+      if (length >= 0x22 && u16_at(t, at + 0x20) > 0) speed = u16_at(t, at + 0x20);
+      if (size != 0 && size != 0xFFFF && width > 0 && width != 0xFFFF && speed > 0 && speed != 0xFFFF) {
+        total += double(speed) * 1e6 * double(width) / 8.0 / 1e9;
+        lowest_speed = devices ? std::min(lowest_speed, double(speed)) : double(speed);
+        highest_speed = std::max(highest_speed, double(speed));
+        ++devices;
+      }
+    }
+    if (type == 127) break;  // end of table
+    // The strings after the formatted area end with two NULs.
+    std::size_t next = at + length;
+    while (next + 1 < t.size() && !(t[next] == 0 && t[next + 1] == 0)) ++next;
+    at = next + 2;
+  }
+  if (devices == 0) {
+    basis = "unknown (no SMBIOS memory device with a speed and width)";
+    return 0;
+  }
+  basis = std::to_string(devices) + " DIMMs at " + std::to_string(int(lowest_speed)) +
+          (highest_speed > lowest_speed ? "-" + std::to_string(int(highest_speed)) : std::string()) + " MT/s (SMBIOS)";
+  return total;
+}
+
+double smbios_memory_peak_gbs_of_this_node(std::string& basis) {
+  std::ifstream in("/sys/firmware/dmi/tables/DMI", std::ios::binary);
+  if (!in) {
+    basis = "unknown (/sys/firmware/dmi/tables/DMI not readable: not root, or a VM without SMBIOS)";
+    return 0;
+  }
+  const std::string table((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return smbios_memory_peak_gbs(table, basis);
+}
+
+double relative_spread(const store::CeilingRow& c) {
+  if (!(c.value > 0) || !(c.max >= c.min) || !std::isfinite(c.max - c.min)) return 0;
+  return (c.max - c.min) / c.value;
+}
+
+double noise_tolerance(const store::CeilingRow& a, const store::CeilingRow& b, const ConsistencyLimits& limits) {
+  return std::min(limits.tolerance_cap, limits.tolerance_floor + relative_spread(a) + relative_spread(b));
+}
+
+std::vector<Violation> check_consistency(const std::vector<store::CeilingRow>& ceilings, const ConsistencyLimits& limits,
+                                         const std::vector<store::CeilingRow>& one_worker) {
   std::vector<Violation> out;
+  auto pct = [](double tol) { return std::to_string(int(std::lround(tol * 100))) + "%"; };
   // Bandwidth: rows come in hierarchy order (L1 first, DRAM last).
   std::vector<const store::CeilingRow*> bw;
   for (const auto& c : ceilings)
     if (store::get_str(c.kind) == "bandwidth" && c.value > 0) bw.push_back(&c);
   for (std::size_t i = 0; i < bw.size(); ++i)
     for (std::size_t j = i + 1; j < bw.size(); ++j)
-      if (bw[j]->value > bw[i]->value * (1 + limits.tolerance)) {
+      if (bw[j]->value > bw[i]->value * (1 + noise_tolerance(*bw[i], *bw[j], limits))) {
         const std::string a = store::get_str(bw[i]->name), b = store::get_str(bw[j]->name);
         out.push_back(Violation{Series::Bandwidth, {a, b},
                                 a + " " + fmt(bw[i]->value) + " GB/s below " + b + " " + fmt(bw[j]->value) +
@@ -88,18 +177,20 @@ std::vector<Violation> check_consistency(const std::vector<store::CeilingRow>& c
   // bound: its arrays are half the bytes, so more of them stay in L1).
   // Outside, one of the two was disturbed (seen on a loaded VM: FP64 FMA
   // 22.7 GFLOP/s below its no-FMA 63.3).
-  auto compute_value = [&](const std::string& name) -> double {
+  auto compute_row = [&](const std::string& name) -> const store::CeilingRow* {
     for (const auto& c : ceilings)
-      if (store::get_str(c.kind) == "compute" && store::get_str(c.name) == name && c.value > 0) return c.value;
-    return 0;
+      if (store::get_str(c.kind) == "compute" && store::get_str(c.name) == name && c.value > 0) return &c;
+    return nullptr;
   };
   auto check_ratio = [&](const std::string& fast, const std::string& slow, double max_ratio, const char* why) {
-    const double f = compute_value(fast), sl = compute_value(slow);
-    if (!(f > 0 && sl > 0)) return;
-    const double r = f / sl;
-    if (r < 1.0 / (1 + limits.tolerance) || r > max_ratio * (1 + limits.tolerance))
+    const store::CeilingRow* f = compute_row(fast);
+    const store::CeilingRow* sl = compute_row(slow);
+    if (!f || !sl) return;
+    const double r = f->value / sl->value;
+    const double tol = noise_tolerance(*f, *sl, limits);
+    if (r < 1.0 / (1 + tol) || r > max_ratio * (1 + tol))
       out.push_back(Violation{Series::Flops, {fast, slow},
-                              fast + " " + fmt(f) + " GFLOP/s is " + fmt(r) + "x " + slow + " " + fmt(sl) +
+                              fast + " " + fmt(f->value) + " GFLOP/s is " + fmt(r) + "x " + slow + " " + fmt(sl->value) +
                                   " GFLOP/s (" + why + ")"});
   };
   for (const char* prec : {"FP64", "FP32"})
@@ -108,15 +199,62 @@ std::vector<Violation> check_consistency(const std::vector<store::CeilingRow>& c
   for (const char* variant : {"FMA", "no-FMA"})
     check_ratio(std::string("FP32 ") + variant, std::string("FP64 ") + variant, INFINITY,
                 "FP32 has twice the SIMD lanes: never slower");
-  // Compute: not above the theoretical peak.
+  // Not above the theoretical peaks (2 % for the clock's rounding).
   for (const auto& c : ceilings) {
-    if (store::get_str(c.kind) != "compute") continue;
-    const std::string prec = store::get_str(c.precision);
-    const double peak = prec == "fp64" ? limits.fp64_peak_gflops : prec == "fp32" ? limits.fp32_peak_gflops : 0;
-    if (peak > 0 && c.value > peak * (1 + 0.02))
-      out.push_back(Violation{Series::Flops, {store::get_str(c.name)},
-                              store::get_str(c.name) + " " + fmt(c.value) + " GFLOP/s above the theoretical peak " +
-                                  fmt(peak) + " (" + limits.peak_basis + ")"});
+    const std::string kind = store::get_str(c.kind), name = store::get_str(c.name);
+    if (kind == "compute") {
+      const std::string prec = store::get_str(c.precision);
+      const double peak = prec == "fp64" ? limits.fp64_peak_gflops : prec == "fp32" ? limits.fp32_peak_gflops : 0;
+      if (peak > 0 && c.value > peak * (1 + 0.02))
+        out.push_back(Violation{Series::Flops, {name},
+                                name + " " + fmt(c.value) + " GFLOP/s above the theoretical peak " + fmt(peak) + " (" +
+                                    limits.peak_basis + ")"});
+    } else if (kind == "bandwidth" && name == "DRAM" && limits.dram_peak_gbs > 0 &&
+               c.value > limits.dram_peak_gbs * (1 + 0.02)) {
+      out.push_back(Violation{Series::Bandwidth, {name},
+                              name + " " + fmt(c.value) + " GB/s above the memory's peak " + fmt(limits.dram_peak_gbs) +
+                                  " (" + limits.dram_peak_basis + ")"});
+    }
+  }
+  // The one-worker bound: N workers do at least what one does (they include
+  // it) and at most N times it (each adds at most one worker's share). The
+  // case of issue 23: FLOP ceilings at 2 threads 100x below 1 thread's, from
+  // timing a worker's wake-up; every ratio check passed.
+  if (limits.workers > 1)
+    for (const auto& c : ceilings) {
+      if (!(c.value > 0)) continue;
+      const std::string name = store::get_str(c.name);
+      const auto ref = std::find_if(one_worker.begin(), one_worker.end(), [&](const store::CeilingRow& r) {
+        return store::get_str(r.name) == name && r.value > 0;
+      });
+      if (ref == one_worker.end()) continue;
+      const Series series = store::get_str(c.kind) == "bandwidth" ? Series::Bandwidth : Series::Flops;
+      const std::string unit = store::get_str(c.unit);
+      const double tol = noise_tolerance(c, *ref, limits);
+      const std::string n = std::to_string(limits.workers);
+      if (c.value < ref->value * (1 - tol))
+        out.push_back(Violation{series, {name},
+                                name + " " + fmt(c.value) + " " + unit + " at " + n + " workers below 1 worker's " +
+                                    fmt(ref->value) + " (tolerance " + pct(tol) + ")"});
+      else if (c.value > limits.workers * ref->value * (1 + tol))
+        out.push_back(Violation{series, {name},
+                                name + " " + fmt(c.value) + " " + unit + " at " + n + " workers above " + n +
+                                    " x 1 worker's " + fmt(ref->value) + " (tolerance " + pct(tol) + ")"});
+    }
+  return out;
+}
+
+std::vector<Violation> check_disturbed(const CeilingAnalysis& analysis) {
+  std::vector<Violation> out;
+  for (std::size_t i = 0; i < analysis.ceilings.size() && i < analysis.disturbed_repeats.size(); ++i) {
+    const auto& c = analysis.ceilings[i];
+    const int disturbed = analysis.disturbed_repeats[i];
+    if (disturbed * 2 <= c.repeats || disturbed == 0) continue;
+    const std::string name = store::get_str(c.name);
+    out.push_back(Violation{store::get_str(c.kind) == "bandwidth" ? Series::Bandwidth : Series::Flops,
+                            {name},
+                            name + ": " + std::to_string(disturbed) + " of " + std::to_string(c.repeats) +
+                                " repeats kept disturbed runs (preempted or started apart)"});
   }
   return out;
 }
@@ -147,7 +285,9 @@ CheckedCeilings derive_checked_ceilings(std::vector<Sample>& samples, const std:
   int retries_bw = 0, retries_flops = 0;
   for (;;) {
     out.analysis = derive_ceilings(samples, levels, options);
-    out.violations = check_consistency(out.analysis.ceilings, limits);
+    out.one_worker = one_worker_ceilings(samples, limits.one_worker_levels);
+    out.violations = check_consistency(out.analysis.ceilings, limits, out.one_worker);
+    for (auto& v : check_disturbed(out.analysis)) out.violations.push_back(std::move(v));
     RemeasureRequest redo;
     if (has_series(out.violations, Series::Bandwidth) && retries_bw < policy.max_remeasures) {
       redo.series = Series::Bandwidth;

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <ctime>
 #include <string>
+#include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -49,6 +51,95 @@ struct Block {
   ~Block() { std::free(data); }
 };
 
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+// Spins until done(). A sleeping thread (futex) can take a scheduler tick to
+// wake on a VM (4 ms: the vCPU halts and the host must reschedule it), so the
+// workers never sleep between runs. Every few thousand spins it yields, for
+// when threads share a CPU (more threads than CPUs).
+template <class Done>
+void spin_until(Done done) {
+  for (unsigned spins = 1; !done(); ++spins) {
+    cpu_relax();
+    if ((spins & 0xFFFu) == 0) sched_yield();
+  }
+}
+
+// A barrier whose waiters spin (see spin_until).
+class SpinBarrier {
+ public:
+  explicit SpinBarrier(int threads) : threads_(threads) {}
+  void wait() {
+    const unsigned generation = generation_.load(std::memory_order_acquire);
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) == threads_ - 1) {
+      arrived_.store(0, std::memory_order_relaxed);
+      generation_.fetch_add(1, std::memory_order_release);
+      return;
+    }
+    spin_until([&] { return generation_.load(std::memory_order_acquire) != generation; });
+  }
+
+ private:
+  const int threads_;
+  alignas(64) std::atomic<int> arrived_{0};
+  alignas(64) std::atomic<unsigned> generation_{0};
+};
+
+// The start of a timed run: every worker spins at the gate; once all have
+// arrived, the master runs `before_release` (the ranks' barrier) and opens
+// it. A worker that was slow to get here delays the opening, never the run:
+// the timed region starts when all are spinning.
+class StartGate {
+ public:
+  explicit StartGate(int threads) : threads_(threads) {}
+  template <class Action>
+  void pass(bool master, Action before_release) {
+    if (master) {
+      spin_until([&] { return arrived_.load(std::memory_order_acquire) == threads_ - 1; });
+      arrived_.store(0, std::memory_order_relaxed);
+      before_release();
+      generation_.fetch_add(1, std::memory_order_release);
+      return;
+    }
+    const unsigned generation = generation_.load(std::memory_order_acquire);
+    arrived_.fetch_add(1, std::memory_order_acq_rel);
+    spin_until([&] { return generation_.load(std::memory_order_acquire) != generation; });
+  }
+
+ private:
+  const int threads_;
+  alignas(64) std::atomic<int> arrived_{0};
+  alignas(64) std::atomic<unsigned> generation_{0};
+};
+
+// Test seam (tests/ert/wakeup_test.sh): RTRACE_ERT_TEST_WAKE_DELAY_US=N makes
+// the last worker of the last rank sleep N us before each run of the FLOP
+// kernels the ceilings come from (the three highest F), the way a vCPU that
+// takes a scheduler tick to wake did in issue 23. Only those runs: delaying
+// every run would make most runs disturbed, and the whole-run "busy machine"
+// verdict would hide whether the FLOP ceilings themselves are right.
+bool test_wake_delay_applies(const Measurement& m) {
+  return m.series == Series::Flops && !m.one_worker && m.kernel.flops_per_element >= kMaxFlopsPerElement / 4;
+}
+long test_wake_delay_us() {
+  const char* v = std::getenv("RTRACE_ERT_TEST_WAKE_DELAY_US");
+  return v ? std::max(0L, std::atol(v)) : 0;
+}
+
+// A shared-memory node's identity for comparing clocks across ranks: every
+// rank of a node reads the same CLOCK_MONOTONIC.
+double node_clock_id() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  double h = 0;
+  for (const char* c = host; *c; ++c) h = std::fmod(h * 131.0 + static_cast<unsigned char>(*c), 9007199254740881.0);
+  return h;
+}
+
 }  // namespace
 
 std::vector<int> allowed_cpus() {
@@ -66,13 +157,19 @@ std::vector<int> allowed_cpus() {
 CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolicy& policy, int threads,
                           RankGroup& ranks) {
   if (threads < 1) throw CpuRunError("ERT: the number of threads must be at least 1");
-  std::size_t max_bytes = 4096;
-  for (const Measurement& m : plan)
-    max_bytes = std::max(max_bytes, std::size_t(m.elements_per_worker) * element_bytes(m.kernel.precision));
+  // Every thread's block holds the plan's largest working set per worker;
+  // thread 0's also the one-worker reference's.
+  std::size_t max_bytes = 4096, block0_bytes = 4096;
+  for (const Measurement& m : plan) {
+    const std::size_t bytes = std::size_t(m.elements_per_worker) * element_bytes(m.kernel.precision);
+    block0_bytes = std::max(block0_bytes, bytes);
+    if (!m.one_worker) max_bytes = std::max(max_bytes, bytes);
+  }
   // Round up to whole 2 MiB pages for large blocks (transparent huge pages
   // cut TLB misses at DRAM sizes).
-  const std::size_t align = max_bytes >= (std::size_t(4) << 20) ? (std::size_t(2) << 20) : 4096;
+  const std::size_t align = block0_bytes >= (std::size_t(4) << 20) ? (std::size_t(2) << 20) : 4096;
   max_bytes = (max_bytes + align - 1) / align * align;
+  block0_bytes = (block0_bytes + align - 1) / align * align;
 
   const std::vector<int> cpus = allowed_cpus();
   // Ranks of one node that were not bound by their launcher (mpirun --bind-to
@@ -93,12 +190,15 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
   std::atomic<int> failures{0};
   std::string failure;  // written once under the atomic's protection
   bool done = false;
-  bool synchronised = false;  // the ranks left their last collective together (master writes, after a barrier)
   PlannedRun run;
   // Per thread: when its kernel started and ended, and the fraction of that
   // time it was on its CPU.
   std::vector<double> on_cpu(std::size_t(threads), 1.0);
   std::vector<double> began(std::size_t(threads), 0.0), ended(std::size_t(threads), 0.0);
+  SpinBarrier barrier(threads);
+  StartGate gate(threads);
+  const long wake_delay_us = ranks.rank() == ranks.size() - 1 ? test_wake_delay_us() : 0;
+  const double node_id = node_clock_id();
 
   const bool debug = std::getenv("RTRACE_ERT_DEBUG") != nullptr;  // one line per timed run on stderr
   const double start = now_seconds();
@@ -118,19 +218,21 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
     flush_denormals();
 
     // Each thread allocates and first-touches its own block, so its pages sit
-    // on its NUMA node and no two threads share a cache line.
+    // on its NUMA node and no two threads share a cache line. Thread 0's also
+    // holds the one-worker reference's working sets.
     Block block;
-    if (posix_memalign(&block.data, align, max_bytes) != 0) {
+    const std::size_t bytes = tid == 0 && ranks.rank() == 0 ? block0_bytes : max_bytes;
+    if (posix_memalign(&block.data, align, bytes) != 0) {
       block.data = nullptr;
       if (failures.fetch_add(1) == 0)
-        failure = "thread " + std::to_string(tid) + ": cannot allocate " + std::to_string(max_bytes >> 20) +
+        failure = "thread " + std::to_string(tid) + ": cannot allocate " + std::to_string(bytes >> 20) +
                   " MiB for its working set";
     } else {
-      block.bytes = max_bytes;
+      block.bytes = bytes;
 #ifdef MADV_HUGEPAGE
-      if (align > 4096) madvise(block.data, max_bytes, MADV_HUGEPAGE);
+      if (align > 4096) madvise(block.data, bytes, MADV_HUGEPAGE);
 #endif
-      init_cpu_block(Precision::FP64, block.data, max_bytes / sizeof(double));
+      init_cpu_block(Precision::FP64, block.data, bytes / sizeof(double));
     }
 #pragma omp barrier
 #pragma omp master
@@ -139,63 +241,81 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
       if (ranks.any(failures.load() > 0)) done = true;
     }
 #pragma omp barrier
+    // From here on the threads only spin (SpinBarrier, StartGate): the OpenMP
+    // barrier may put a thread to sleep, and waking it costs a scheduler tick.
     // `done` is only read right after a barrier (never at the loop head,
     // where the master may already be writing it for the next round).
     for (bool stop = done; !stop;) {
-#pragma omp master
-      { done = !controller.next(run); }
-#pragma omp barrier
+      if (tid == 0) done = !controller.next(run);
+      barrier.wait();
       if (done) break;
-      stop = false;
       const Measurement& m = plan[run.measurement];
+      const bool active = !m.one_worker || (tid == 0 && ranks.rank() == 0);
       // The FLOP series re-initialise their (L1-sized) block so every kernel
       // starts from the same bounded values.
-      if (run.first_of_measurement && m.series == Series::Flops)
+      if (active && run.first_of_measurement && m.series == Series::Flops)
         init_cpu_block(m.kernel.precision, block.data, std::size_t(m.elements_per_worker));
-#pragma omp barrier
-      // All ranks start together: a barrier once per measurement (working
-      // set), every other run right after the allgather that ended the
-      // previous one (one collective per run).
-      if (!synchronised || run.first_of_measurement) {
-#pragma omp master
-        { ranks.barrier(); }
-#pragma omp barrier
+      if (wake_delay_us > 0 && tid == threads - 1 && test_wake_delay_applies(m))
+        std::this_thread::sleep_for(std::chrono::microseconds(wake_delay_us));
+      // All threads spin at the gate; then the ranks meet (one barrier per
+      // run) and the gate opens: the timed region starts with every worker
+      // of every rank spinning, never with one still waking up.
+      gate.pass(tid == 0, [&] { ranks.barrier(); });
+      if (active) {
+        const double wall0 = now_seconds();
+        const double cpu0 = thread_cpu_seconds();
+        run_cpu_kernel(m.kernel, block.data, std::size_t(m.elements_per_worker), run.trials);
+        const double cpu = thread_cpu_seconds() - cpu0;
+        const double wall1 = now_seconds();
+        const double wall = wall1 - wall0;
+        // Wall time longer than CPU time: the thread was preempted mid-run.
+        on_cpu[std::size_t(tid)] = wall > 50e-6 ? std::min(1.0, cpu / wall) : 1.0;
+        began[std::size_t(tid)] = wall0;
+        ended[std::size_t(tid)] = wall1;
       }
-      const double wall0 = now_seconds();
-      const double cpu0 = thread_cpu_seconds();
-      run_cpu_kernel(m.kernel, block.data, std::size_t(m.elements_per_worker), run.trials);
-      const double cpu = thread_cpu_seconds() - cpu0;
-      const double wall1 = now_seconds();
-      const double wall = wall1 - wall0;
-      // Wall time longer than CPU time: the thread was preempted mid-run.
-      on_cpu[std::size_t(tid)] = wall > 50e-6 ? std::min(1.0, cpu / wall) : 1.0;
-      began[std::size_t(tid)] = wall0;
-      ended[std::size_t(tid)] = wall1;
-#pragma omp barrier
-#pragma omp master
-      {
-        // The run lasts from the first thread's start to the last thread's
-        // end (not barrier to barrier: waking a sleeping thread can take a
-        // scheduler tick on a busy machine). Threads that did not run
-        // together (start skew over 5 % of the run) make a disturbed run.
-        const double first = *std::min_element(began.begin(), began.end());
-        const double last_start = *std::max_element(began.begin(), began.end());
-        const double span = *std::max_element(ended.begin(), ended.end()) - first;
-        double fraction = *std::min_element(on_cpu.begin(), on_cpu.end());
-        if (span > 50e-6 && last_start - first > 0.05 * span) fraction = std::min(fraction, 0.0);
-        if (debug)
-          std::fprintf(stderr, "ert run: measurement %zu trials %lld warmup %d span %.6f skew %.6f on_cpu %.3f\n",
-                       run.measurement, static_cast<long long>(run.trials), int(run.warmup), span, last_start - first,
-                       *std::min_element(on_cpu.begin(), on_cpu.end()));
-        const std::vector<double> pairs = ranks.allgather2(span, fraction);
-        std::vector<double> all, fractions;
-        for (std::size_t i = 0; i + 1 < pairs.size(); i += 2) {
-          all.push_back(pairs[i]);
-          fractions.push_back(pairs[i + 1]);
+      barrier.wait();
+      if (tid == 0) {
+        // This rank's run lasts from its first worker's start to its last
+        // worker's end; each worker's own time (its start to its end) is
+        // what calibrates the trials. Ranks that did not run report nothing.
+        const bool rank_active = !m.one_worker || ranks.rank() == 0;
+        const int n = m.one_worker ? 1 : threads;
+        double first = INFINITY, last_start = -INFINITY, last_end = -INFINITY, shortest = INFINITY, fraction = 1.0;
+        for (int i = 0; i < n && rank_active; ++i) {
+          first = std::min(first, began[std::size_t(i)]);
+          last_start = std::max(last_start, began[std::size_t(i)]);
+          last_end = std::max(last_end, ended[std::size_t(i)]);
+          shortest = std::min(shortest, ended[std::size_t(i)] - began[std::size_t(i)]);
+          fraction = std::min(fraction, on_cpu[std::size_t(i)]);
         }
-        controller.record(*std::max_element(all.begin(), all.end()), all,
-                          *std::min_element(fractions.begin(), fractions.end()));
-        synchronised = true;
+        const std::vector<double> mine = {rank_active ? 1.0 : 0.0, rank_active ? last_end - first : 0.0, fraction,
+                                          shortest, first, last_start, node_id};
+        constexpr std::size_t kFields = 7;
+        const std::vector<double> all = ranks.allgather_values(mine);
+        RunTiming timing;
+        timing.worker_seconds = INFINITY;
+        struct NodeStarts {
+          double node, first, last;
+        };
+        std::vector<NodeStarts> nodes;
+        for (std::size_t r = 0; r + kFields <= all.size(); r += kFields) {
+          if (!m.one_worker) timing.rank_seconds.push_back(all[r + 1]);
+          if (all[r] == 0) continue;
+          timing.seconds = std::max(timing.seconds, all[r + 1]);
+          timing.on_cpu_fraction = std::min(timing.on_cpu_fraction, all[r + 2]);
+          timing.worker_seconds = std::min(timing.worker_seconds, all[r + 3]);
+          auto it = std::find_if(nodes.begin(), nodes.end(), [&](const NodeStarts& x) { return x.node == all[r + 6]; });
+          if (it == nodes.end()) nodes.push_back({all[r + 6], all[r + 4], all[r + 5]});
+          else it->first = std::min(it->first, all[r + 4]), it->last = std::max(it->last, all[r + 5]);
+        }
+        // Start skew within a node (ranks of different nodes have different clocks).
+        for (const NodeStarts& x : nodes) timing.start_skew = std::max(timing.start_skew, x.last - x.first);
+        if (debug)
+          std::fprintf(stderr,
+                       "ert run: t %.3f measurement %zu trials %lld warmup %d span %.6f worker %.6f skew %.6f on_cpu %.3f%s\n",
+                       now_seconds() - start, run.measurement, static_cast<long long>(run.trials), int(run.warmup), timing.seconds,
+                       timing.worker_seconds, timing.start_skew, timing.on_cpu_fraction, m.one_worker ? " one-worker" : "");
+        controller.record(timing);
       }
     }
   }
@@ -205,6 +325,8 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
   result.seconds = now_seconds() - start;
   result.runs = controller.runs_done();
   result.runs_redone = controller.runs_redone();
+  result.runs_skewed = controller.runs_skewed();
+  result.kept_disturbed = controller.kept_disturbed();
   result.samples = controller.take_samples();
   return result;
 }

@@ -282,12 +282,33 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   in.llc_capacity_bytes = levels.size() >= 2 ? levels[levels.size() - 2].capacity_bytes : 32.0 * 1048576;
   // At most half the available memory for the working set of all ranks.
   in.max_working_set_bytes = 0.5 * available_memory_bytes();
-  const std::vector<Measurement> plan =
+  std::vector<Measurement> plan =
       make_cpu_plan(in, kernel_block_elements(Precision::FP64), kernel_block_elements(Precision::FP32));
+  // The one-worker reference of the plausibility checks (consistency.hpp):
+  // thread 0 of rank 0 alone, at the end of the plan.
+  const std::vector<MemoryLevel> one_worker_levels = memory_levels(machine.caches, 1);
+  if (pus > 1) {
+    std::int64_t flop_elements[2] = {0, 0};
+    for (const Measurement& m : plan)
+      if (m.series == Series::Flops) flop_elements[m.kernel.precision == Precision::FP64 ? 0 : 1] = m.elements_per_worker;
+    for (const Measurement& m : make_one_worker_plan(o.precisions,
+                                                     one_worker_working_sets(one_worker_levels, in.max_working_set_bytes),
+                                                     flop_elements[0], flop_elements[1],
+                                                     kernel_block_elements(Precision::FP64)))
+      plan.push_back(m);
+  }
 
   const double mhz_before = read_cpu_mhz();
   const TrialPolicy policy = default_policy(o.quick);
+  const bool debug = std::getenv("RTRACE_ERT_DEBUG") != nullptr;
+  auto phase = [&](const char* what) {  // where the time goes (RTRACE_ERT_DEBUG)
+    if (debug && root)
+      std::fprintf(stderr, "ert phase: %s at %.3f s\n", what,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  };
+  phase("plan ready");
   CpuRunResult run = run_cpu_plan(plan, policy, threads, *group);
+  phase("sweep done");
   // Physical consistency: every rank holds the same samples, so every rank
   // takes the same re-measure decisions (the re-measurement is collective).
   ConsistencyLimits limits;
@@ -298,28 +319,38 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
                       "-bit SIMD x 2 FMA pipes x " + limits.peak_basis;
   limits.fp64_peak_gflops = theoretical_cpu_peak_gflops(Precision::FP64, cores, cpu_kernel_vector_bytes(), ghz);
   limits.fp32_peak_gflops = theoretical_cpu_peak_gflops(Precision::FP32, cores, cpu_kernel_vector_bytes(), ghz);
+  // Every rank reads its own node's table; rank 0's counts for all nodes.
+  const double node_dram_gbs = group->allgather(smbios_memory_peak_gbs_of_this_node(limits.dram_peak_basis))[0];
+  limits.dram_peak_gbs = node_dram_gbs * nodes;
+  if (nodes > 1 && node_dram_gbs > 0) limits.dram_peak_basis = std::to_string(nodes) + " nodes x " + limits.dram_peak_basis;
+  limits.workers = pus;
+  limits.one_worker_levels = one_worker_levels;
   RetryPolicy retry;
   retry.max_remeasures = o.quick ? 1 : 2;
   PlateauOptions popt;
   popt.min_points = o.quick ? 2 : 3;
   auto remeasure = [&](const RemeasureRequest& request) {
     // Only the violating levels' working sets (the DRAM-sized ones are most
-    // of a sweep's time); the working set as the samples count it.
+    // of a sweep's time), with the reference's of the same series; the
+    // working set as the samples count it.
+    phase(request.series == Series::Bandwidth ? "re-measuring bandwidth" : "re-measuring FLOPs");
     std::vector<Measurement> subset;
     for (const Measurement& m : plan) {
       Sample as_sample;
       as_sample.series = m.series;
-      as_sample.working_set_bytes =
-          m.elements_per_worker * static_cast<std::int64_t>(element_bytes(m.kernel.precision)) * threads * ranks;
+      as_sample.working_set_bytes = measurement_working_set_bytes(m, threads, ranks);
       if (request.covers(as_sample)) subset.push_back(m);
     }
     CpuRunResult again = run_cpu_plan(subset, policy, threads, *group);
     run.runs += again.runs;
     run.runs_redone += again.runs_redone;
+    run.runs_skewed += again.runs_skewed;
+    run.kept_disturbed += again.kept_disturbed;
     return std::move(again.samples);
   };
   auto pause = [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); };
   CheckedCeilings checked = derive_checked_ceilings(run.samples, levels, popt, limits, retry, remeasure, pause);
+  phase("checked");
   const double mhz_after = read_cpu_mhz();
   if (!root) return 0;
 
@@ -350,8 +381,15 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
                               {"vector_bytes", double(cpu_kernel_vector_bytes())},
                               {"runs", double(run.runs)},
                               {"runs_preempted", double(run.runs_redone)},
+                              {"runs_skewed", double(run.runs_skewed)},
+                              {"runs_kept_disturbed", double(run.kept_disturbed)},
                               {"remeasured_series", double(checked.remeasured)},
-                              {"fp64_peak_theoretical", limits.fp64_peak_gflops}};
+                              {"fp64_peak_theoretical", limits.fp64_peak_gflops},
+                              {"fp32_peak_theoretical", limits.fp32_peak_gflops},
+                              {"dram_peak_theoretical", limits.dram_peak_gbs > 0 ? limits.dram_peak_gbs : std::nan("")}};
+  report.text_attributes.emplace_back("peak_basis", limits.peak_basis);
+  report.text_attributes.emplace_back("dram_peak_basis", limits.dram_peak_basis);
+  report.one_worker = std::move(checked.one_worker);
   emit(o, report);
   return 0;
 }

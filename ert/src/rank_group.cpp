@@ -17,7 +17,7 @@ class SingleRank final : public RankGroup {
   int size() const override { return 1; }
   void barrier() override {}
   std::vector<double> allgather(double value) override { return {value}; }
-  std::vector<double> allgather2(double a, double b) override { return {a, b}; }
+  std::vector<double> allgather_values(const std::vector<double>& values) override { return values; }
   int local_rank() const override { return 0; }
   int local_size() const override { return 1; }
   bool node_agrees(double) override { return true; }
@@ -64,10 +64,10 @@ class MpiWorld final : public RankGroup {
     if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
     if (owns_) MPI_Finalize();
   }
-  std::vector<double> allgather2(double a, double b) override {
-    const double mine[2] = {a, b};
-    std::vector<double> all(2 * static_cast<std::size_t>(size_));
-    check_mpi(MPI_Allgather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, MPI_COMM_WORLD), "MPI_Allgather");
+  std::vector<double> allgather_values(const std::vector<double>& values) override {
+    const int n = static_cast<int>(values.size());
+    std::vector<double> all(values.size() * static_cast<std::size_t>(size_));
+    check_mpi(MPI_Allgather(values.data(), n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, MPI_COMM_WORLD), "MPI_Allgather");
     return all;
   }
   int local_rank() const override { return local_rank_; }

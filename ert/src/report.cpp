@@ -104,6 +104,10 @@ void write_ert_file(const std::string& path, const ErtReport& report) {
       if (!report.analysis.notes.empty()) ert.set_attr("notes", report.analysis.notes);
       ert.write_table<store::CeilingRow>("ceilings", report.analysis.ceilings,
                                          "roofline ceilings of this partition (value = median over repeats)");
+      if (!report.one_worker.empty())
+        ert.write_table<store::CeilingRow>("one_worker_ceilings", report.one_worker,
+                                           "the same ceilings of one worker (thread 0 of rank 0 alone), measured in "
+                                           "the same run: the plausibility bound of the partition's");
       std::vector<store::ErtSampleRow> rows;
       rows.reserve(report.samples.size());
       for (const Sample& s : report.samples) rows.push_back(to_row(s));
@@ -172,7 +176,14 @@ nlohmann::json roofline_json(const ErtReport& report) {
                       {"gflops", {{"data", gflops}, {"metadata", {{"UNIT", "GFLOP/s"}}}}},
                       {"gbytes", {{"data", gbytes}, {"metadata", {{"UNIT", "GB/s"}}}}}};
   doc["spec"] = {{"gflops", {{"data", json::array()}}}, {"gbytes", {{"data", json::array()}}}};
-  doc["rtrace"] = {{"ceilings", ceilings}, {"notes", report.analysis.notes}, {"samples", report.samples.size()}};
+  json one_worker = json::array();
+  for (const auto& c : report.one_worker)
+    one_worker.push_back({{"name", store::get_str(c.name)}, {"value", c.value}, {"max", c.max}, {"min", c.min},
+                          {"repeats", c.repeats}, {"unit", store::get_str(c.unit)}});
+  doc["rtrace"] = {{"ceilings", ceilings},
+                   {"one_worker_ceilings", one_worker},
+                   {"notes", report.analysis.notes},
+                   {"samples", report.samples.size()}};
   return doc;
 }
 
@@ -204,9 +215,18 @@ std::string format_summary(const ErtReport& report) {
                 "level size");
   os << line;
   for (const auto& c : report.analysis.ceilings) {
-    std::snprintf(line, sizeof line, "  %-16s %10.1f %10.1f %10.1f  %-8s %s\n", store::get_str(c.name).c_str(),
-                  c.value, c.min, c.max, store::get_str(c.unit).c_str(), human_bytes(c.level_bytes).c_str());
+    std::snprintf(line, sizeof line, "  %-16s %10.1f %10.1f %10.1f  %-8s %s%s\n", store::get_str(c.name).c_str(),
+                  c.value, c.min, c.max, store::get_str(c.unit).c_str(), human_bytes(c.level_bytes).c_str(),
+                  c.unreliable > 0 ? "  unreliable" : "");
     os << line;
+  }
+  if (!report.one_worker.empty()) {
+    std::string ref;
+    for (const auto& c : report.one_worker) {
+      std::snprintf(line, sizeof line, "%s%s %.1f", ref.empty() ? "" : ", ", store::get_str(c.name).c_str(), c.value);
+      ref += line;
+    }
+    os << "  one worker: " << ref << "\n";
   }
   for (const auto& n : report.analysis.notes) os << "  note: " << n << "\n";
   return os.str();

@@ -1,5 +1,7 @@
 #include "rtrace/ert/sweep.hpp"
 
+#include "rtrace/ert/ceilings.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -26,12 +28,14 @@ SweepController::SweepController(std::vector<Measurement> plan, TrialPolicy poli
 }
 
 std::int64_t SweepController::predict_trials(const Measurement& m) const {
-  // The most similar kernel timed so far: same precision and variant, the
-  // closest F; its time per element-trial scaled by the F ratio (an upper
-  // bound once compute-bound, conservative while memory-bound).
+  // The most similar kernel timed so far in the same series: same precision
+  // and variant, the closest F; its time per element-trial scaled by the F
+  // ratio (an upper bound once compute-bound, conservative while memory-bound).
   const Rate* best = nullptr;
   for (const Rate& r : rates_) {
-    if (r.kernel.precision != m.kernel.precision || r.kernel.variant != m.kernel.variant) continue;
+    if (r.series != m.series || r.one_worker != m.one_worker || r.kernel.precision != m.kernel.precision ||
+        r.kernel.variant != m.kernel.variant)
+      continue;
     if (!best || std::abs(std::log2(double(r.kernel.flops_per_element) / m.kernel.flops_per_element)) <
                      std::abs(std::log2(double(best->kernel.flops_per_element) / m.kernel.flops_per_element)))
       best = &r;
@@ -67,63 +71,93 @@ bool SweepController::next(PlannedRun& run) {
 }
 
 void SweepController::record(double seconds, const std::vector<double>& rank_seconds, double on_cpu_fraction) {
+  RunTiming t;
+  t.seconds = seconds;
+  t.rank_seconds = rank_seconds;
+  t.on_cpu_fraction = on_cpu_fraction;
+  record(t);
+}
+
+void SweepController::record(const RunTiming& t) {
   if (current_ >= plan_.size()) return;
   ++runs_;
   const Measurement& m = plan_[current_];
-  // Redo preempted runs, but on a machine that stays busy give up after
+  const double seconds = t.seconds;
+  // What the kernel itself took: the workers' own time, not the span (which
+  // includes how late the last worker started).
+  const double kernel_seconds = std::isfinite(t.worker_seconds) && t.worker_seconds > 0 ? t.worker_seconds : seconds;
+  const bool preempted = t.on_cpu_fraction < policy_.min_on_cpu_fraction;
+  const bool skewed = !last_.warmup && seconds > 0 && t.start_skew > policy_.max_start_skew_fraction * seconds;
+  // Redo disturbed runs, but on a machine that stays busy give up after
   // doubling the number of runs (the samples then show the noise).
   const bool redo_budget_left = redone_ < plan_.size() * std::size_t(policy_.repeats + 1);
-  if (on_cpu_fraction < policy_.min_on_cpu_fraction && redo_in_measurement_ < policy_.max_redo_per_measurement &&
-      redo_budget_left) {
-    // Preempted: the time says nothing about the kernel. Same run again.
+  const bool may_redo = redo_in_measurement_ < policy_.max_redo_per_measurement && redo_budget_left;
+  if ((preempted || skewed) && may_redo) {
     ++redo_in_measurement_;
     ++redone_;
-    return;
+    if (skewed) ++skewed_;
+    if (skewed && !preempted) {
+      // The workers did not start together although none was preempted
+      // during its run (a slow wake-up the gate did not absorb): a longer
+      // run makes the same skew a smaller part of it, up to
+      // max_seconds_per_run. A preempted run is only redone: a longer one
+      // would be preempted more often.
+      const double wanted = t.start_skew / (0.5 * policy_.max_start_skew_fraction);
+      double scale = std::clamp(wanted / std::max(kernel_seconds, 1e-9), 2.0, 4.0);
+      if (kernel_seconds > 0) scale = std::min(scale, std::max(1.0, policy_.max_seconds_per_run / kernel_seconds));
+      trials_ = std::max<std::int64_t>(trials_, static_cast<std::int64_t>(std::ceil(double(trials_) * scale)));
+    }
+    return;  // disturbed: the time says nothing about the kernel. Again.
   }
   if (last_.warmup) {
     ++calibrations_;
-    if (seconds < policy_.min_seconds && calibrations_ < policy_.max_calibrations) {
+    if (kernel_seconds < policy_.min_seconds && calibrations_ < policy_.max_calibrations) {
       // Too short: scale up (at most x1000 per step) and warm up again.
-      const double scale = seconds > 0 ? policy_.min_seconds * 1.25 / seconds : 1000.0;
+      const double scale = kernel_seconds > 0 ? policy_.min_seconds * 1.25 / kernel_seconds : 1000.0;
       trials_ = std::max<std::int64_t>(trials_ + 1, static_cast<std::int64_t>(std::ceil(trials_ * std::min(scale, 1000.0))));
       return;  // still warming up
     }
-    if (seconds > 4 * policy_.min_seconds && trials_ > 1 && on_cpu_fraction >= policy_.min_on_cpu_fraction) {
+    if (kernel_seconds > 4 * policy_.min_seconds && trials_ > 1 && !preempted) {
       // Far too long (the prediction came from a faster level): shorten the
       // kept runs. Only an undisturbed warm-up says so: once the redo budget
       // is spent a preempted one reaches here, and its time is the
       // scheduler's, not the kernel's (shortening on it left 1-trial runs
       // that timed thread start-up skew).
-      const double scale = policy_.min_seconds * 1.5 / seconds;
+      const double scale = policy_.min_seconds * 1.5 / kernel_seconds;
       trials_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(trials_ * scale)));
     }
     warming_ = false;
     kept_ = 0;
-    if (seconds > 0 && last_.trials > 0) {
-      const double spet = seconds / (double(last_.trials) * double(m.elements_per_worker));
+    if (kernel_seconds > 0 && last_.trials > 0) {
+      const double spet = kernel_seconds / (double(last_.trials) * double(m.elements_per_worker));
       auto it = std::find_if(rates_.begin(), rates_.end(), [&](const Rate& r) {
-        return r.kernel.precision == m.kernel.precision && r.kernel.variant == m.kernel.variant &&
-               r.kernel.flops_per_element == m.kernel.flops_per_element;
+        return r.series == m.series && r.one_worker == m.one_worker && r.kernel.precision == m.kernel.precision &&
+               r.kernel.variant == m.kernel.variant && r.kernel.flops_per_element == m.kernel.flops_per_element;
       });
-      if (it == rates_.end()) rates_.push_back(Rate{m.kernel, spet});
+      if (it == rates_.end()) rates_.push_back(Rate{m.series, m.one_worker, m.kernel, spet});
       else it->seconds_per_element_trial = spet;
     }
     return;
   }
 
+  // The workers and ranks whose elements the run covered.
+  const int workers = m.one_worker ? 1 : workers_;
+  const int ranks = m.one_worker ? 1 : ranks_;
   Sample s;
   s.series = m.series;
   s.kernel = m.kernel;
   s.elements_per_worker = m.elements_per_worker;
-  s.working_set_bytes = m.elements_per_worker * static_cast<std::int64_t>(element_bytes(m.kernel.precision)) *
-                        workers_ * ranks_;
+  s.working_set_bytes = measurement_working_set_bytes(m, workers_, ranks_);
+  s.one_worker = m.one_worker;
   s.trials = last_.trials;
-  s.workers = workers_;
-  s.ranks = ranks_;
+  s.workers = workers;
+  s.ranks = ranks;
   s.repeat = kept_;
+  s.disturbed = preempted || skewed;
+  if (s.disturbed) ++kept_disturbed_;
   s.seconds = seconds;
-  s.rank_seconds = rank_seconds.empty() ? std::vector<double>{seconds} : rank_seconds;
-  const SampleCost cost = sample_cost(m.kernel, m.elements_per_worker * workers_ * ranks_, last_.trials);
+  s.rank_seconds = t.rank_seconds.empty() || m.one_worker ? std::vector<double>{seconds} : t.rank_seconds;
+  const SampleCost cost = sample_cost(m.kernel, m.elements_per_worker * workers * ranks, last_.trials);
   s.bytes = cost.bytes;
   s.flops = cost.flops;
   samples_.push_back(std::move(s));
@@ -131,6 +165,11 @@ void SweepController::record(double seconds, const std::vector<double>& rank_sec
     ++current_;
     started_ = false;
   }
+}
+
+std::int64_t measurement_working_set_bytes(const Measurement& m, int workers, int ranks) {
+  const std::int64_t covered = m.one_worker ? 1 : std::int64_t(std::max(workers, 1)) * std::max(ranks, 1);
+  return m.elements_per_worker * static_cast<std::int64_t>(element_bytes(m.kernel.precision)) * covered;
 }
 
 std::vector<double> bandwidth_working_sets(const CpuPlanInputs& in) {
@@ -171,6 +210,49 @@ std::vector<Measurement> make_cpu_plan(const CpuPlanInputs& in, std::size_t bloc
     for (Variant v : {Variant::Fma, Variant::NoFma})
       for (int f : supported_flops_per_element())
         plan.push_back(Measurement{Series::Flops, KernelSpec{p, v, f}, elems});
+  }
+  return plan;
+}
+
+}  // namespace rtrace::ert
+
+namespace rtrace::ert {
+
+std::vector<double> one_worker_working_sets(const std::vector<MemoryLevel>& levels, double max_working_set_bytes) {
+  std::vector<double> sizes;
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    const LevelRange r = level_range(levels, i);
+    double ws = 0;
+    if (std::isinf(r.high)) ws = i > 0 ? 4.0 * levels[i - 1].capacity_bytes : 64.0 * 1048576;  // DRAM
+    else if (i == 0) ws = r.high / 2;                                // the first cache: half of it
+    else if (r.low < r.high) ws = std::sqrt(r.low * r.high);         // geometric middle of the range
+    if (max_working_set_bytes > 0) ws = std::min(ws, max_working_set_bytes);
+    if (ws > r.low && ws <= r.high) sizes.push_back(ws);
+  }
+  return sizes;
+}
+
+std::vector<Measurement> make_one_worker_plan(const std::vector<Precision>& precisions,
+                                              const std::vector<double>& level_working_sets,
+                                              std::int64_t flop_elements_fp64, std::int64_t flop_elements_fp32,
+                                              std::size_t block_elements_fp64) {
+  std::vector<Measurement> plan;
+  const std::int64_t block = std::int64_t(std::max<std::size_t>(block_elements_fp64, 1));
+  for (double ws : level_working_sets) {
+    const std::int64_t elems = std::max<std::int64_t>(block, std::int64_t(std::llround(ws / 8.0 / double(block))) * block);
+    Measurement m{Series::Bandwidth, KernelSpec{Precision::FP64, Variant::Fma, 1}, elems};
+    m.one_worker = true;
+    plan.push_back(m);
+  }
+  const std::vector<int> high = high_intensity_flops(supported_flops_per_element());
+  for (Precision p : precisions) {
+    if (p != Precision::FP64 && p != Precision::FP32) continue;
+    for (Variant v : {Variant::Fma, Variant::NoFma})
+      for (int f : high) {
+        Measurement m{Series::Flops, KernelSpec{p, v, f}, p == Precision::FP64 ? flop_elements_fp64 : flop_elements_fp32};
+        m.one_worker = true;
+        plan.push_back(m);
+      }
   }
   return plan;
 }

@@ -152,3 +152,100 @@ TEST(SweepController, ADisturbedWarmupDoesNotShortenTheRuns) {
   ASSERT_EQ(c.samples().size(), 4u);
   EXPECT_GT(c.samples()[2].trials, c.samples()[0].trials / 2) << "the disturbed warm-up shortened the runs";
 }
+
+namespace {
+
+// A worker that takes `latency` seconds to start (a vCPU waking up): the
+// span is the kernel's time plus the latency, and so is the start skew.
+RunTiming late_start(const Measurement& m, std::int64_t trials, double latency) {
+  RunTiming t;
+  t.worker_seconds = fake_time(m, trials);
+  t.seconds = t.worker_seconds + latency;
+  t.start_skew = latency;
+  return t;
+}
+
+}  // namespace
+
+// Issue 23: a second thread that took a scheduler tick (4 ms) to wake made
+// every run last >= 4 ms, so calibration never raised the trial count above
+// 1 and the FLOP rate was FLOPs over wake-up time (100x low). Calibration now
+// uses the workers' own time, and a run that is mostly skew is never kept as
+// an undisturbed sample.
+TEST(SweepController, CalibratesOnTheWorkersOwnTimeNotOnAWakeUpLatency) {
+  std::vector<Measurement> plan = {{Series::Flops, {Precision::FP64, Variant::Fma, 64}, 2048}};
+  TrialPolicy policy;
+  policy.min_seconds = 1e-3;
+  policy.repeats = 3;
+  SweepController c(plan, policy, 2, 1);
+  PlannedRun run;
+  int runs = 0;
+  while (c.next(run) && runs++ < 1000) c.record(late_start(plan[run.measurement], run.trials, 4e-3));
+  ASSERT_EQ(c.samples().size(), 3u);
+  for (const Sample& s : c.samples()) {
+    EXPECT_GE(fake_time(plan[0], s.trials), policy.min_seconds) << "calibrated on the span, not the kernel";
+    // 4 ms of skew is never a small part of a run of <= max_seconds_per_run:
+    // redone until the budget is spent, then kept but marked disturbed.
+    EXPECT_TRUE(s.disturbed);
+  }
+  EXPECT_GT(c.runs_skewed(), 0u);
+  EXPECT_EQ(c.kept_disturbed(), 3u);
+}
+
+TEST(SweepController, ASkewedRunIsRedoneWithMoreTrials) {
+  std::vector<Measurement> plan = {{Series::Flops, {Precision::FP64, Variant::Fma, 64}, 2048}};
+  TrialPolicy policy;
+  policy.min_seconds = 1e-3;
+  policy.repeats = 3;
+  SweepController c(plan, policy, 2, 1);
+  PlannedRun run;
+  std::vector<std::int64_t> kept_trials;
+  std::int64_t skewed_trials = 0;
+  bool skew_done = false;
+  while (c.next(run)) {
+    // The first kept run starts 1 ms apart (a one-off wake-up), the others together.
+    const bool skew = !run.warmup && !skew_done;
+    if (skew) skewed_trials = run.trials;
+    skew_done = skew_done || skew;
+    c.record(late_start(plan[run.measurement], run.trials, skew ? 1e-3 : 1e-6));
+  }
+  ASSERT_EQ(c.samples().size(), 3u);
+  EXPECT_EQ(c.runs_skewed(), 1u);
+  EXPECT_EQ(c.runs_redone(), 1u);
+  for (const Sample& s : c.samples()) {
+    EXPECT_FALSE(s.disturbed);
+    EXPECT_GE(s.trials, 2 * skewed_trials) << "redone with the same trials";
+    EXPECT_LE(fake_time(plan[0], s.trials), policy.max_seconds_per_run);
+  }
+}
+
+TEST(SweepController, AWarmUpIsNotCheckedForSkew) {
+  std::vector<Measurement> plan = {{Series::Bandwidth, {Precision::FP64, Variant::Fma, 1}, 4096}};
+  TrialPolicy policy;
+  policy.min_seconds = 1e-3;
+  policy.repeats = 2;
+  SweepController c(plan, policy, 2, 1);
+  PlannedRun run;
+  while (c.next(run)) c.record(late_start(plan[run.measurement], run.trials, run.warmup ? 1e-3 : 0));
+  EXPECT_EQ(c.runs_skewed(), 0u);
+  EXPECT_EQ(c.samples().size(), 2u);
+}
+
+// The one-worker reference (consistency.hpp): thread 0 of rank 0 alone.
+TEST(SweepController, AOneWorkerMeasurementCountsOneWorker) {
+  Measurement m{Series::Flops, {Precision::FP32, Variant::NoFma, 256}, 4096};
+  m.one_worker = true;
+  TrialPolicy policy;
+  policy.min_seconds = 1e-4;
+  policy.repeats = 1;
+  SweepController c({m}, policy, 4, 2);
+  PlannedRun run;
+  while (c.next(run)) c.record(fake_time(m, run.trials), {fake_time(m, run.trials), 0.0});
+  ASSERT_EQ(c.samples().size(), 1u);
+  const Sample& s = c.samples()[0];
+  EXPECT_EQ(s.workers, 1);
+  EXPECT_EQ(s.ranks, 1);
+  EXPECT_EQ(s.working_set_bytes, 4096 * 4);
+  EXPECT_DOUBLE_EQ(s.flops, 256.0 * 4096 * double(s.trials));
+  EXPECT_EQ(s.rank_seconds.size(), 1u);
+}

@@ -23,6 +23,9 @@ struct CeilingAnalysis {
   std::vector<CurvePoint> curve;            // the bandwidth curve (GB/s)
   std::vector<Plateau> plateaus;
   std::vector<std::string> notes;           // missing levels etc.
+  // Per ceiling (same order as `ceilings`): how many repeats' best sample was
+  // kept although disturbed (Sample::disturbed: the redo budget was spent).
+  std::vector<int> disturbed_repeats;
 };
 
 struct SpreadStats {
@@ -31,8 +34,17 @@ struct SpreadStats {
 };
 SpreadStats spread(const std::vector<double>& values);  // NaNs when empty
 
+// One-worker reference samples (Sample::one_worker) are left out.
 CeilingAnalysis derive_ceilings(const std::vector<Sample>& samples, const std::vector<MemoryLevel>& levels,
                                 const PlateauOptions& options);
+
+// The one-worker reference's ceilings, from the Sample::one_worker samples
+// only: compute as derive_ceilings does; bandwidth per level of
+// `one_worker_levels` (memory_levels(caches, 1)) from the working sets in
+// the level's range (one per level: no plateau to detect). Empty when there
+// are no reference samples.
+std::vector<store::CeilingRow> one_worker_ceilings(const std::vector<Sample>& samples,
+                                                   const std::vector<MemoryLevel>& one_worker_levels);
 
 // The F values whose samples count as "high intensity" for a compute ceiling.
 std::vector<int> high_intensity_flops(const std::vector<int>& measured_flops);

@@ -2,10 +2,15 @@
 //
 // Checks: bandwidth does not rise from L1 towards DRAM beyond the noise
 // tolerance; no FLOP ceiling above the partition's theoretical peak where it
-// can be computed (cores x SIMD lanes x 2 FMA pipes x 2 FLOPs x clock); FMA
-// at 1x to 2x the no-FMA rate, FP32 not below FP64 (CPU SIMD). (A
-// larger partition not below a smaller one is checked by the launcher, which
-// sees several partitions: launcher/ceilings.hpp.)
+// can be computed (cores x SIMD lanes x 2 FMA pipes x 2 FLOPs x clock), no
+// DRAM ceiling above the memory's (SMBIOS: DIMM speed x width, where
+// readable); FMA at 1x to 2x the no-FMA rate, FP32 not below FP64 (CPU SIMD);
+// each ceiling of N workers between 1x and Nx the same ceiling of one worker
+// (measured in the same run: Measurement::one_worker); no ceiling whose
+// repeats mostly kept disturbed runs. The noise tolerance of a comparison
+// comes from the two ceilings' own spread over repeats. (A larger partition
+// against a smaller one measured separately is checked by the launcher,
+// which sees several partitions: launcher/ceilings.hpp.)
 // A violation re-measures the offending series (bounded, after a pause), then
 // marks the ceilings unreliable with the reason.
 #pragma once
@@ -21,11 +26,28 @@
 namespace rtrace::ert {
 
 struct ConsistencyLimits {
-  double tolerance = 0.10;  // relative noise allowed between levels / partitions
+  // The noise allowed between two ceilings: tolerance_floor plus both
+  // ceilings' relative spread over repeats ((max - min) / median), at most
+  // tolerance_cap. A fixed 10 % let a 1-thread L1 ~ L2 ~ L3 flip between
+  // pass and fail; repeats that agree to 1 % now allow ~6 %, noisy ones more.
+  double tolerance_floor = 0.04;
+  double tolerance_cap = 0.5;
   double fp64_peak_gflops = 0;  // 0: not computable
   double fp32_peak_gflops = 0;
   std::string peak_basis;       // how the peak was computed, for the reason text
+  double dram_peak_gbs = 0;     // the partition's memory peak; 0: unknown (a VM hides its DIMMs)
+  std::string dram_peak_basis;
+  // The one-worker bound: `workers` = threads x ranks of the partition, and
+  // the hierarchy as one worker sees it (memory_levels(caches, 1)), which
+  // names the reference's bandwidth levels.
+  int workers = 1;
+  std::vector<MemoryLevel> one_worker_levels;
 };
+
+// The relative spread of a ceiling's repeats: (max - min) / value (0 when unknown).
+double relative_spread(const store::CeilingRow& c);
+// The tolerance of comparing `a` with `b` (see ConsistencyLimits).
+double noise_tolerance(const store::CeilingRow& a, const store::CeilingRow& b, const ConsistencyLimits& limits);
 
 struct Violation {
   Series series;
@@ -39,8 +61,25 @@ double theoretical_cpu_peak_gflops(Precision p, int cores, int vector_bytes, dou
 // The clock to bound the peak with: cpufreq's cpuinfo_max_freq when the kernel
 // exposes it, else the nominal `cpu MHz` x 1.5 (turbo allowance). Sets `basis`.
 double peak_clock_ghz(double nominal_mhz, std::string& basis);
+// The same from explicit sources (tests): cpufreq's max kHz (0: none), the
+// CPUID leaf 0x16 max MHz (0: none), the nominal MHz.
+double peak_clock_ghz(double cpufreq_max_khz, double cpuid_max_mhz, double nominal_mhz, std::string& basis);
 
-std::vector<Violation> check_consistency(const std::vector<store::CeilingRow>& ceilings, const ConsistencyLimits& limits);
+// The memory's peak bandwidth from the SMBIOS memory devices (type 17) of a
+// raw DMI table (/sys/firmware/dmi/tables/DMI, readable by root): the sum
+// over installed DIMMs of configured speed (MT/s) x data width. An upper
+// bound of the node's peak (DIMMs that share a channel share its bandwidth).
+// 0 and `basis` saying why when the table has no usable device.
+double smbios_memory_peak_gbs(const std::string& dmi_table, std::string& basis);
+double smbios_memory_peak_gbs_of_this_node(std::string& basis);
+
+// `one_worker`: the reference ceilings (one_worker_ceilings()); empty = no
+// one-worker bound.
+std::vector<Violation> check_consistency(const std::vector<store::CeilingRow>& ceilings, const ConsistencyLimits& limits,
+                                         const std::vector<store::CeilingRow>& one_worker = {});
+// A ceiling whose repeats' best runs were mostly kept disturbed
+// (CeilingAnalysis::disturbed_repeats).
+std::vector<Violation> check_disturbed(const CeilingAnalysis& analysis);
 // Sets unreliable=1 on every ceiling a violation names and adds the
 // violation's reason to its `unreliable_reason`.
 void mark_unreliable(std::vector<store::CeilingRow>& ceilings, const std::vector<Violation>& violations);
@@ -58,6 +97,7 @@ struct RetryPolicy {
 
 struct CheckedCeilings {
   CeilingAnalysis analysis;
+  std::vector<store::CeilingRow> one_worker;  // the reference's ceilings (empty without one)
   int remeasured = 0;                 // series re-measurements done
   std::vector<Violation> violations;  // what is still wrong (the rows are marked)
 };
@@ -75,7 +115,8 @@ struct RemeasureRequest {
 
 // Derives the ceilings, checks them, and while a series violates a check
 // (at most policy.max_remeasures times each) pauses, replaces the samples the
-// request covers with `remeasure(request)` and derives again. `samples` ends
+// request covers with `remeasure(request)` (the one-worker reference samples
+// of the series included) and derives again. `samples` ends
 // up with the samples the ceilings came from. `remeasure` and `pause` must be
 // called identically on every rank (the decisions depend only on the samples).
 CheckedCeilings derive_checked_ceilings(std::vector<Sample>& samples, const std::vector<MemoryLevel>& levels,

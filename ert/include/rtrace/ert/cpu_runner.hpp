@@ -20,7 +20,9 @@ struct CpuRunResult {
   std::vector<int> rank_cpus;    // the CPU of each rank's thread 0, in rank order
   double seconds = 0;            // wall time of the whole sweep
   std::size_t runs = 0;          // timed runs including warm-ups
-  std::size_t runs_redone = 0;   // runs thrown away because a thread was preempted
+  std::size_t runs_redone = 0;   // runs thrown away: a thread was preempted or the workers started apart
+  std::size_t runs_skewed = 0;   // of those, redone because the workers did not start together
+  std::size_t kept_disturbed = 0;  // disturbed runs kept once the redo budget was spent
 };
 
 // The CPUs this process may run on (sched_getaffinity), ascending.
@@ -28,9 +30,12 @@ std::vector<int> allowed_cpus();
 
 // Every thread is pinned to its own CPU from allowed_cpus() (round-robin when
 // there are more threads than CPUs), allocates and first-touches its own
-// block (sized for the plan's largest measurement), and runs the kernels
-// between barriers; rank 0's master times each run (MPI_Barrier before the
-// start, every rank's time gathered after the end).
+// block (sized for the plan's largest measurement), and runs the kernels.
+// Every timed run starts from a spinning start gate (no thread sleeps between
+// runs, none is still waking up when the run starts): once every thread of a
+// rank spins at the gate, the ranks meet in MPI_Barrier and the gate opens.
+// Each thread times its own kernel; every rank's span, its workers' shortest
+// own time and their start skew are gathered after the end (one collective).
 CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolicy& policy, int threads,
                           RankGroup& ranks);
 

@@ -15,8 +15,9 @@ class RankGroup {
   virtual void barrier() = 0;
   // Every rank's value, in rank order, on every rank.
   virtual std::vector<double> allgather(double value) = 0;
-  // Every rank's pair (a, b), as a0,b0,a1,b1,...: one collective instead of two.
-  virtual std::vector<double> allgather2(double a, double b) = 0;
+  // Every rank's values (the same count on every rank), rank after rank: one
+  // collective for several numbers.
+  virtual std::vector<double> allgather_values(const std::vector<double>& values) = 0;
   // This process's index among the ranks on its node, and how many there are.
   virtual int local_rank() const = 0;
   virtual int local_size() const = 0;

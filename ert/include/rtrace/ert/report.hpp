@@ -32,6 +32,9 @@ struct ErtReport {
   store::MachineInfo machine;
   std::vector<Sample> samples;
   CeilingAnalysis analysis;
+  // The one-worker reference's ceilings (consistency.hpp), written as
+  // /ert/one_worker_ceilings (schema 1.7); empty for a one-worker partition.
+  std::vector<store::CeilingRow> one_worker;
   double wall_seconds = 0;
   // Extra /ert attributes (strings and numbers): isa, pinning, clocks, ...
   std::vector<std::pair<std::string, std::string>> text_attributes;

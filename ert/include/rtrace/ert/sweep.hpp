@@ -4,14 +4,22 @@
 // decides, for each, how many trials one timed run needs to last at least
 // TrialPolicy::min_seconds: it predicts from the previous measurement of the
 // same kernel, runs once (a warm-up that is also the calibration), rescales
-// when the run was too short, then records `repeats` timed runs. It is pure
+// when the run was too short, then records `repeats` timed runs. Calibration
+// uses each worker's own kernel time, never the span from the first worker's
+// start to the last one's end: on a VM a worker can take a scheduler tick to
+// wake, and a span made of that latency once kept 1-trial runs whose rate was
+// FLOPs over wake-up time (issue 23). A kept run whose workers did not start
+// together (start skew over TrialPolicy::max_start_skew_fraction of its span)
+// is redone with more trials. It is pure
 // logic (times come from outside), so the device drivers (OpenMP threads,
 // MPI ranks, CUDA) share it and tests can drive it with synthetic times.
 #pragma once
 
 #include "rtrace/ert/kernel_spec.hpp"
+#include "rtrace/ert/levels.hpp"
 
 #include <cstddef>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -24,6 +32,9 @@ struct Measurement {
   Series series = Series::Bandwidth;
   KernelSpec kernel;
   std::int64_t elements_per_worker = 0;  // per thread (CPU) or per SM (GPU)
+  // The one-worker reference of the plausibility checks (consistency.hpp):
+  // only thread 0 of rank 0 runs it, the other workers wait.
+  bool one_worker = false;
 };
 
 struct TrialPolicy {
@@ -34,6 +45,21 @@ struct TrialPolicy {
   // this fraction of the time is redone, up to max_redo_per_measurement times.
   double min_on_cpu_fraction = 0.9;
   int max_redo_per_measurement = 10;
+  // A kept run whose last worker started more than this fraction of the run's
+  // span after the first is redone with more trials (a redo like a preempted
+  // run's); warm-ups are not checked (they calibrate on the workers' own time).
+  double max_start_skew_fraction = 0.03;
+  // Raising the trials of a skewed run stops at runs this long.
+  double max_seconds_per_run = 0.02;
+};
+
+// The times of one run, as the device driver measured them.
+struct RunTiming {
+  double seconds = 0;                // the run's time: the slowest rank's first worker start to last worker end
+  std::vector<double> rank_seconds;  // every rank's own span (empty = one rank with `seconds`)
+  double on_cpu_fraction = 1.0;      // smallest fraction of its run any worker spent on its CPU (1 = undisturbed)
+  double worker_seconds = NAN;       // the shortest worker's own kernel time (its start to its end); NaN = seconds
+  double start_skew = 0;             // last worker start minus first, among workers that share a clock (a node)
 };
 
 // Planned run handed to the workers.
@@ -54,7 +80,9 @@ struct Sample {
   int workers = 1;                     // threads per rank, or SMs
   int ranks = 1;
   int repeat = 0;
-  double seconds = 0;                  // barrier to barrier: the slowest rank
+  bool disturbed = false;              // kept although preempted or skewed: the redo budget was spent
+  bool one_worker = false;             // the one-worker reference (Measurement::one_worker)
+  double seconds = 0;                  // first worker start to last worker end: the slowest rank
   std::vector<double> rank_seconds;    // every rank's own time
   double bytes = 0;
   double flops = 0;
@@ -72,12 +100,15 @@ class SweepController {
   // each rank's own (empty = one rank with `seconds`), and the smallest
   // fraction of its run any thread spent on its CPU (1 = undisturbed).
   void record(double seconds, const std::vector<double>& rank_seconds = {}, double on_cpu_fraction = 1.0);
+  void record(const RunTiming& timing);
 
   const std::vector<Measurement>& plan() const noexcept { return plan_; }
   const std::vector<Sample>& samples() const noexcept { return samples_; }
   std::vector<Sample> take_samples() { return std::move(samples_); }
   std::size_t runs_done() const noexcept { return runs_; }
   std::size_t runs_redone() const noexcept { return redone_; }  // disturbed runs thrown away
+  std::size_t runs_skewed() const noexcept { return skewed_; }  // of those, redone for their start skew
+  std::size_t kept_disturbed() const noexcept { return kept_disturbed_; }  // disturbed runs kept (budget spent)
 
  private:
   std::int64_t predict_trials(const Measurement& m) const;
@@ -94,15 +125,23 @@ class SweepController {
   PlannedRun last_;
   std::size_t runs_ = 0;
   std::size_t redone_ = 0;
+  std::size_t skewed_ = 0;
+  std::size_t kept_disturbed_ = 0;
   int redo_in_measurement_ = 0;
-  // seconds per (element x trial) of the last measurement, per kernel family
+  // seconds per (element x trial) of the last measurement, per series and kernel
   struct Rate {
+    Series series;
+    bool one_worker;
     KernelSpec kernel;
     double seconds_per_element_trial = 0;
   };
   std::vector<Rate> rates_;
   std::vector<Sample> samples_;
 };
+
+// The working set a measurement covers (total bytes over the workers and
+// ranks that run it): what its samples record.
+std::int64_t measurement_working_set_bytes(const Measurement& m, int workers, int ranks);
 
 // What a CPU plan needs to know about the partition.
 struct CpuPlanInputs {
@@ -125,6 +164,19 @@ std::vector<double> bandwidth_working_sets(const CpuPlanInputs& in);
 // precision, FMA and no-FMA, every F = 1..1024 on a block that fits in L1.
 std::vector<Measurement> make_cpu_plan(const CpuPlanInputs& in, std::size_t block_elements_fp64,
                                        std::size_t block_elements_fp32);
+
+// The one-worker reference of a partition of several workers (appended to
+// its plan): for every precision and variant the FLOP kernels of the three
+// highest F on the FLOP series' L1 block (`flop_elements(p)`), and one
+// bandwidth working set per level of the hierarchy as one worker sees it
+// (`one_worker_levels`: memory_levels(caches, 1)), in the middle of the
+// level's range (DRAM: 4x the last cache, capped by `max_working_set_bytes`).
+std::vector<double> one_worker_working_sets(const std::vector<MemoryLevel>& one_worker_levels,
+                                            double max_working_set_bytes);
+std::vector<Measurement> make_one_worker_plan(const std::vector<Precision>& precisions,
+                                              const std::vector<double>& level_working_sets,
+                                              std::int64_t flop_elements_fp64, std::int64_t flop_elements_fp32,
+                                              std::size_t block_elements_fp64);
 
 TrialPolicy default_policy(bool quick);
 
