@@ -1,5 +1,6 @@
 #include "rtrace/launcher/ceilings.hpp"
 
+#include "rtrace/ert/consistency.hpp"
 #include "rtrace/launcher/process.hpp"
 #include "rtrace/store/run_file.hpp"
 #include "rtrace/store/validate.hpp"
@@ -175,19 +176,25 @@ bool smaller_partition_of_same_kind(const Partition& a, const Partition& b) {
   return a.nodes == b.nodes && a.threads <= b.threads && a.ranks <= b.ranks && a.threads * a.ranks < b.threads * b.ranks;
 }
 
+int partition_workers(const Partition& p) { return p.sms > 0 ? p.sms : std::max(1, p.threads) * std::max(1, p.ranks); }
+
 std::vector<std::string> compare_with_smaller_partition(std::vector<store::CeilingRow>& larger,
                                                         const std::vector<store::CeilingRow>& smaller,
-                                                        const std::string& smaller_name, double tolerance) {
+                                                        const std::string& smaller_name, double worker_ratio) {
   std::vector<std::string> found;
+  const ert::ConsistencyLimits limits;  // the tolerance rule of ERT's own checks
   for (auto& l : larger) {
     const std::string name = store::get_str(l.name);
     for (const auto& s : smaller) {
       if (store::get_str(s.name) != name || !(s.value > 0) || !(l.value > 0) || s.unreliable > 0) continue;
-      // Beyond noise: below by more than the tolerance, and the repeats do not overlap.
-      const bool spreads_apart = !(l.max > 0 && s.min > 0) || l.max < s.min;
-      if (l.value < s.value * (1 - tolerance) && spreads_apart)
-        found.push_back(name + " " + fmt1(l.value) + " " + store::get_str(l.unit) + " below " + fmt1(s.value) +
+      const double tol = ert::noise_tolerance(l, s, limits);
+      const std::string unit = store::get_str(l.unit);
+      if (l.value < s.value * (1 - tol))
+        found.push_back(name + " " + fmt1(l.value) + " " + unit + " below " + fmt1(s.value) +
                         " on the smaller partition " + smaller_name);
+      else if (worker_ratio > 0 && l.value > worker_ratio * s.value * (1 + tol))
+        found.push_back(name + " " + fmt1(l.value) + " " + unit + " above " + fmt1(worker_ratio) + " x " +
+                        fmt1(s.value) + " on the smaller partition " + smaller_name);
     }
   }
   return found;
@@ -223,11 +230,32 @@ std::vector<std::string> unreliable_names(const std::vector<store::CeilingRow>& 
 std::vector<std::string> CeilingProvider::check_against_smaller(const Partition& p,
                                                                 std::vector<store::CeilingRow>& rows) const {
   std::vector<std::string> found;
+  auto compare = [&](const Partition& other, const std::vector<store::CeilingRow>& other_rows) {
+    auto v = compare_with_smaller_partition(rows, other_rows, other.name(),
+                                            double(partition_workers(p)) / partition_workers(other));
+    found.insert(found.end(), v.begin(), v.end());
+  };
   for (const auto& [other, c] : memo_)
-    if (smaller_partition_of_same_kind(other, p) && !c.rows.empty()) {
-      auto v = compare_with_smaller_partition(rows, c.rows, other.name(), 0.10);
-      found.insert(found.end(), v.begin(), v.end());
+    if (smaller_partition_of_same_kind(other, p) && !c.rows.empty()) compare(other, c.rows);
+  // One worker (t1) not measured in this run: its cached result, reliable
+  // only, the same sweep kind first (a quick and a full ERT agree within
+  // their noise).
+  const Partition one;
+  if (p.sms == 0 && p.nodes <= 1 && smaller_partition_of_same_kind(one, p) && !memo_.count(one)) {
+    const bool quick = opts_.ert == ErtMode::Quick;
+    for (const bool q : {quick, !quick}) {
+      const std::string cached = ert_cache_file(env_, one, q);
+      if (!fs::exists(cached) || store::hdf5_failure(cached)) continue;
+      try {
+        std::string detail;
+        auto one_rows = read_ceilings_from(cached, one, detail);
+        if (one_rows.empty() || any_unreliable(one_rows)) continue;
+        compare(one, one_rows);
+        break;
+      } catch (const std::exception&) {
+      }
     }
+  }
   return found;
 }
 
@@ -277,11 +305,19 @@ PartitionCeilings CeilingProvider::measure(const Partition& p) {
   const std::string cached = ert_cache_file(env_, p, quick);
   // A cached file is used when it reads back and holds no unreliable ceiling;
   // a damaged or untrustworthy one is measured again.
+  // It must also hold against the smaller partitions known now (an entry
+  // cached before those checks existed, e.g. FLOP ceilings 100x low).
   if (fs::exists(cached) && !store::hdf5_failure(cached)) {
     try {
       c.rows = read_ceilings_from(cached, p, c.source);
       c.source = cached;
-      if (!c.rows.empty() && !any_unreliable(c.rows)) return c;
+      if (!c.rows.empty() && !any_unreliable(c.rows)) {
+        const auto implausible = check_against_smaller(p, c.rows);
+        if (implausible.empty()) return c;
+        if (verbose_)
+          std::fprintf(stderr, "rtrace: %s: cached ceilings not used (%s): measuring again\n", p.name().c_str(),
+                       implausible.front().c_str());
+      }
     } catch (const std::exception&) {
     }
     c = PartitionCeilings{};
@@ -297,8 +333,9 @@ PartitionCeilings CeilingProvider::measure(const Partition& p) {
   const std::string tmp = cached + ".tmp." + std::to_string(getpid());
   c = run_ert(p, quick, tmp);
   if (!c.error.empty()) return c;
-  // A larger partition below a smaller one of the same kind: measured once
-  // more after a pause (a burst of load), then kept marked unreliable.
+  // A larger partition below a smaller one of the same kind, or above its
+  // workers' ratio times it: measured once more after a pause (a burst of
+  // load), then kept marked unreliable.
   auto below = check_against_smaller(p, c.rows);
   if (!below.empty()) {
     if (verbose_) std::fprintf(stderr, "rtrace: %s: re-measuring (%s)\n", p.name().c_str(), below.front().c_str());

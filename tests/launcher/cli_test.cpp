@@ -153,7 +153,7 @@ bool alive(pid_t pid) {
 }
 
 // A minimal ert file (what `rtrace ert` writes) holding two ceilings.
-void write_fake_ert(const std::string& file, double dram, bool unreliable = false) {
+void write_fake_ert(const std::string& file, double dram, bool unreliable = false, double fp64_fma = 100) {
   fs::create_directories(fs::path(file).parent_path());
   auto f = store::File::create(file, true);
   store::write_root_attributes(f.root(), "ert", "test");
@@ -175,7 +175,7 @@ void write_fake_ert(const std::string& file, double dram, bool unreliable = fals
   store::set_str(rows[1].precision, "fp64");
   store::set_str(rows[1].variant, "fma");
   store::set_str(rows[1].unit, "GFLOP/s");
-  rows[1].value = rows[1].max = rows[1].min = 100;
+  rows[1].value = rows[1].max = rows[1].min = fp64_fma;
   rows[1].repeats = 1;
   rows[1].level_bytes = -1;
   ert.write_table<store::CeilingRow>("ceilings", rows);
@@ -454,6 +454,30 @@ TEST_F(LauncherCli, CeilingsFromAFileAndFromTheCache) {
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[0].value, 7);
   EXPECT_EQ(g.attr_string("ceilings_source"), cached);
+}
+
+// Issue 23: a cached result of the larger partition that fails against the
+// cached one-worker result (here FP64 FMA 1.0 GFLOP/s at 2 threads, 100 at
+// one, as an ERT that timed a worker's wake-up cached it) is not reused: the
+// partition is measured again.
+TEST_F(LauncherCli, ACachedCeilingBelowTheCachedOneWorkerIsMeasuredAgain) {
+  if (!fs::exists(kTracerLib)) GTEST_SKIP() << "an annotated point needs " << kTracerLib;
+  const auto cache = path("cache") + "/ert/" + store::hostname();
+  write_fake_ert(cache + "-t1-" + store::rtrace_version() + "-quick.h5", 7);
+  const auto bogus = cache + "-t2-" + store::rtrace_version() + "-quick.h5";
+  write_fake_ert(bogus, 7, false, 1.0);  // FP64 FMA 1.0 GFLOP/s, marked reliable
+  const auto out = path("t2.h5");
+  auto r = rtrace({"--sweep", "threads=2", "--ert", "quick", "-v", "-o", out, "--", kApp, "annotated"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("t2: cached ceilings not used (FP64 FMA 1.0 GFLOP/s below 100.0 on the smaller partition t1)"),
+            std::string::npos)
+      << r.err;
+  auto f = store::File::open(out);
+  auto g = point_group(f, 0);
+  for (const auto& c : store::read_ceilings(g)) {
+    if (store::get_str(c.name) == "FP64 FMA") EXPECT_GT(c.value, 1.0) << "the bogus cache entry was used";
+  }
+  EXPECT_NE(g.attr_string("ceilings_source"), bogus);
 }
 
 // --ert auto measures a partition only for points with counts to place on a

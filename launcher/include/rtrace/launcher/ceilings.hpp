@@ -38,7 +38,9 @@ class CeilingProvider {
  private:
   PartitionCeilings measure(const Partition& p);
   PartitionCeilings run_ert(const Partition& p, bool quick, const std::string& out);
-  // Reasons this partition's rows sit below a smaller partition's (memoized) ones.
+  // Reasons this partition's rows are implausible against a smaller
+  // partition's: those measured in this run, and the cached one-worker
+  // partition's (t1) when this run has not measured it.
   std::vector<std::string> check_against_smaller(const Partition& p, std::vector<store::CeilingRow>& rows) const;
   PartitionCeilings import_file(const Partition& p) const;
 
@@ -59,12 +61,17 @@ std::vector<std::string> ert_command(const std::string& self, const Partition& p
 // Physical consistency across partitions: `a` is a smaller partition of the
 // same kind as `b` (fewer threads/ranks on as many nodes, or fewer SMs).
 bool smaller_partition_of_same_kind(const Partition& a, const Partition& b);
-// "NAME value unit below value on the smaller partition X" for each ceiling of
-// `larger` below the same ceiling of `smaller` by more than `tolerance` with
-// non-overlapping repeats (min/max).
+// The workers of a partition: threads x ranks, or its SMs.
+int partition_workers(const Partition& p);
+// For each ceiling of `larger` against the same (reliable) ceiling of
+// `smaller`: "NAME value unit below value on the smaller partition X" when it
+// is lower, "NAME value unit above R x value on the smaller partition X" when
+// it is more than `worker_ratio` (= its workers / the smaller's) times
+// higher, beyond the noise tolerance of the two (their repeats' spread:
+// rtrace::ert::noise_tolerance).
 std::vector<std::string> compare_with_smaller_partition(std::vector<store::CeilingRow>& larger,
                                                         const std::vector<store::CeilingRow>& smaller,
-                                                        const std::string& smaller_name, double tolerance);
+                                                        const std::string& smaller_name, double worker_ratio);
 // Sets unreliable=1 and appends the reasons that start with a row's name.
 void mark_unreliable(std::vector<store::CeilingRow>& rows, const std::vector<std::string>& reasons);
 // The reasons of the unreliable rows ("" when all are reliable) and their names.
