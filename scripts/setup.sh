@@ -21,6 +21,7 @@ RTRACE_PACKAGES=(
   libunwind-dev libdw-dev
   libpfm4-dev
   ccache
+  likwid
 )
 
 rtrace_log() { printf '[rtrace] %s\n' "$*" >&2; }

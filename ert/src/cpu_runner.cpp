@@ -312,9 +312,12 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
         for (const NodeStarts& x : nodes) timing.start_skew = std::max(timing.start_skew, x.last - x.first);
         if (debug)
           std::fprintf(stderr,
-                       "ert run: t %.3f measurement %zu trials %lld warmup %d span %.6f worker %.6f skew %.6f on_cpu %.3f%s\n",
-                       now_seconds() - start, run.measurement, static_cast<long long>(run.trials), int(run.warmup), timing.seconds,
-                       timing.worker_seconds, timing.start_skew, timing.on_cpu_fraction, m.one_worker ? " one-worker" : "");
+                       "ert run: t %.3f measurement %zu %s%s F %d elements %lld trials %lld warmup %d span %.6f "
+                       "worker %.6f skew %.6f on_cpu %.3f\n",
+                       now_seconds() - start, run.measurement, m.one_worker ? "one-worker " : "", to_string(m.series),
+                       m.kernel.flops_per_element, static_cast<long long>(m.elements_per_worker),
+                       static_cast<long long>(run.trials), int(run.warmup), timing.seconds, timing.worker_seconds,
+                       timing.start_skew, timing.on_cpu_fraction);
         controller.record(timing);
       }
     }
