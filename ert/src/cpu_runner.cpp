@@ -154,9 +154,32 @@ std::vector<int> allowed_cpus() {
   return cpus;
 }
 
+namespace {
+
+// The calling thread becomes worker 0 and is pinned to one CPU; this gives
+// it back the CPUs it had, so that the next plan (a re-measurement) sees
+// every allowed CPU again. (It did not: a re-measurement ran all its threads
+// on CPU 0, one after the other.)
+class RestoreAffinity {
+ public:
+  RestoreAffinity() { ok_ = pthread_getaffinity_np(pthread_self(), sizeof(set_), &set_) == 0; }
+  ~RestoreAffinity() {
+    if (ok_) pthread_setaffinity_np(pthread_self(), sizeof(set_), &set_);
+  }
+  RestoreAffinity(const RestoreAffinity&) = delete;
+  RestoreAffinity& operator=(const RestoreAffinity&) = delete;
+
+ private:
+  cpu_set_t set_{};
+  bool ok_ = false;
+};
+
+}  // namespace
+
 CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolicy& policy, int threads,
                           RankGroup& ranks) {
   if (threads < 1) throw CpuRunError("ERT: the number of threads must be at least 1");
+  const RestoreAffinity restore_affinity;
   // Every thread's block holds the plan's largest working set per worker;
   // thread 0's also the one-worker reference's.
   std::size_t max_bytes = 4096, block0_bytes = 4096;
