@@ -27,20 +27,30 @@ bool has_series(const std::vector<Violation>& v, Series s) {
   return std::any_of(v.begin(), v.end(), [&](const Violation& x) { return x.series == s; });
 }
 
-// The working sets a bandwidth re-measurement needs: up to the capacity of
-// the deepest cache level a violation names; all of them when it names DRAM
-// or a level the hierarchy does not know.
-double violating_capacity(const std::vector<Violation>& violations, const std::vector<MemoryLevel>& levels) {
-  double deepest = 0;
+// The working sets a bandwidth re-measurement needs: those of the levels
+// the violations name, from the shallowest one's range (above twice the
+// level below it) to the deepest one's capacity; all of them when a name is
+// not in the hierarchy. A DRAM-only violation re-measures only the DRAM-sized
+// working sets (most of a sweep's time, but not the caches' again).
+void violating_range(const std::vector<Violation>& violations, const std::vector<MemoryLevel>& levels,
+                     RemeasureRequest& request) {
+  double low = INFINITY, high = 0;
   for (const auto& v : violations) {
     if (v.series != Series::Bandwidth) continue;
     for (const auto& name : v.ceilings) {
       auto it = std::find_if(levels.begin(), levels.end(), [&](const MemoryLevel& l) { return l.name == name; });
-      if (it == levels.end() || !std::isfinite(it->capacity_bytes)) return INFINITY;
-      deepest = std::max(deepest, it->capacity_bytes);
+      if (it == levels.end()) {
+        request.min_working_set_bytes = 0;
+        request.max_working_set_bytes = INFINITY;
+        return;
+      }
+      const LevelRange r = level_range(levels, std::size_t(it - levels.begin()));
+      low = std::min(low, r.low);
+      high = std::max(high, r.high);
     }
   }
-  return deepest > 0 ? deepest : INFINITY;
+  request.min_working_set_bytes = std::isfinite(low) ? low : 0;
+  request.max_working_set_bytes = high > 0 ? high : INFINITY;
 }
 
 // Marks a ceiling unreliable, adding `reason` to the reasons it already has.
@@ -291,7 +301,7 @@ CheckedCeilings derive_checked_ceilings(std::vector<Sample>& samples, const std:
     RemeasureRequest redo;
     if (has_series(out.violations, Series::Bandwidth) && retries_bw < policy.max_remeasures) {
       redo.series = Series::Bandwidth;
-      redo.max_working_set_bytes = violating_capacity(out.violations, levels);
+      violating_range(out.violations, levels, redo);
       ++retries_bw;
     } else if (has_series(out.violations, Series::Flops) && retries_flops < policy.max_remeasures) {
       redo.series = Series::Flops;

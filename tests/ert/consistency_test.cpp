@@ -76,21 +76,49 @@ TEST(ErtConsistency, L1BelowL2IsRemeasuredThenMarkedUnreliable) {
   ASSERT_FALSE(checked.violations.empty());
 }
 
-TEST(ErtConsistency, AViolationNamingDramRemeasuresEveryWorkingSet) {
+TEST(ErtConsistency, AViolationNamingDramRemeasuresFromTheShallowestLevelItNames) {
   auto samples = curve(300, 15);  // L2 15 GB/s below DRAM 20
-  std::vector<double> requested;
+  std::vector<RemeasureRequest> requested;
   auto checked = derive_checked_ceilings(samples, levels(), PlateauOptions{}, ConsistencyLimits{}, RetryPolicy{},
                                          [&](const RemeasureRequest& r) {
-                                           requested.push_back(r.max_working_set_bytes);
+                                           requested.push_back(r);
                                            std::vector<Sample> again;
                                            for (const auto& x : curve(300, 150))
-                                             if (x.series == Series::Bandwidth) again.push_back(x);
+                                             if (r.covers(x)) again.push_back(x);
                                            return again;
                                          },
                                          nullptr);
   ASSERT_EQ(requested.size(), 1u);
-  EXPECT_TRUE(std::isinf(requested[0]));
+  EXPECT_DOUBLE_EQ(requested[0].min_working_set_bytes, 2 * 64 * 1024.0);  // L2's range: above twice L1d
+  EXPECT_TRUE(std::isinf(requested[0].max_working_set_bytes));
   EXPECT_TRUE(checked.violations.empty());
+}
+
+// A DRAM ceiling above N x one worker's re-measures the DRAM-sized working
+// sets only (and the reference's DRAM run), not the caches.
+TEST(ErtConsistency, ADramOnlyViolationRemeasuresOnlyTheDramWorkingSets) {
+  auto samples = curve(300, 150);  // DRAM 20 GB/s at 2 workers
+  for (int r = 0; r < 3; ++r) samples.push_back(test::one_worker(bw_sample(128 * 1048576.0, r, 5)));  // one: 5
+  ConsistencyLimits limits;
+  limits.workers = 2;
+  limits.one_worker_levels = test::two_cache_levels_one_worker();
+  std::vector<RemeasureRequest> requested;
+  auto checked = derive_checked_ceilings(samples, levels(), PlateauOptions{}, limits, RetryPolicy{},
+                                         [&](const RemeasureRequest& r) {
+                                           requested.push_back(r);
+                                           std::vector<Sample> again;
+                                           for (int k = 0; k < 3; ++k)
+                                             again.push_back(test::one_worker(bw_sample(128 * 1048576.0, k, 15)));
+                                           for (const auto& x : curve(300, 150))
+                                             if (r.covers(x)) again.push_back(x);
+                                           return again;
+                                         },
+                                         nullptr);
+  ASSERT_EQ(requested.size(), 1u);
+  EXPECT_DOUBLE_EQ(requested[0].min_working_set_bytes, 2 * 2 * 1048576.0);  // above twice the L2
+  EXPECT_FALSE(requested[0].covers(bw_sample(2 * 1048576.0, 0, 1)));
+  EXPECT_TRUE(requested[0].covers(test::one_worker(bw_sample(128 * 1048576.0, 0, 1))));
+  EXPECT_TRUE(checked.violations.empty()) << checked.violations[0].reason;
 }
 
 TEST(ErtConsistency, ARemeasurementThatComesOutRightIsReliable) {

@@ -102,14 +102,18 @@ struct CheckedCeilings {
   std::vector<Violation> violations;  // what is still wrong (the rows are marked)
 };
 
-// What to measure again: a series, and for bandwidth only the working sets up
-// to `max_working_set_bytes` (the violating cache levels; +inf when DRAM is
-// one of them: the large working sets are most of a sweep's time).
+// What to measure again: a series, and for bandwidth only the working sets
+// in (min_working_set_bytes, max_working_set_bytes]: the ranges of the
+// violating levels (a violation naming L1d and L2 does not measure the DRAM
+// sizes again, one naming only DRAM not the caches).
 struct RemeasureRequest {
   Series series = Series::Bandwidth;
+  double min_working_set_bytes = 0;
   double max_working_set_bytes = INFINITY;
   bool covers(const Sample& s) const noexcept {
-    return s.series == series && (series != Series::Bandwidth || double(s.working_set_bytes) <= max_working_set_bytes);
+    const double ws = double(s.working_set_bytes);
+    return s.series == series &&
+           (series != Series::Bandwidth || (ws > min_working_set_bytes && ws <= max_working_set_bytes));
   }
 };
 
