@@ -100,10 +100,10 @@ void print_help(const po::options_description& desc) {
             << desc
             << "\nKernels (ERT 1.1.0): per element `beta = beta*A[i] + alpha` F/2 times (F = 1..1024 FLOPs),\n"
                "2*sizeof(T) bytes per element and trial. Ceilings: median over repeats (min/max kept).\n"
-               "\nDurations, measured (bench/ert_trust.sh measures them on your node, side by side):\n"
-               "  2-core AMD EPYC VM, load average 1-1.5 (2026-11-22): 2 threads quick 0.9 s, full 3.5 s;\n"
-               "  2 ranks x 1 thread (mpirun --bind-to none, its ~0.4 s start included) quick 1.0 s,\n"
-               "  full 3.8-4.0 s. The same VM at load average 9-15: 2 threads quick 19-33 s.\n"
+               "\nDurations, measured (bench/ert_speed.sh and bench/ert_trust.sh measure them on your node):\n"
+               "  2-core AMD EPYC VM (2026-11-25, the ERT given most of the CPUs): 2 threads quick 0.7-1.7 s,\n"
+               "  full 4.9 s; 2 ranks x 1 thread (mpirun --bind-to none, its ~0.5 s start included) quick\n"
+               "  1.4 s, full 5.5 s. The same VM at load average 9-16 without that: quick 20-25 s.\n"
                "  A busy node costs redone runs (preempted threads) and re-measurements of the\n"
                "  inconsistent levels; the result says so (runs_preempted, unreliable ceilings).\n";
 }
