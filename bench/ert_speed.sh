@@ -12,6 +12,7 @@
 #      one write per element, like ERT's F = 1 kernel) at a working set in the
 #      middle of the level's range (sysfs cache sizes; L1/L2 per core, L3
 #      shared). Target: ERT / LIKWID within 0.9 .. 1.1;
+#      likwid-bench reads no counters: it needs no access daemon (none runs here).
 #   3. the quick ceilings against the full run's (quick must not trade
 #      correctness for speed): within the two runs' tolerance (4 % + both
 #      repeats' relative spread, ERT's own rule).
