@@ -155,13 +155,10 @@ double smbios_memory_peak_gbs_of_this_node(std::string& basis) {
   return smbios_memory_peak_gbs(table, basis);
 }
 
-double relative_spread(const store::CeilingRow& c) {
-  if (!(c.value > 0) || !(c.max >= c.min) || !std::isfinite(c.max - c.min)) return 0;
-  return (c.max - c.min) / c.value;
-}
+double relative_spread(const store::CeilingRow& c) { return store::ceiling_relative_spread(c); }
 
 double noise_tolerance(const store::CeilingRow& a, const store::CeilingRow& b, const ConsistencyLimits& limits) {
-  return std::min(limits.tolerance_cap, limits.tolerance_floor + relative_spread(a) + relative_spread(b));
+  return store::ceiling_noise_tolerance(a, b, limits.tolerance_floor, limits.tolerance_cap);
 }
 
 std::vector<Violation> check_consistency(const std::vector<store::CeilingRow>& ceilings, const ConsistencyLimits& limits,

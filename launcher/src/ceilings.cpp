@@ -1,6 +1,5 @@
 #include "rtrace/launcher/ceilings.hpp"
 
-#include "rtrace/ert/consistency.hpp"
 #include "rtrace/launcher/process.hpp"
 #include "rtrace/store/run_file.hpp"
 #include "rtrace/store/validate.hpp"
@@ -182,12 +181,11 @@ std::vector<std::string> compare_with_smaller_partition(std::vector<store::Ceili
                                                         const std::vector<store::CeilingRow>& smaller,
                                                         const std::string& smaller_name, double worker_ratio) {
   std::vector<std::string> found;
-  const ert::ConsistencyLimits limits;  // the tolerance rule of ERT's own checks
   for (auto& l : larger) {
     const std::string name = store::get_str(l.name);
     for (const auto& s : smaller) {
       if (store::get_str(s.name) != name || !(s.value > 0) || !(l.value > 0) || s.unreliable > 0) continue;
-      const double tol = ert::noise_tolerance(l, s, limits);
+      const double tol = store::ceiling_noise_tolerance(l, s);  // the tolerance rule of ERT's own checks
       const std::string unit = store::get_str(l.unit);
       if (l.value < s.value * (1 - tol))
         found.push_back(name + " " + fmt1(l.value) + " " + unit + " below " + fmt1(s.value) +

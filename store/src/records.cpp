@@ -1,5 +1,7 @@
 #include "rtrace/store/records.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace rtrace::store {
@@ -21,6 +23,15 @@ PointStatus point_status_from_string(const std::string& s) {
                   PointStatus::Signalled, PointStatus::LaunchError})
     if (s == to_string(st)) return st;
   throw std::invalid_argument("unknown point status `" + s + "`");
+}
+
+double ceiling_relative_spread(const CeilingRow& c) noexcept {
+  if (!(c.value > 0) || !(c.max >= c.min) || !std::isfinite(c.max - c.min)) return 0;
+  return (c.max - c.min) / c.value;
+}
+
+double ceiling_noise_tolerance(const CeilingRow& a, const CeilingRow& b, double floor, double cap) noexcept {
+  return std::min(cap, floor + ceiling_relative_spread(a) + ceiling_relative_spread(b));
 }
 
 // Layouts: names and units here must match schemas/rtrace-v1.json (checked by

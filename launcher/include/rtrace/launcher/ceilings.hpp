@@ -68,7 +68,7 @@ int partition_workers(const Partition& p);
 // is lower, "NAME value unit above R x value on the smaller partition X" when
 // it is more than `worker_ratio` (= its workers / the smaller's) times
 // higher, beyond the noise tolerance of the two (their repeats' spread:
-// rtrace::ert::noise_tolerance).
+// store::ceiling_noise_tolerance, the rule ERT uses too).
 std::vector<std::string> compare_with_smaller_partition(std::vector<store::CeilingRow>& larger,
                                                         const std::vector<store::CeilingRow>& smaller,
                                                         const std::string& smaller_name, double worker_ratio);

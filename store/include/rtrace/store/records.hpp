@@ -74,6 +74,13 @@ struct CeilingRow {
   static const RowLayout& layout();
 };
 
+// A ceiling's relative spread over its repeats ((max - min) / value; 0 when
+// unknown), and the noise allowed between two ceilings: `floor` plus both
+// spreads, at most `cap`. Shared by ERT's own checks and the launcher's
+// checks across partitions, so both judge "beyond noise" alike.
+double ceiling_relative_spread(const CeilingRow& c) noexcept;
+double ceiling_noise_tolerance(const CeilingRow& a, const CeilingRow& b, double floor = 0.04, double cap = 0.5) noexcept;
+
 // /ert/samples: every raw ERT measurement.
 struct ErtSampleRow {
   char precision[8];
