@@ -3,6 +3,7 @@
 
 #include "rtrace/analysis/analyze.hpp"
 #include "rtrace/analysis/compare.hpp"
+#include "rtrace/analysis/output_guard.hpp"
 #include "rtrace/analysis/report.hpp"
 
 #include <rtrace/store/hdf5.hpp>
@@ -18,8 +19,8 @@ namespace rtrace::cli {
 namespace {
 
 void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!out) throw analysis::InputError(path + ": cannot write");
+  std::ofstream out;
+  analysis::open_output_file(path, out);
   out << text;
   if (!out.flush()) throw analysis::InputError(path + ": write failed");
 }
@@ -74,6 +75,17 @@ int analyze_main(int argc, char** argv) {
     po::notify(vm);
     th.launch_floor_s = launch_floor_us * 1e-6;
     th.validate();
+
+    // Every output is checked before anything is read or written: none may
+    // replace an input, an HDF5 file or a run's points directory (issue 25).
+    OutputGuard guard;
+    for (const auto& f : inputs) guard.protect(f);
+    for (const auto& f : pp_files) guard.protect(f);
+    if (!json_path.empty()) guard.check_file("--json", json_path);
+    if (!html_path.empty()) guard.check_file("--html", html_path);
+    if (!csv_dir.empty()) guard.check_dir("--csv", csv_dir);
+    if (!svg_dir.empty()) guard.check_dir("--svg", svg_dir);
+    if (!folded_dir.empty()) guard.check_dir("--folded", folded_dir);
 
     if (!pp_files.empty()) {
       pp_files.insert(pp_files.end(), inputs.begin(), inputs.end());

@@ -1,4 +1,5 @@
 #include "rtrace/analysis/profile.hpp"
+#include "rtrace/analysis/output_guard.hpp"
 
 #include "rtrace/analysis/analyze.hpp"
 
@@ -495,7 +496,8 @@ std::vector<std::string> write_folded(const AnalysisResult& res, const std::stri
                                    std::make_pair(std::string(".speedscope.json"),
                                                   speedscope_json(folded, label, res.profile.period_s))}) {
       const std::string path = dir + "/" + base + ext;
-      std::ofstream out(path, std::ios::binary);
+      std::ofstream out;
+      open_output_file(path, out, std::ios::binary);
       out << text;
       out.close();
       if (!out) throw InputError("--folded: cannot write " + path);

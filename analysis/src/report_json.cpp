@@ -1,4 +1,5 @@
 #include "rtrace/analysis/report.hpp"
+#include "rtrace/analysis/output_guard.hpp"
 #include "text_format.hpp"
 
 #include <rtrace/store/run_file.hpp>
@@ -276,8 +277,7 @@ std::vector<std::string> write_csv(const AnalysisResult& res, const std::string&
   std::vector<std::string> written;
   auto open = [&](const std::string& name, std::ofstream& out) {
     std::string path = dir + "/" + name;
-    out.open(path);
-    if (!out) throw InputError(path + ": cannot write");
+    open_output_file(path, out);
     written.push_back(path);
   };
   {
@@ -335,8 +335,8 @@ std::vector<std::string> write_svgs(const std::vector<SvgChart>& charts, const s
   std::vector<std::string> written;
   for (const auto& c : charts) {
     std::string path = dir + "/" + c.file;
-    std::ofstream out(path);
-    if (!out) throw InputError(path + ": cannot write");
+    std::ofstream out;
+    open_output_file(path, out);
     out << c.svg;
     written.push_back(path);
   }

@@ -1,6 +1,7 @@
 // Renderings of the whole-application diagnosis: the POP table, the steps'
 // causes, startup/teardown, the repeat spread and the per-call MPI breakdown.
 #include "rtrace/analysis/report.hpp"
+#include "rtrace/analysis/output_guard.hpp"
 #include "text_format.hpp"
 
 #include <algorithm>
@@ -196,8 +197,8 @@ void write_pop_csv(const AnalysisResult& res, const std::string& dir, std::vecto
   const auto& configs = res.run.configs;
   {
     std::string path = dir + "/pop.csv";
-    std::ofstream out(path);
-    if (!out) throw InputError(path + ": cannot write");
+    std::ofstream out;
+    open_output_file(path, out);
     written.push_back(path);
     out << "fixed,scaling,configuration,concurrency,time_s,efficiency,repeats,spread,basis,workers,window_s,startup_s,"
            "teardown_s,mpi_share,load_balance,communication_efficiency,parallel_efficiency,computation_scalability,"
@@ -222,8 +223,8 @@ void write_pop_csv(const AnalysisResult& res, const std::string& dir, std::vecto
   bool any_calls = std::any_of(configs.begin(), configs.end(), [](const Configuration& c) { return !c.pop.calls.empty(); });
   if (any_calls) {
     std::string path = dir + "/mpi_calls.csv";
-    std::ofstream out(path);
-    if (!out) throw InputError(path + ": cannot write");
+    std::ofstream out;
+    open_output_file(path, out);
     written.push_back(path);
     out << "configuration,label,call,calls,time_s,bytes,rank_time_min_s,rank_time_mean_s,rank_time_max_s,in_window\n";
     for (std::size_t ci = 0; ci < configs.size(); ++ci)

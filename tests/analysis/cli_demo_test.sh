@@ -41,4 +41,23 @@ grep -q '"load_balance"' cpu.json || fail "no POP keys in the JSON"
 [ -s csv/pop.csv ] && [ -s csv/mpi_calls.csv ] || fail "pop.csv / mpi_calls.csv missing"
 ls svg/efficiency-1.svg > /dev/null || fail "no efficiency chart"
 check_bad
+# Issue 25: no output option may replace the input, any HDF5 file or a run's
+# points directory: one line, exit 2, the file untouched.
+cp cpu.h5 other.h5
+cksum cpu.h5 other.h5 > sums.before
+ln -f cpu.h5 hardlink.h5
+printf '\x89HDF\r\n\x1a\n' > renamed.html   # an HDF5 signature under any name
+ls cpu.h5.d/p000000.h5 > /dev/null || fail "synth wrote no points directory"
+for args in "--html cpu.h5" "--html other.h5" "--json cpu.h5" "--json other.h5" "--html hardlink.h5" \
+            "--html renamed.html" "--json cpu.h5.d/p000000.h5" "--svg cpu.h5.d" "--csv cpu.h5.d" \
+            "--folded cpu.h5.d" "--svg cpu.h5" "--csv other.h5"; do
+  check_bad cpu.h5 $args
+  grep -q -- "${args%% *}" err.txt || fail "analyze cpu.h5 $args: the error does not name the option: $(cat err.txt)"
+done
+check_bad cpu.h5 cpu.h5 --json other.h5      # side by side
+check_bad --pp cpu.h5 cpu.h5 --json cpu.h5   # portability
+cksum cpu.h5 other.h5 | cmp -s - sums.before || fail "an output option changed a run file"
+ls cpu.h5.d | grep -qv '^p[0-9]*\.h5$' && fail "an output option wrote into the points directory"
+[ "$(head -c 4 renamed.html | od -An -c | tr -d ' ')" = '211HDF' ] || fail "renamed.html was overwritten"
+"$RTRACE" validate cpu.h5 > /dev/null || fail "cpu.h5 no longer validates"
 echo "analysis_cli_demo: ok"
