@@ -2,6 +2,7 @@
 
 #include "rtrace/analysis/profile.hpp"
 
+#include <rtrace/store/failure_reason.hpp>
 #include <rtrace/store/file.hpp>
 
 #include <nlohmann/json.hpp>
@@ -97,7 +98,19 @@ int status_rank(const std::string& status) {
   return 3;  // "failed" or anything unknown
 }
 
-// Why a planned point cannot be used, in one clause: "point 2 (ranks=2): failed, exit 1: <last stderr line>".
+// The app's error line of a committed point ("" when it has none or it cannot be read).
+std::string point_reason(const store::Group& root, const store::SweepPointRow& row) {
+  try {
+    if (root.exists("points") && root.open_group("points").exists(store::point_group_name(row.point_id)))
+      return store::failure_reason(
+          store::read_output(root.open_group("points").open_group(store::point_group_name(row.point_id))).stderr_tail);
+  } catch (const store::Error&) {
+    // The output is a courtesy: a point without a readable one still has its status.
+  }
+  return "";
+}
+
+// Why a planned point cannot be used, in one clause: "point 2 (ranks=2): failed, exit 1: <its error line>".
 std::string point_problem(const store::Group& root, const store::SweepPointRow& row) {
   std::string status = store::get_str(row.status);
   std::string out = "point " + std::to_string(row.point_id) + " (" + store::get_str(row.label) + "): ";
@@ -106,19 +119,8 @@ std::string point_problem(const store::Group& root, const store::SweepPointRow& 
   else out += status;
   if (row.signal > 0) out += ", signal " + std::to_string(row.signal);
   else if (row.exit_code >= 0 && status != "ok") out += ", exit " + std::to_string(row.exit_code);
-  try {
-    if (root.exists("points") && root.open_group("points").exists(store::point_group_name(row.point_id))) {
-      store::CapturedOutput o = store::read_output(root.open_group("points").open_group(store::point_group_name(row.point_id)));
-      std::string tail = o.stderr_tail;
-      while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r' || tail.back() == ' ')) tail.pop_back();
-      auto nl = tail.find_last_of('\n');
-      std::string last = nl == std::string::npos ? tail : tail.substr(nl + 1);
-      if (last.size() > 120) last = last.substr(0, 117) + "...";
-      if (!last.empty()) out += ": " + last;
-    }
-  } catch (const store::Error&) {
-    // The output is a courtesy: a point without a readable one still has its status.
-  }
+  const std::string why = point_reason(root, row);
+  if (!why.empty()) out += ": " + why;
   return out;
 }
 
@@ -722,9 +724,11 @@ RunData load_run(const std::string& path) {
         continue;
       }
       if (status != "ok") {
-        run.warnings.push_back("point " + std::to_string(row.point_id) + " (" + label + ") has status " + status +
-                               ": left out");
-        run.point_problems.push_back(point_problem(root, row));
+        // The reason is the app's own error line (issue 25: it was stored but printed nowhere).
+        const std::string problem = point_problem(root, row);
+        run.warnings.push_back(problem + " (left out)");
+        run.point_problems.push_back(problem);
+        run.failed_points.push_back({row.point_id, label, status, row.exit_code, row.signal, point_reason(root, row)});
         continue;
       }
       if (!by_label.count(label)) order.push_back(label);

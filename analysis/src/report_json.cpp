@@ -251,6 +251,11 @@ json to_json(const AnalysisResult& res) {
   doc["warnings"] = res.warnings;
   doc["hints"] = res.hints;
   doc["scaling"] = res.scaling;
+  json failed = json::array();  // 1.5.0
+  for (const auto& f : res.run.failed_points)
+    failed.push_back({{"point", f.point_id}, {"label", f.label}, {"status", f.status}, {"exit_code", f.exit_code},
+                      {"signal", f.signal}, {"reason", f.reason}});
+  doc["failed_points"] = failed;
   if (res.profile.available) doc["profile"] = profile_to_json(res.profile);  // 1.3.0
   return doc;
 }

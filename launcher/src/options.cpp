@@ -96,7 +96,7 @@ std::vector<std::string> split_words(const std::string& s) {
 // The first word before `--` that is neither an option nor an option's
 // value: most likely the app, typed without `--` in front of it.
 std::optional<std::size_t> stray_word(const std::vector<std::string>& args) {
-  static const std::set<std::string> switches = {"--zip", "--fail-fast", "--resume", "--keep-scratch", "--dry-run",
+  static const std::set<std::string> switches = {"--zip", "--fail-fast", "--resume", "--retry-failed", "--keep-scratch", "--dry-run",
                                                  "--quiet", "-q", "--verbose", "-v", "--help", "-h"};
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -183,6 +183,9 @@ RunOptions parse_run_options(int argc, char** argv) {
       ("resume", po::bool_switch(&o.resume),
        "continue an existing run file: run only its points that are not complete "
        "(with no `-- APP`, the app and sweep are taken from the file)")
+      ("retry-failed", po::bool_switch(&o.retry_failed),
+       "with --resume: also rerun the points that failed, timed out, were signalled or could not launch "
+       "(their new result replaces the old; ok points are kept)")
       ("env-deny", po::value<std::vector<std::string>>(&o.env_deny)->composing()->value_name("PATTERN"),
        "never record variables matching PATTERN (fnmatch; *TOKEN*, *SECRET*, *PASSWORD*, *KEY* always)")
       ("keep-scratch", po::bool_switch(&o.keep_scratch), "keep each point's tracer scratch directory")
@@ -207,7 +210,7 @@ RunOptions parse_run_options(int argc, char** argv) {
 
   std::ostringstream help;
   help << "usage: rtrace [run] --sweep AXIS=SPEC [--sweep ...] [options] -- APP [ARGS...]\n"
-          "       rtrace run --resume -o run.h5\n\n"
+          "       rtrace run --resume [--retry-failed] -o run.h5\n\n"
           "Runs APP once per point of the sweep, under the rtrace tracer, with that\n"
           "partition's roofline ceilings, and records everything in one HDF5 run file.\n"
        << all
@@ -243,6 +246,8 @@ RunOptions parse_run_options(int argc, char** argv) {
   if (vm.count("sample") && !(o.sample_hz >= 0 && o.sample_hz <= 10000))
     throw UsageError("--sample must be a rate in 0..10000 Hz (0: off)");
   if (o.output.empty()) throw UsageError("-o needs a file name");
+  if (o.retry_failed && !o.resume)
+    throw UsageError("--retry-failed reruns the failed points of an existing run: use it with --resume");
   if (o.srun_mpi.empty()) throw UsageError("--srun-mpi needs a type (pmix, pmi2, none, ...)");
   if (o.app_argv.empty() && !o.resume)
     throw UsageError("missing `-- APP [ARGS...]`: the app to run goes after `--`");
@@ -260,6 +265,7 @@ std::string RunOptions::to_json() const {
   j["grace_s"] = grace_s;
   j["output"] = output;
   j["resume"] = resume;
+  j["retry_failed"] = retry_failed;
   j["ert"] = ert == ErtMode::File ? ert_file : std::string(to_string(ert));
   j["launcher"] = to_string(launcher);
   j["tracer"] = to_string(tracer);

@@ -1,5 +1,7 @@
 #include "rtrace/launcher/progress.hpp"
 
+#include <rtrace/store/failure_reason.hpp>
+
 #include <unistd.h>
 
 #include <cmath>
@@ -55,36 +57,7 @@ void Progress::end_point(const std::string& label, const std::string& status, do
   }
 }
 
-std::string last_stderr_line(const std::string& tail) {
-  auto is_rule = [](const std::string& l) {
-    return l.size() >= 3 && l.find_first_not_of("-=*_ \t") == std::string::npos;
-  };
-  bool in_block = false;  // between two rules, read from the end: an mpirun notice
-  std::size_t end = tail.size();
-  while (end > 0) {
-    std::size_t begin = tail.rfind('\n', end - 1);
-    begin = begin == std::string::npos ? 0 : begin + 1;
-    std::string line = tail.substr(begin, end - begin);
-    end = begin > 0 ? begin - 1 : 0;
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
-    const auto first = line.find_first_not_of(" \t");
-    if (first == std::string::npos) {
-      if (begin == 0) break;
-      continue;
-    }
-    line = line.substr(first);
-    if (is_rule(line)) {
-      in_block = !in_block;
-    } else if (!in_block && line.rfind("rtrace tracer[", 0) != 0) {
-      for (auto& c : line)
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-      if (line.size() > 200) line = line.substr(0, 197) + "...";
-      return line;
-    }
-    if (begin == 0) break;
-  }
-  return "";
-}
+std::string last_stderr_line(const std::string& tail) { return store::failure_reason(tail); }
 
 void Progress::note(const std::string& line) {
   if (mode_ == Mode::Quiet) return;

@@ -44,11 +44,37 @@ class OwnCost {
 };
 
 // The plan indexes of the selected points the file does not hold complete yet.
+bool committed_not_ok(const store::SweepPointRow& row) {
+  return row.complete && std::string(store::get_str(row.status)) != "ok";
+}
+
+// The points still to run: those not complete, and with --retry-failed those
+// committed with a status other than ok (their new commit replaces the old).
 std::vector<std::size_t> points_to_run(const SweepContext& ctx, const store::RunFile& rf) {
   std::vector<std::size_t> todo;
-  for (std::size_t i = 0; i < rf.points().size(); ++i)
-    if (!rf.points()[i].complete && ctx.is_selected(rf.points()[i].point_id)) todo.push_back(i);
+  for (std::size_t i = 0; i < rf.points().size(); ++i) {
+    const auto& row = rf.points()[i];
+    if (!ctx.is_selected(row.point_id)) continue;
+    if (!row.complete || (ctx.opts.retry_failed && committed_not_ok(row))) todo.push_back(i);
+  }
   return todo;
+}
+
+// The committed points that did not succeed, for the --resume note:
+// "; 1 point not ok, kept as committed: ranks=2 (rerun with --resume --retry-failed)",
+// or with --retry-failed " (1 not-ok point to retry: ranks=2)".
+std::string failed_points_note(const SweepContext& ctx, const store::RunFile& rf) {
+  std::vector<std::string> labels;
+  for (const auto& row : rf.points())
+    if (ctx.is_selected(row.point_id) && committed_not_ok(row)) labels.push_back(store::get_str(row.label));
+  if (labels.empty()) return "";
+  std::string which;
+  for (std::size_t i = 0; i < labels.size() && i < 4; ++i) which += (i ? ", " : "") + labels[i];
+  if (labels.size() > 4) which += ", ...";
+  const std::string n = std::to_string(labels.size());
+  if (ctx.opts.retry_failed) return " (" + n + " not-ok point" + (labels.size() == 1 ? "" : "s") + " to retry: " + which + ")";
+  return "; " + n + " point" + (labels.size() == 1 ? "" : "s") + " not ok, kept as committed: " + which +
+         " (rerun with --resume --retry-failed)";
 }
 
 int interrupt_or(int fallback) {
@@ -94,7 +120,7 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
   for (const auto& n : setup.notes) progress.note(n);
   if (o.resume && !o.quiet)
     progress.note("resuming " + o.output + ": " + std::to_string(todo.size()) + " of " + std::to_string(total) +
-                  " points left");
+                  " points left" + failed_points_note(ctx, *rf));
   CeilingsStage ceilings(o, env, &setup.launch);
   SweepOutcome outcome;
   // --resume: points committed without ceilings they could use get them first.

@@ -710,6 +710,58 @@ TEST_F(LauncherCli, DemoZippedWeakScalingSweep) {
 #endif
 
 #ifdef RTRACE_LAUNCHER_TEST_MPI
+// Issue 25: "ranks=2: failed (exit 1)" showed mpirun's last notice, and
+// analyze only "has status failed"; the app's ERROR line was stored but
+// printed nowhere. And --resume could not rerun a failed point.
+TEST_F(LauncherCli, AFailedMpiPointSaysWhyAndRetryFailedRerunsIt) {
+  const auto out = path("abort.h5");
+  const auto fixed = path("grid-fixed");
+  const std::string reason = "ERROR: cannot decompose the grid over 2 ranks";
+  auto r = rtrace({"--sweep", "ranks=1,2", "--ert", "none", "--timeout", "120", "-o", out, "--",
+                   RTRACE_LAUNCHER_TEST_MPI, "abort-unless", fixed});
+  ASSERT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("ranks=2: failed (exit 1) ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" s): " + reason + "\n"), std::string::npos) << r.err;
+  const auto before = points_of(out);
+  ASSERT_EQ(store::get_str(before[1].status), "failed");
+
+  // analyze: text, JSON and HTML carry the reason.
+  auto a = rtrace({"analyze", out, "--json", path("a.json"), "--html", path("a.html")});
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_NE(a.out.find("point 1 (ranks=2): failed, exit 1: " + reason), std::string::npos) << a.out;
+  std::ifstream js(path("a.json"));
+  const std::string json((std::istreambuf_iterator<char>(js)), std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"reason\": \"" + reason + "\""), std::string::npos) << json;
+  std::ifstream hs(path("a.html"));
+  const std::string html((std::istreambuf_iterator<char>(hs)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find(reason), std::string::npos);
+
+  // --resume alone keeps the failed point and says how to rerun it.
+  r = rtrace({"--resume", "-o", out});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("0 of 2 points left; 1 point not ok, kept as committed: ranks=2 (rerun with --resume "
+                       "--retry-failed)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(points_of(out)[1].start_time, before[1].start_time);
+  r = rtrace({"--retry-failed", "-o", out});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("use it with --resume"), std::string::npos) << r.err;
+
+  // The user fixes the input; --resume --retry-failed reruns only that point.
+  std::ofstream(fixed) << "ok\n";
+  r = rtrace({"--resume", "--retry-failed", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("1 of 2 points left (1 not-ok point to retry: ranks=2)"), std::string::npos) << r.err;
+  expect_valid(out);
+  const auto after = points_of(out);
+  EXPECT_EQ(after[0].start_time, before[0].start_time) << "the ok point ran again";
+  EXPECT_NE(after[1].start_time, before[1].start_time);
+  EXPECT_EQ(store::get_str(after[1].status), "ok");
+  auto f = store::File::open(out);
+  EXPECT_NE(store::read_output(point_group(f, 1)).stdout_tail.find("rank 1 of 2 sum 1"), std::string::npos);
+}
+
 TEST_F(LauncherCli, MpiRanksRunUnderMpirun) {
   const auto out = path("mpi.h5");
   auto r = rtrace({"--sweep", "ranks=1,2", "--ert", "none", "--timeout", "120", "-o", out, "--",

@@ -190,6 +190,23 @@ TEST(LauncherProgress, LastStderrLineSkipsBlanksRulesAndMpirunNotices) {
       "--------------------------------------------------------------------------\n";
   EXPECT_EQ(last_stderr_line(mpirun_tail), "app: matrix is singular");
   EXPECT_EQ(last_stderr_line("real reason\nrtrace tracer[pid 7]: warning: x\n"), "real reason");
+  // Open MPI 4's tail after MPI_Abort (issue 25): its `[host:pid]` notices come
+  // last, outside any rule block; the app's ERROR line is the reason.
+  const std::string abort_tail =
+      "ERROR: cannot decompose the grid over 2 ranks\n"
+      "--------------------------------------------------------------------------\n"
+      "MPI_ABORT was invoked on rank 1 in communicator MPI_COMM_WORLD\n"
+      "with errorcode 1.\n"
+      "--------------------------------------------------------------------------\n"
+      "[vm:11647] 1 more process has sent help message help-mpi-api.txt / mpi-abort\n"
+      "[vm:11647] Set MCA parameter \"orte_base_help_aggregate\" to 0 to see all help / error messages\n";
+  EXPECT_EQ(last_stderr_line(abort_tail), "ERROR: cannot decompose the grid over 2 ranks");
+  // The error line wins over later chatter; "error" in a progress line does not.
+  EXPECT_EQ(last_stderr_line("step 9 max error 1e-3\nFatal: matrix is singular\ncleaning up\n"),
+            "Fatal: matrix is singular");
+  EXPECT_EQ(last_stderr_line("step 9 max error 1e-3\nstopping early\n"), "stopping early");
+  // A tail cut inside a notice block: the rules at the end still pair up.
+  EXPECT_EQ(last_stderr_line("with errorcode 1.\n-----\nERROR: x\n"), "ERROR: x");
 }
 
 TEST(LauncherEnvironment, DenyListAndRecording) {

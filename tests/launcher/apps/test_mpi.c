@@ -1,12 +1,25 @@
-/* A tiny MPI program for the launcher tests: every rank reports itself. */
+/* A tiny MPI program for the launcher tests: every rank reports itself.
+ * `test_mpi abort-unless FILE`: on more than one rank, unless FILE exists,
+ * rank 0 prints an ERROR line and calls MPI_Abort (mpirun then appends its
+ * own notices to stderr): a point that fails with a reason, fixable by the user. */
 #include <mpi.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (argc > 2 && strcmp(argv[1], "abort-unless") == 0 && size > 1 && access(argv[2], F_OK) != 0) {
+    if (rank == 0) {
+      fprintf(stderr, "reading the grid\nERROR: cannot decompose the grid over %d ranks\n", size);
+      fflush(stderr);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
   int sum = 0;
   MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   printf("rank %d of %d sum %d\n", rank, size, sum);

@@ -111,6 +111,14 @@ struct Configuration {
 Configuration combine_repeats(const std::vector<store::SweepPointRow>& rows, const std::vector<PointAggregate>& points,
                               const CeilingSet& ceilings);
 
+// A committed point whose status is not ok (failed, timeout, signalled, ...).
+struct FailedPoint {
+  std::int64_t point_id = -1;
+  std::string label, status;
+  std::int64_t exit_code = -1, signal = 0;
+  std::string reason;  // the app's error line (store::failure_reason), "" when none
+};
+
 struct RunData {
   std::string path;
   std::vector<std::string> axes;          // swept axis names in order
@@ -121,6 +129,7 @@ struct RunData {
   int cores = 0;                          // the machine's cores (0 unknown)
   bool zip = false;                       // the sweep paired its axes (--zip)
   std::vector<std::string> point_problems;  // per unusable point: why (for "no complete points")
+  std::vector<FailedPoint> failed_points;   // committed points that did not succeed, with their reasons
 };
 
 // Reads a run file. Throws InputError for unusable input (one line, with the path).

@@ -30,6 +30,7 @@ struct RunOptions {
   double grace_s = 5;              // SIGTERM -> SIGKILL grace
   std::string output = "run.h5";
   bool resume = false;
+  bool retry_failed = false;       // with --resume: also rerun committed points that did not succeed
   ErtMode ert = ErtMode::Auto;
   std::string ert_file;            // for ErtMode::File
   LauncherChoice launcher = LauncherChoice::Auto;

@@ -29,10 +29,8 @@ class Progress {
 
 std::string format_duration(double seconds);  // "1:02:03", "02:03"
 
-// The last line of an app's stderr tail that says something: blank lines,
-// rules (`-----`) and the notice blocks mpirun frames with them, and the
-// tracer's own lines are skipped; control characters become '?', at most 200
-// characters. "" when there is none.
+// The line of an app's stderr tail that says why it failed
+// (store::failure_reason: the last error-like line outside mpirun's notices).
 std::string last_stderr_line(const std::string& stderr_tail);
 
 }  // namespace rtrace::launcher
