@@ -27,6 +27,30 @@ const char* const kTracerBucket = "rtrace tracer";
 
 bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
+// The C name of an MPI entry point in any binding: "PMPI_Alltoall",
+// "mpi_alltoall_", "mpi_alltoall__", "mpi_alltoall_f08_", "MPI_ALLTOALL" ->
+// "MPI_Alltoall"; "" when `f` is not one.
+std::string mpi_entry_name(const std::string& f) {
+  std::string s = starts_with(f, "PMPI_") || starts_with(f, "pmpi_") ? f.substr(1) : f;
+  if (starts_with(s, "MPI_")) {
+    const bool lower = std::any_of(s.begin() + 4, s.end(), [](unsigned char c) { return std::islower(c); });
+    if (lower) return s.find('(') == std::string::npos ? s : s.substr(0, s.find('('));  // the C binding
+  } else if (!starts_with(s, "mpi_")) {
+    return "";
+  }
+  std::string rest = s.substr(4);
+  for (const char* suffix : {"_f08_", "_f08", "__", "_"})
+    if (rest.size() > std::strlen(suffix) && rest.compare(rest.size() - std::strlen(suffix), std::strlen(suffix), suffix) == 0) {
+      rest.resize(rest.size() - std::strlen(suffix));
+      break;
+    }
+  if (rest.empty() || !std::all_of(rest.begin(), rest.end(), [](unsigned char c) { return std::isalnum(c) || c == '_'; }))
+    return "";
+  for (auto& c : rest) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  rest[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(rest[0])));
+  return "MPI_" + rest;
+}
+
 // Folded-stack frames may not contain ';' (the separator) or newlines.
 std::string folded_frame(std::string s) {
   for (char& c : s)
@@ -175,12 +199,12 @@ RankProfile profile_of_rank(const store::RankRecords& rank) {
         const std::string c = store::get_str(row.category);
         if (c == "rtrace") {  // MPI calls the tracer itself makes (its write at MPI_Finalize)
           fn = kTracerBucket;
+          fn_cat = "rtrace";
           break;
         }
         if (c != "mpi" && c != "system") break;
-        std::string f = name_of(row.function_id);
-        if (starts_with(f, "PMPI_")) f = f.substr(1);
-        if (starts_with(f, "MPI_")) fn = f;
+        const std::string f = mpi_entry_name(name_of(row.function_id));
+        if (!f.empty()) fn = f;
       }
     } else if (cat == "rtrace") {
       fn = kTracerBucket;
@@ -456,13 +480,14 @@ nlohmann::json profile_to_json(const ProfileResult& p, int max_functions) {
   json fns = json::array();
   for (int i = 0; i < static_cast<int>(p.functions.size()) && i < max_functions; ++i) {
     const auto& f = p.functions[static_cast<std::size_t>(i)];
-    json t = json::array(), imb = json::array();
+    json t = json::array(), imb = json::array(), cpu = json::array();
     for (const auto& a : f.at) {
       t.push_back(num(a.time_s));
       imb.push_back(num(a.imbalance));
+      cpu.push_back(num(a.cpu_s));
     }
     fns.push_back({{"name", f.name}, {"short_name", f.short_name}, {"category", f.category}, {"time_s", t},
-                   {"imbalance", imb}});
+                   {"cpu_s", cpu}, {"imbalance", imb}});
   }
   json groups = json::array();
   for (const auto& g : p.groups) {

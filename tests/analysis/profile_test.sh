@@ -51,6 +51,32 @@ if [ "$MODE" = omp ]; then
   exit 0
 fi
 
+if [ "$MODE" = fortran-mpi ]; then
+  # Rank 0 computes, rank 1 waits in MPI_Alltoall (gfortran, `use mpi`): the
+  # wait's samples pass through the tracer's Fortran wrapper
+  # (mpi_alltoall_ -> its forwarding code -> Open MPI's binding -> PMPI_Alltoall
+  # -> opal_progress) and are MPI time, not the tracer's (issue 25).
+  "$RTRACE" --sweep ranks=2 --ert none --sample 500 --timeout 120 -o fmpi.h5 -- "$MPI_APP" 60 \
+    > fmpi.log 2>&1 || fail "rtrace run: $(tail -3 fmpi.log)"
+  "$RTRACE" analyze fmpi.h5 --json fmpi.json > fmpi.txt || fail "rtrace analyze"
+  cpu() {  # CPU seconds of a profile function (0 when absent)
+    query fmpi.json "sum(f['cpu_s'][0] or 0 for f in p['functions'] if f['name'] == '$1')"
+  }
+  alltoall=$(cpu MPI_Alltoall) tracer=$(cpu "rtrace tracer")
+  echo "sampled CPU s: MPI_Alltoall $alltoall, rtrace tracer $tracer"
+  check fmpi.json "any(f['name'] == 'MPI_Alltoall' and f['category'] == 'mpi' for f in p['functions'])" \
+    "the Fortran MPI_Alltoall wait is an MPI function"
+  check fmpi.json "$alltoall > 0.05" "the wait was sampled as MPI_Alltoall"
+  check fmpi.json "$tracer < 0.25 * $alltoall" "the tracer's own time is not the wait"
+  check fmpi.json "all(f['name'] != 'rtrace tracer' or f['category'] == 'rtrace' for f in p['functions'])" \
+    "the tracer bucket's category"
+  # Timed by the wrapper too: rank 1 spends rank 0's work in MPI_Alltoall.
+  check fmpi.json "[c for c in d['configurations'][0]['mpi_calls'] if c['name'] == 'MPI_Alltoall'][0]['rank_time_max']['value'] > 5 * [c for c in d['configurations'][0]['mpi_calls'] if c['name'] == 'MPI_Alltoall'][0]['rank_time_min']['value']" \
+    "MPI_Alltoall timed: the waiting rank's time"
+  echo "OK"
+  exit 0
+fi
+
 [ "$MPI_APP" != none ] || { echo "SKIP: built without MPI"; exit 77; }
 "$RTRACE" --sweep ranks=1,2 --ert none --sample 500 --timeout 120 -o mpi.h5 -- "$MPI_APP" 40 60 \
   > mpi.log 2>&1 || fail "rtrace run: $(tail -3 mpi.log)"

@@ -11,6 +11,15 @@
 #include "mpi_stats.hpp"
 #include "tracer.hpp"
 
+// Code that only forwards an MPI call (every C and Fortran wrapper, and the
+// Fortran wrappers' shared *_impl functions) is placed in a section of its
+// own, so the symbolizer can tell a sample under a wrapped call (MPI time,
+// whatever binding made the call) from the tracer's own work (category
+// rtrace: payload sizes in helpers, the ranks.h5 write at MPI_Finalize).
+// Issue 25: Fortran wait in mpi_alltoall_ -> allgather_like_impl ->
+// PMPI_Alltoall was booked as "rtrace tracer". See symbolize.cpp.
+#define RTRACE_MPI_WRAPPER __attribute__((section("rtrace_mpi_wrappers")))
+
 namespace rtrace::tracer::mpi {
 
 // A traced process, and not the tracer's own MPI traffic.

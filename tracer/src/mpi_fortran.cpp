@@ -141,7 +141,7 @@ using ScattervFn = void (*)(void*, Fint*, Fint*, Fint*, void*, Fint*, Fint*, Fin
     real(__VA_ARGS__);       \
   } while (0)
 
-void init_impl(InitFn real, const char* name, Fint* ierr) {
+RTRACE_MPI_WRAPPER void init_impl(InitFn real, const char* name, Fint* ierr) {
   if (!real) return missing(name, ierr);
   Fint own = MPI_SUCCESS;
   Fint* e = ierr ? ierr : &own;
@@ -152,7 +152,7 @@ void init_impl(InitFn real, const char* name, Fint* ierr) {
   if (*e == MPI_SUCCESS) after_init();
 }
 
-void init_thread_impl(InitThreadFn real, const char* name, Fint* required, Fint* provided, Fint* ierr) {
+RTRACE_MPI_WRAPPER void init_thread_impl(InitThreadFn real, const char* name, Fint* required, Fint* provided, Fint* ierr) {
   if (!real) return missing(name, ierr);
   Fint own = MPI_SUCCESS;
   Fint* e = ierr ? ierr : &own;
@@ -163,7 +163,7 @@ void init_thread_impl(InitThreadFn real, const char* name, Fint* required, Fint*
   if (*e == MPI_SUCCESS) after_init();
 }
 
-void finalize_impl(FinalizeFn real, const char* name, Fint* ierr) {
+RTRACE_MPI_WRAPPER void finalize_impl(FinalizeFn real, const char* name, Fint* ierr) {
   if (!real) return missing(name, ierr);
   const bool traced = finalize_begin();
   const std::int64_t t0 = monotonic_ns();
@@ -171,7 +171,7 @@ void finalize_impl(FinalizeFn real, const char* name, Fint* ierr) {
   finalize_end(traced, monotonic_ns() - t0);
 }
 
-void ptp_impl(MpiFn fn, PtpFn real, const char* name, void* buf, Fint* count, Fint* type, Fint* dest, Fint* tag,
+RTRACE_MPI_WRAPPER void ptp_impl(MpiFn fn, PtpFn real, const char* name, void* buf, Fint* count, Fint* type, Fint* dest, Fint* tag,
               Fint* comm, Fint* ierr) {
   if (!real) return missing(name, ierr);
   Timed t(fn);
@@ -179,7 +179,7 @@ void ptp_impl(MpiFn fn, PtpFn real, const char* name, void* buf, Fint* count, Fi
   RTRACE_FORWARD(buf, count, type, dest, tag, comm, ierr);
 }
 
-void recv_impl(RecvFn real, const char* name, void* buf, Fint* count, Fint* type, Fint* source, Fint* tag,
+RTRACE_MPI_WRAPPER void recv_impl(RecvFn real, const char* name, void* buf, Fint* count, Fint* type, Fint* source, Fint* tag,
                Fint* comm, Fint* status, Fint* ierr) {
   if (!real) return missing(name, ierr);
   Timed t(MpiFn::Recv);
@@ -191,7 +191,7 @@ void recv_impl(RecvFn real, const char* name, void* buf, Fint* count, Fint* type
   if (t.active() && *e == MPI_SUCCESS) t.received = received(st);
 }
 
-void iptp_impl(MpiFn fn, IptpFn real, const char* name, void* buf, Fint* count, Fint* type, Fint* peer, Fint* tag,
+RTRACE_MPI_WRAPPER void iptp_impl(MpiFn fn, IptpFn real, const char* name, void* buf, Fint* count, Fint* type, Fint* peer, Fint* tag,
                Fint* comm, Fint* request, Fint* ierr) {
   if (!real) return missing(name, ierr);
   Timed t(fn);
@@ -200,32 +200,32 @@ void iptp_impl(MpiFn fn, IptpFn real, const char* name, void* buf, Fint* count, 
   RTRACE_FORWARD(buf, count, type, peer, tag, comm, request, ierr);
 }
 
-void wait_impl(WaitFn real, const char* name, Fint* request, Fint* status, Fint* ierr) {
+RTRACE_MPI_WRAPPER void wait_impl(WaitFn real, const char* name, Fint* request, Fint* status, Fint* ierr) {
   if (!real) return missing(name, ierr);
   Timed t(MpiFn::Wait);
   RTRACE_FORWARD(request, status, ierr);
 }
 
-void waitall_impl(WaitallFn real, const char* name, Fint* count, Fint* requests, Fint* statuses, Fint* ierr) {
+RTRACE_MPI_WRAPPER void waitall_impl(WaitallFn real, const char* name, Fint* count, Fint* requests, Fint* statuses, Fint* ierr) {
   if (!real) return missing(name, ierr);
   Timed t(MpiFn::Waitall);
   RTRACE_FORWARD(count, requests, statuses, ierr);
 }
 
-void waitany_impl(WaitanyFn real, const char* name, Fint* count, Fint* requests, Fint* index, Fint* status,
+RTRACE_MPI_WRAPPER void waitany_impl(WaitanyFn real, const char* name, Fint* count, Fint* requests, Fint* index, Fint* status,
                   Fint* ierr) {
   if (!real) return missing(name, ierr);
   Timed t(MpiFn::Waitany);
   RTRACE_FORWARD(count, requests, index, status, ierr);
 }
 
-void test_impl(TestFn real, const char* name, Fint* request, Fint* flag, Fint* status, Fint* ierr) {
+RTRACE_MPI_WRAPPER void test_impl(TestFn real, const char* name, Fint* request, Fint* flag, Fint* status, Fint* ierr) {
   if (!real) return missing(name, ierr);
   Timed t(MpiFn::Test);
   RTRACE_FORWARD(request, flag, status, ierr);
 }
 
-void sendrecv_impl(SendrecvFn real, const char* name, void* sendbuf, Fint* sendcount, Fint* sendtype, Fint* dest,
+RTRACE_MPI_WRAPPER void sendrecv_impl(SendrecvFn real, const char* name, void* sendbuf, Fint* sendcount, Fint* sendtype, Fint* dest,
                    Fint* sendtag, void* recvbuf, Fint* recvcount, Fint* recvtype, Fint* source, Fint* recvtag,
                    Fint* comm, Fint* status, Fint* ierr) {
   if (!real) return missing(name, ierr);
@@ -242,7 +242,7 @@ void sendrecv_impl(SendrecvFn real, const char* name, void* sendbuf, Fint* sendc
   }
 }
 
-void bcast_impl(BcastFn real, const char* name, void* buf, Fint* count, Fint* type, Fint* root, Fint* comm,
+RTRACE_MPI_WRAPPER void bcast_impl(BcastFn real, const char* name, void* buf, Fint* count, Fint* type, Fint* root, Fint* comm,
                 Fint* ierr) {
   if (!real) return missing(name, ierr);
   Timed t(MpiFn::Bcast);
@@ -250,7 +250,7 @@ void bcast_impl(BcastFn real, const char* name, void* buf, Fint* count, Fint* ty
   RTRACE_FORWARD(buf, count, type, root, comm, ierr);
 }
 
-void reduce_impl(ReduceFn real, const char* name, void* sendbuf, void* recvbuf, Fint* count, Fint* type, Fint* op,
+RTRACE_MPI_WRAPPER void reduce_impl(ReduceFn real, const char* name, void* sendbuf, void* recvbuf, Fint* count, Fint* type, Fint* op,
                  Fint* root, Fint* comm, Fint* ierr) {
   if (!real) return missing(name, ierr);
   Timed t(MpiFn::Reduce);
@@ -261,7 +261,7 @@ void reduce_impl(ReduceFn real, const char* name, void* sendbuf, void* recvbuf, 
   RTRACE_FORWARD(sendbuf, recvbuf, count, type, op, root, comm, ierr);
 }
 
-void allreduce_impl(AllreduceFn real, const char* name, void* sendbuf, void* recvbuf, Fint* count, Fint* type,
+RTRACE_MPI_WRAPPER void allreduce_impl(AllreduceFn real, const char* name, void* sendbuf, void* recvbuf, Fint* count, Fint* type,
                     Fint* op, Fint* comm, Fint* ierr) {
   if (!real) return missing(name, ierr);
   Timed t(MpiFn::Allreduce);
@@ -269,7 +269,7 @@ void allreduce_impl(AllreduceFn real, const char* name, void* sendbuf, void* rec
   RTRACE_FORWARD(sendbuf, recvbuf, count, type, op, comm, ierr);
 }
 
-void reduce_scatter_impl(ReduceScatterFn real, const char* name, void* sendbuf, void* recvbuf, Fint* recvcounts,
+RTRACE_MPI_WRAPPER void reduce_scatter_impl(ReduceScatterFn real, const char* name, void* sendbuf, void* recvbuf, Fint* recvcounts,
                          Fint* type, Fint* op, Fint* comm, Fint* ierr) {
   if (!real) return missing(name, ierr);
   Timed t(MpiFn::Reduce_scatter);
@@ -283,7 +283,7 @@ void reduce_scatter_impl(ReduceScatterFn real, const char* name, void* sendbuf, 
 }
 
 // Allgather and Alltoall (same signature, different payloads).
-void allgather_like_impl(MpiFn fn, AllgatherLikeFn real, const char* name, void* sendbuf, Fint* sendcount,
+RTRACE_MPI_WRAPPER void allgather_like_impl(MpiFn fn, AllgatherLikeFn real, const char* name, void* sendbuf, Fint* sendcount,
                          Fint* sendtype, void* recvbuf, Fint* recvcount, Fint* recvtype, Fint* comm, Fint* ierr) {
   if (!real) return missing(name, ierr);
   Timed t(fn);
@@ -301,7 +301,7 @@ void allgather_like_impl(MpiFn fn, AllgatherLikeFn real, const char* name, void*
   RTRACE_FORWARD(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
 }
 
-void allgatherv_impl(AllgathervFn real, const char* name, void* sendbuf, Fint* sendcount, Fint* sendtype,
+RTRACE_MPI_WRAPPER void allgatherv_impl(AllgathervFn real, const char* name, void* sendbuf, Fint* sendcount, Fint* sendtype,
                      void* recvbuf, Fint* recvcounts, Fint* displs, Fint* recvtype, Fint* comm, Fint* ierr) {
   if (!real) return missing(name, ierr);
   Timed t(MpiFn::Allgatherv);
@@ -312,7 +312,7 @@ void allgatherv_impl(AllgathervFn real, const char* name, void* sendbuf, Fint* s
   RTRACE_FORWARD(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
 }
 
-void alltoallv_impl(AlltoallvFn real, const char* name, void* sendbuf, Fint* sendcounts, Fint* sdispls,
+RTRACE_MPI_WRAPPER void alltoallv_impl(AlltoallvFn real, const char* name, void* sendbuf, Fint* sendcounts, Fint* sdispls,
                     Fint* sendtype, void* recvbuf, Fint* recvcounts, Fint* rdispls, Fint* recvtype, Fint* comm,
                     Fint* ierr) {
   if (!real) return missing(name, ierr);
@@ -325,14 +325,14 @@ void alltoallv_impl(AlltoallvFn real, const char* name, void* sendbuf, Fint* sen
   RTRACE_FORWARD(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr);
 }
 
-void barrier_impl(BarrierFn real, const char* name, Fint* comm, Fint* ierr) {
+RTRACE_MPI_WRAPPER void barrier_impl(BarrierFn real, const char* name, Fint* comm, Fint* ierr) {
   if (!real) return missing(name, ierr);
   Timed t(MpiFn::Barrier);
   RTRACE_FORWARD(comm, ierr);
 }
 
 // Gather and Scatter (same signature).
-void gather_like_impl(MpiFn fn, GatherLikeFn real, const char* name, void* sendbuf, Fint* sendcount, Fint* sendtype,
+RTRACE_MPI_WRAPPER void gather_like_impl(MpiFn fn, GatherLikeFn real, const char* name, void* sendbuf, Fint* sendcount, Fint* sendtype,
                       void* recvbuf, Fint* recvcount, Fint* recvtype, Fint* root, Fint* comm, Fint* ierr) {
   if (!real) return missing(name, ierr);
   Timed t(fn);
@@ -350,7 +350,7 @@ void gather_like_impl(MpiFn fn, GatherLikeFn real, const char* name, void* sendb
   RTRACE_FORWARD(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr);
 }
 
-void gatherv_impl(GathervFn real, const char* name, void* sendbuf, Fint* sendcount, Fint* sendtype, void* recvbuf,
+RTRACE_MPI_WRAPPER void gatherv_impl(GathervFn real, const char* name, void* sendbuf, Fint* sendcount, Fint* sendtype, void* recvbuf,
                   Fint* recvcounts, Fint* displs, Fint* recvtype, Fint* root, Fint* comm, Fint* ierr) {
   if (!real) return missing(name, ierr);
   Timed t(MpiFn::Gatherv);
@@ -361,7 +361,7 @@ void gatherv_impl(GathervFn real, const char* name, void* sendbuf, Fint* sendcou
   RTRACE_FORWARD(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr);
 }
 
-void scatterv_impl(ScattervFn real, const char* name, void* sendbuf, Fint* sendcounts, Fint* displs, Fint* sendtype,
+RTRACE_MPI_WRAPPER void scatterv_impl(ScattervFn real, const char* name, void* sendbuf, Fint* sendcounts, Fint* displs, Fint* sendtype,
                    void* recvbuf, Fint* recvcount, Fint* recvtype, Fint* root, Fint* comm, Fint* ierr) {
   if (!real) return missing(name, ierr);
   Timed t(MpiFn::Scatterv);
@@ -384,7 +384,7 @@ using namespace rtrace::tracer::mpi;
 // own name. PARAMS and ARGS are parenthesised lists; LEAD are the impl's
 // arguments before the wrapper's own (e.g. the MpiFn of a shared impl).
 #define RTRACE_F_ONE(sym, impl, Fn, LEAD, PARAMS, ARGS)                      \
-  RTRACE_EXPORT void sym PARAMS {                                            \
+  RTRACE_EXPORT RTRACE_MPI_WRAPPER void sym PARAMS {                         \
     static const Fn real = next_symbol<Fn>(#sym);                            \
     impl(RTRACE_UNPAREN LEAD real, #sym, RTRACE_UNPAREN ARGS);               \
   }

@@ -131,7 +131,7 @@ using namespace rtrace::tracer::mpi;
 
 extern "C" {
 
-RTRACE_EXPORT int MPI_Init(int* argc, char*** argv) {
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Init(int* argc, char*** argv) {
   RTRACE_REAL(MPI_Init);
   int rc;
   {
@@ -142,7 +142,7 @@ RTRACE_EXPORT int MPI_Init(int* argc, char*** argv) {
   return rc;
 }
 
-RTRACE_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   RTRACE_REAL(MPI_Init_thread);
   int rc;
   {
@@ -153,7 +153,7 @@ RTRACE_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* pr
   return rc;
 }
 
-RTRACE_EXPORT int MPI_Finalize(void) {
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Finalize(void) {
   RTRACE_REAL(MPI_Finalize);
   const bool traced = finalize_begin();
   const std::int64_t t0 = monotonic_ns();
@@ -162,21 +162,21 @@ RTRACE_EXPORT int MPI_Finalize(void) {
   return rc;
 }
 
-RTRACE_EXPORT int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   RTRACE_REAL(MPI_Send);
   Timed t(MpiFn::Send);
   if (t.active()) t.sent = type_bytes(type, count);
   return real_MPI_Send(buf, count, type, dest, tag, comm);
 }
 
-RTRACE_EXPORT int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   RTRACE_REAL(MPI_Ssend);
   Timed t(MpiFn::Ssend);
   if (t.active()) t.sent = type_bytes(type, count);
   return real_MPI_Ssend(buf, count, type, dest, tag, comm);
 }
 
-RTRACE_EXPORT int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                            MPI_Status* status) {
   RTRACE_REAL(MPI_Recv);
   Timed t(MpiFn::Recv);
@@ -187,7 +187,7 @@ RTRACE_EXPORT int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, 
   return rc;
 }
 
-RTRACE_EXPORT int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                             MPI_Request* request) {
   RTRACE_REAL(MPI_Isend);
   Timed t(MpiFn::Isend);
@@ -197,7 +197,7 @@ RTRACE_EXPORT int MPI_Isend(const void* buf, int count, MPI_Datatype type, int d
 
 // Non-blocking receives book the posted size: the received size is only known
 // at completion, and matching requests would cost a lookup per Wait.
-RTRACE_EXPORT int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                             MPI_Request* request) {
   RTRACE_REAL(MPI_Irecv);
   Timed t(MpiFn::Irecv);
@@ -205,31 +205,31 @@ RTRACE_EXPORT int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source,
   return real_MPI_Irecv(buf, count, type, source, tag, comm, request);
 }
 
-RTRACE_EXPORT int MPI_Wait(MPI_Request* request, MPI_Status* status) {
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   RTRACE_REAL(MPI_Wait);
   Timed t(MpiFn::Wait);
   return real_MPI_Wait(request, status);
 }
 
-RTRACE_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   RTRACE_REAL(MPI_Waitall);
   Timed t(MpiFn::Waitall);
   return real_MPI_Waitall(count, requests, statuses);
 }
 
-RTRACE_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
   RTRACE_REAL(MPI_Waitany);
   Timed t(MpiFn::Waitany);
   return real_MPI_Waitany(count, requests, index, status);
 }
 
-RTRACE_EXPORT int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   RTRACE_REAL(MPI_Test);
   Timed t(MpiFn::Test);
   return real_MPI_Test(request, flag, status);
 }
 
-RTRACE_EXPORT int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                                void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                                MPI_Comm comm, MPI_Status* status) {
   RTRACE_REAL(MPI_Sendrecv);
@@ -247,14 +247,14 @@ RTRACE_EXPORT int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype 
 
 // Collectives book the payload this rank contributes and receives (the
 // logical data, not the algorithm's internal traffic).
-RTRACE_EXPORT int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
   RTRACE_REAL(MPI_Bcast);
   Timed t(MpiFn::Bcast);
   if (t.active()) (is_root(comm, root) ? t.sent : t.received) = type_bytes(type, count);
   return real_MPI_Bcast(buf, count, type, root, comm);
 }
 
-RTRACE_EXPORT int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                              MPI_Comm comm) {
   RTRACE_REAL(MPI_Reduce);
   Timed t(MpiFn::Reduce);
@@ -265,7 +265,7 @@ RTRACE_EXPORT int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_
   return real_MPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
 }
 
-RTRACE_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                                 MPI_Comm comm) {
   RTRACE_REAL(MPI_Allreduce);
   Timed t(MpiFn::Allreduce);
@@ -273,7 +273,7 @@ RTRACE_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, M
   return real_MPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
 }
 
-RTRACE_EXPORT int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type,
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type,
                                      MPI_Op op, MPI_Comm comm) {
   RTRACE_REAL(MPI_Reduce_scatter);
   Timed t(MpiFn::Reduce_scatter);
@@ -287,7 +287,7 @@ RTRACE_EXPORT int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const i
   return real_MPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
 }
 
-RTRACE_EXPORT int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   RTRACE_REAL(MPI_Allgather);
   Timed t(MpiFn::Allgather);
@@ -298,7 +298,7 @@ RTRACE_EXPORT int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype
   return real_MPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
-RTRACE_EXPORT int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
   RTRACE_REAL(MPI_Allgatherv);
   Timed t(MpiFn::Allgatherv);
@@ -311,7 +311,7 @@ RTRACE_EXPORT int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatyp
   return real_MPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
 
-RTRACE_EXPORT int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   RTRACE_REAL(MPI_Alltoall);
   Timed t(MpiFn::Alltoall);
@@ -323,7 +323,7 @@ RTRACE_EXPORT int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype 
   return real_MPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
-RTRACE_EXPORT int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                                 MPI_Datatype recvtype, MPI_Comm comm) {
   RTRACE_REAL(MPI_Alltoallv);
@@ -340,13 +340,13 @@ RTRACE_EXPORT int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], con
   return real_MPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 
-RTRACE_EXPORT int MPI_Barrier(MPI_Comm comm) {
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Barrier(MPI_Comm comm) {
   RTRACE_REAL(MPI_Barrier);
   Timed t(MpiFn::Barrier);
   return real_MPI_Barrier(comm);
 }
 
-RTRACE_EXPORT int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                              int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   RTRACE_REAL(MPI_Gather);
   Timed t(MpiFn::Gather);
@@ -358,7 +358,7 @@ RTRACE_EXPORT int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype se
   return real_MPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
-RTRACE_EXPORT int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                               const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                               MPI_Comm comm) {
   RTRACE_REAL(MPI_Gatherv);
@@ -375,7 +375,7 @@ RTRACE_EXPORT int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype s
   return real_MPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 }
 
-RTRACE_EXPORT int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   RTRACE_REAL(MPI_Scatter);
   Timed t(MpiFn::Scatter);
@@ -387,7 +387,7 @@ RTRACE_EXPORT int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype s
   return real_MPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
-RTRACE_EXPORT int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
                                void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   RTRACE_REAL(MPI_Scatterv);
   Timed t(MpiFn::Scatterv);

@@ -13,9 +13,24 @@
 #include <tuple>
 #include <unordered_map>
 
+// Bounds of the tracer's MPI forwarding code (RTRACE_MPI_WRAPPER in
+// mpi_common.hpp), defined by the linker when that section exists; null in
+// builds without the MPI layer (and in the unit tests).
+extern "C" {
+extern const char __start_rtrace_mpi_wrappers[] __attribute__((weak, visibility("hidden")));
+extern const char __stop_rtrace_mpi_wrappers[] __attribute__((weak, visibility("hidden")));
+}
+
 namespace rtrace::tracer {
 
 namespace {
+
+// A PC in a wrapper that forwards an MPI call: its samples are MPI time.
+bool in_mpi_wrapper(std::uintptr_t pc) {
+  const auto begin = reinterpret_cast<std::uintptr_t>(__start_rtrace_mpi_wrappers);
+  const auto end = reinterpret_cast<std::uintptr_t>(__stop_rtrace_mpi_wrappers);
+  return begin != 0 && pc >= begin && pc < end;
+}
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
@@ -222,7 +237,7 @@ struct Symbolizer::Impl {
       outer.function = outer.module + "+" + hex(fn_start - mod_start);
     }
     outer.offset = static_cast<std::int64_t>(fn_start - mod_start);
-    outer.category = categorize(outer.module, outer.function);
+    outer.category = in_mpi_wrapper(pc) ? "mpi" : categorize(outer.module, outer.function);
 
     // Source lines and inlined frames for the application's own code only:
     // runtimes and libc are reported by function, and their (large) DWARF,
