@@ -1,5 +1,6 @@
 #include "rtrace/analysis/profile.hpp"
 #include "rtrace/analysis/output_guard.hpp"
+#include "text_format.hpp"
 
 #include "rtrace/analysis/analyze.hpp"
 
@@ -171,6 +172,15 @@ RankProfile profile_of_rank(const store::RankRecords& rank) {
     const std::int64_t par = rows[i].parent_id;
     return par >= 0 && static_cast<std::size_t>(par) < i ? par : -1;  // malformed parents end the walk
   };
+  // Code without a symbol: the tracer names it "module+0xOFFSET".
+  for (const auto& r : rows) {
+    const std::string fn = name_of(r.function_id), mod = name_of(r.module_id);
+    const bool unnamed = !mod.empty() && fn.size() > mod.size() + 3 && fn.compare(0, mod.size() + 3, mod + "+0x") == 0;
+    if (unnamed) p.unnamed_functions[mod].insert(fn);
+    if (r.self_samples <= 0) continue;
+    p.samples += static_cast<double>(r.self_samples);
+    if (unnamed) p.unnamed_samples[mod] += static_cast<double>(r.self_samples);
+  }
   // Attribution of each node's self samples (see the header).
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
@@ -342,11 +352,17 @@ ProfileResult build_profile(const AnalysisResult& res, const std::vector<std::ve
   std::map<std::string, int> index;
   std::map<std::string, std::string> categories;
   out.folded.assign(static_cast<std::size_t>(nconf), {});
+  double all_samples = 0;
+  std::map<std::string, double> unnamed_samples;
+  std::map<std::string, std::set<std::string>> unnamed_functions;
   for (int ci = 0; ci < nconf && ci < static_cast<int>(per_config.size()); ++ci) {
     std::vector<RankProfile> ranks;
     for (const auto& r : per_config[static_cast<std::size_t>(ci)]) {
       RankProfile rp = profile_of_rank(r);
       if (!available(rp.period_s)) continue;
+      all_samples += rp.samples;
+      for (const auto& [m, n] : rp.unnamed_samples) unnamed_samples[m] += n;
+      for (const auto& [m, fns] : rp.unnamed_functions) unnamed_functions[m].insert(fns.begin(), fns.end());
       for (const auto& [k, v] : rp.folded)
         out.folded[static_cast<std::size_t>(ci)]["rank " + std::to_string(r.info.rank) + ";" + k] += v;
       ranks.push_back(std::move(rp));
@@ -371,6 +387,13 @@ ProfileResult build_profile(const AnalysisResult& res, const std::vector<std::ve
       s.total_time_s += at.time_s;
     }
   }
+  for (const auto& [m, fns] : unnamed_functions) {
+    const auto n = unnamed_samples.find(m);
+    out.unnamed.push_back({m, all_samples > 0 && n != unnamed_samples.end() ? n->second / all_samples : 0,
+                           static_cast<int>(fns.size())});
+  }
+  std::stable_sort(out.unnamed.begin(), out.unnamed.end(),
+                   [](const UnnamedModule& a, const UnnamedModule& b) { return a.share > b.share; });
   for (auto& s : out.functions) s.category = categories.count(s.name) ? categories[s.name] : "app";
   disambiguate_openmp_regions(out.functions);
   // Sorted by critical-path time; indices stay valid after this point only.
@@ -440,6 +463,26 @@ ProfileResult build_profile(const AnalysisResult& res, const std::vector<std::ve
   return out;
 }
 
+std::string symbol_hint(const std::vector<UnnamedModule>& unnamed, double min_share) {
+  std::vector<const UnnamedModule*> shown;
+  for (const auto& m : unnamed)
+    if (m.share >= min_share) shown.push_back(&m);
+  if (shown.empty()) return "";
+  std::ostringstream s;
+  s << "sampled code without symbols is named module+0xOFFSET: ";
+  for (std::size_t i = 0; i < shown.size() && i < 5; ++i) {
+    s << (i ? ", " : "") << shown[i]->module << " (" << format::percent(shown[i]->share) << " of the samples, "
+      << shown[i]->functions << (shown[i]->functions == 1 ? " function)" : " functions)");
+  }
+  if (shown.size() > 5) s << " and " << shown.size() - 5 << " more";
+  s << ". To name them: install each module's debug symbols (Debian: `dpkg -S <module>` names its package; "
+       "install <package>-dbgsym from the debian-debug archive), or export "
+       "DEBUGINFOD_URLS=https://debuginfod.debian.net before `rtrace run` (the tracer's elfutils then fetches "
+       "them), or rebuild with -g and do not strip; an OFFSET is the function's start: "
+       "`addr2line -f -e <unstripped module> 0xOFFSET` names it.";
+  return s.str();
+}
+
 void attach_profile(AnalysisResult& res) noexcept {
   try {
     const std::string& path = res.run.path;
@@ -461,6 +504,7 @@ void attach_profile(AnalysisResult& res) noexcept {
       for (const auto& child : rg.children()) per_config.back().push_back(store::read_rank(rg.open_group(child)));
     }
     res.profile = build_profile(res, per_config);
+    if (std::string hint = symbol_hint(res.profile.unnamed); !hint.empty()) res.hints.push_back(hint);
     for (const auto& g : res.profile.groups) {
       if (g.sentence.empty()) continue;
       for (auto& sum : res.summaries)
@@ -502,7 +546,11 @@ nlohmann::json profile_to_json(const ProfileResult& p, int max_functions) {
                       {"roofline", l.roofline}});
     groups.push_back({{"fixed", g.fixed}, {"wall_lost", seconds(g.wall_lost_s)}, {"lost", lost}, {"sentence", g.sentence}});
   }
-  return {{"available", p.available}, {"period", seconds(p.period_s)}, {"functions", fns}, {"groups", groups}};
+  json unnamed = json::array();  // 1.5.0
+  for (const auto& m : p.unnamed)
+    unnamed.push_back({{"module", m.module}, {"share", m.share}, {"functions", m.functions}});
+  return {{"available", p.available}, {"period", seconds(p.period_s)}, {"functions", fns}, {"groups", groups},
+          {"unnamed_modules", unnamed}};
 }
 
 std::vector<std::string> write_folded(const AnalysisResult& res, const std::string& dir) {

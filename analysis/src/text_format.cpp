@@ -40,6 +40,18 @@ std::string pct1(double v) {
   return buf;
 }
 
+std::string percent(double fraction, const char* unavailable) {
+  if (!std::isfinite(fraction)) return unavailable;
+  const double p = 100 * fraction;
+  if (p == 0) return "0%";
+  if (std::fabs(p) < 0.01) return p > 0 ? "<0.01%" : "-<0.01%";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, std::fabs(p) < 1 ? "%.2f" : "%.1f", p);
+  std::string s = buf;
+  if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);  // "50.0" -> "50"
+  return s + "%";
+}
+
 std::string pad(const std::string& s, std::size_t width, bool right) {
   if (s.size() >= width) return s.substr(0, width);
   return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');

@@ -23,6 +23,10 @@ std::string plain_or_dash(double v, int precision = 3);
 // Two decimals ("-" when unavailable) and one decimal (percentages).
 std::string fixed2(double v);
 std::string pct1(double v);
+// A fraction as a percentage that reads: "37.5%", "1.1%", "0.35%", "<0.01%",
+// "0%"; `unavailable` when not available. Never scientific notation (issue
+// 25: an MPI share printed as "1.08e-04%").
+std::string percent(double fraction, const char* unavailable = "n/a");
 
 // Pads (right-aligned by default) or truncates to `width` columns.
 std::string pad(const std::string& s, std::size_t width, bool right = true);

@@ -51,6 +51,35 @@ if [ "$MODE" = omp ]; then
   exit 0
 fi
 
+if [ "$MODE" = stripped ]; then
+  # A stripped app calling a stripped shared library: the library's exported
+  # kernel is named from .dynsym, the static functions of both are
+  # module+0xOFFSET, and the report names both modules and how to get their
+  # symbols (issue 25).
+  app=$MPI_APP lib_dir=$(dirname "$MPI_APP")
+  LD_LIBRARY_PATH=$lib_dir "$RTRACE" --sweep threads=1 --ert none --sample 500 --timeout 120 -o strip.h5 -- \
+    "$app" 60000000 > strip.log 2>&1 || fail "rtrace run: $(tail -3 strip.log)"
+  "$RTRACE" analyze strip.h5 --json strip.json --html strip.html > strip.txt || fail "rtrace analyze"
+  check strip.json "any(f['name'] == 'sampled_kernel' for f in p['functions'])" "the stripped library's exported kernel is named from .dynsym"
+  check strip.json "any(f['name'].startswith('libtracer_sampled_kernel.so+0x') for f in p['functions'])" "its static helper is module+offset"
+  check strip.json "any(f['name'].startswith('tracer_sampled_lib_app+0x') for f in p['functions'])" "the stripped app's functions are module+offset"
+  check strip.json "[m['module'] for m in p['unnamed_modules']][:2] == ['tracer_sampled_lib_app', 'libtracer_sampled_kernel.so'] or [m['module'] for m in p['unnamed_modules']][:2] == ['libtracer_sampled_kernel.so', 'tracer_sampled_lib_app']" "both modules listed as lacking symbols"
+  check strip.json "[m for m in p['unnamed_modules'] if m['module'] == 'tracer_sampled_lib_app'][0]['share'] > 0.3" "the app's unnamed share"
+  for f in strip.txt strip.html; do
+    tr '\n' ' ' < "$f" | sed 's/  */ /g' | grep -q "without symbols is named module+0xOFFSET: .*tracer_sampled_lib_app" ||
+      fail "$f: no hint naming the stripped app"
+    tr '\n' ' ' < "$f" | sed 's/  */ /g' | grep -q -- "-dbgsym" || fail "$f: the hint does not say how to get symbols"
+  done
+  # An unstripped build names everything and gives no hint.
+  "$RTRACE" --sweep threads=1 --ert none --sample 500 --timeout 120 -o full.h5 -- \
+    "$lib_dir/../tracer_sampled_lib_app" 20000000 > full.log 2>&1 || fail "rtrace run (unstripped): $(tail -3 full.log)"
+  "$RTRACE" analyze full.h5 --json full.json > full.txt || fail "rtrace analyze (unstripped)"
+  check full.json "all(m['module'] not in ('tracer_sampled_lib_app', 'libtracer_sampled_kernel.so') or m['share'] < 0.01 for m in p['unnamed_modules'])" "unstripped modules have symbols"
+  grep -q "without symbols" full.txt && fail "a hint for an unstripped app"
+  echo "OK"
+  exit 0
+fi
+
 if [ "$MODE" = fortran-mpi ]; then
   # Rank 0 computes, rank 1 waits in MPI_Alltoall (gfortran, `use mpi`): the
   # wait's samples pass through the tracer's Fortran wrapper

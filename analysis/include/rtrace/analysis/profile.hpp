@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,12 @@ struct RankProfile {
   std::map<std::string, std::string> category;                 // function -> app|mpi|openmp|system|rtrace
   // Folded stacks "frame;frame;...;leaf" (outermost first) -> samples, all threads.
   std::map<std::string, double> folded;
+  // Code without a symbol (a stripped module, named "module+0xOFFSET"): per
+  // module, the samples whose innermost frame is such code, and its distinct
+  // unnamed functions (caller frames included).
+  double samples = 0;  // all samples of the rank
+  std::map<std::string, double> unnamed_samples;
+  std::map<std::string, std::set<std::string>> unnamed_functions;
 };
 RankProfile profile_of_rank(const store::RankRecords& rank);
 
@@ -79,6 +86,13 @@ struct ProfileGroup {
   std::string sentence;       // the diagnosis in words
 };
 
+// A module whose sampled code had no symbol, over all configurations.
+struct UnnamedModule {
+  std::string module;       // ELF file name, "libfftw3.so.3"
+  double share = 0;         // of all samples, those whose innermost frame is its unnamed code
+  int functions = 0;        // distinct unnamed functions seen (caller frames included)
+};
+
 struct ProfileResult {
   bool available = false;             // some point has sampled call paths
   double period_s = kNaN;
@@ -86,6 +100,7 @@ struct ProfileResult {
   std::vector<ProfileGroup> groups;
   std::vector<std::map<std::string, double>> folded;  // per configuration: folded stacks over ranks (first repeat)
   std::vector<std::string> warnings;
+  std::vector<UnnamedModule> unnamed;      // largest share first
 };
 
 // Text of a function without its parameter list and clone suffix (both
@@ -105,6 +120,10 @@ inline constexpr const char* kInlinedIn = " [inlined in ";
 
 // Classifies the time trajectory of one function: t1 at concurrency c1, t2 at c2.
 std::string scaling_shape(double t1, double t2, double c1, double c2, const std::string& category);
+
+// The hint for modules whose sampled code had no symbol (share >= min_share
+// of the samples): which, and how to get their symbols. "" when none.
+std::string symbol_hint(const std::vector<UnnamedModule>& unnamed, double min_share = 0.01);
 
 // Reads the sampled call paths of every used point of `res.run` (its file) and
 // joins them into `res` (trajectories, losses, sentences in res.summaries).
