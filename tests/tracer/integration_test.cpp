@@ -479,6 +479,176 @@ TEST_F(TracerMpiRun, FortranUseMpiCallsAreRecorded) {
 }
 #endif
 
+// ---- the calls wrapped since issue 25 (tests/tracer/apps/mpi_calls_app.c,
+// fortran_mpi_calls_app.f90, fortran_mpi_f08_calls_app.f90)
+
+struct Payload {
+  const char* name;
+  std::int64_t sent, received;  // -1: not checked
+};
+
+// Every listed call recorded on both ranks with these bytes.
+void expect_payloads(const std::vector<TraceRank>& rs, const std::vector<Payload>& expected) {
+  ASSERT_EQ(rs.size(), 2u);
+  for (const auto& r : rs) {
+    SCOPED_TRACE("rank " + std::to_string(r.rec.info.rank));
+    EXPECT_EQ(r.rec.info.tracer_errors, 0);
+    for (const auto& e : expected) {
+      const auto* row = r.mpi(e.name);
+      ASSERT_TRUE(row) << e.name << " not recorded";
+      EXPECT_GE(row->calls, 1) << e.name;
+      if (e.sent >= 0) {
+        EXPECT_EQ(row->bytes_sent, e.sent) << e.name;
+      }
+      if (e.received >= 0) {
+        EXPECT_EQ(row->bytes_received, e.received) << e.name;
+      }
+    }
+  }
+}
+
+// A data file for the MPI-IO modes, outside the trace directory (every file
+// there is read as a trace file); removed with its per-rank siblings.
+struct IoFile {
+  explicit IoFile(const std::string& name)
+      : path((fs::temp_directory_path() / ("rtrace-io-" + std::to_string(getpid()) + "-" + name)).string()) {}
+  ~IoFile() {
+    for (const auto& p : {path, path + ".0", path + ".1"}) fs::remove(p);
+  }
+  std::string path;
+};
+
+// Rank 1 polls while rank 0 computes `ms` ms: the polling call holds most of
+// that wait (issue 25: it was useful time, the MPI share 0).
+void expect_polling_is_mpi_time(const std::vector<TraceRank>& rs, const char* poll, double ms) {
+  ASSERT_EQ(rs.size(), 2u);
+  const auto& waiter = rs[1];
+  ASSERT_EQ(waiter.rec.info.rank, 1);
+  const auto* row = waiter.mpi(poll);
+  ASSERT_TRUE(row) << poll << " not recorded";
+  EXPECT_GT(row->calls, 10) << poll;
+  EXPECT_GT(row->time_s, 0.5 * ms * 1e-3) << poll << ": the wait is not in MPI time";
+}
+
+#ifdef MPI_CALLS_APP
+TEST_F(TracerMpiRun, PollingWithIprobeOrTestanyIsMpiTime) {
+  EXPECT_EQ(mpirun_app({MPI_CALLS_APP, "poll-iprobe", "400"}, "gather"), 0);
+  expect_polling_is_mpi_time(ranks(), "MPI_Iprobe", 400);
+  fs::remove(dir_ / "ranks.h5");
+  EXPECT_EQ(mpirun_app({MPI_CALLS_APP, "poll-testany", "400"}, "gather"), 0);
+  auto rs = ranks();
+  expect_polling_is_mpi_time(rs, "MPI_Testany", 400);
+  EXPECT_TRUE(rs[1].mpi("MPI_Testsome"));
+  EXPECT_TRUE(rs[1].mpi("MPI_Testall"));
+}
+
+TEST_F(TracerMpiRun, OneSidedCallsAndBytesAreRecorded) {
+  EXPECT_EQ(mpirun_app({MPI_CALLS_APP, "rma"}, "gather"), 0);
+  expect_payloads(ranks(), {{"MPI_Win_allocate", 0, 0}, {"MPI_Win_create", 0, 0}, {"MPI_Win_create_dynamic", 0, 0},
+                            {"MPI_Win_allocate_shared", 0, 0}, {"MPI_Win_free", 0, 0}, {"MPI_Win_fence", 0, 0},
+                            {"MPI_Put", 808, 0}, {"MPI_Get", 0, 400}, {"MPI_Accumulate", 80, 0},
+                            {"MPI_Get_accumulate", 40, 40}, {"MPI_Fetch_and_op", 8, 8},
+                            {"MPI_Compare_and_swap", 16, 8}, {"MPI_Rput", 160, 0}, {"MPI_Rget", 0, 240},
+                            {"MPI_Win_lock", 0, 0}, {"MPI_Win_unlock", 0, 0}, {"MPI_Win_lock_all", 0, 0},
+                            {"MPI_Win_unlock_all", 0, 0}, {"MPI_Win_flush", 0, 0}, {"MPI_Win_flush_all", 0, 0},
+                            {"MPI_Win_flush_local", 0, 0}, {"MPI_Win_flush_local_all", 0, 0},
+                            {"MPI_Win_post", 0, 0}, {"MPI_Win_start", 0, 0}, {"MPI_Win_complete", 0, 0},
+                            {"MPI_Win_wait", 0, 0}, {"MPI_Comm_split_type", 0, 0}});
+}
+
+TEST_F(TracerMpiRun, MpiIoCallsAndBytesAreRecorded) {
+  IoFile file("c.dat");
+  EXPECT_EQ(mpirun_app({MPI_CALLS_APP, "io", file.path}, "gather"), 0);
+  expect_payloads(ranks(), {{"MPI_File_open", 0, 0}, {"MPI_File_close", 0, 0}, {"MPI_File_set_view", 0, 0},
+                            {"MPI_File_sync", 0, 0}, {"MPI_File_write_at", 4000, 0},
+                            {"MPI_File_write_at_all", 2000, 0}, {"MPI_File_iwrite_at", 1000, 0},
+                            {"MPI_File_iwrite_at_all", 1000, 0},
+                            // 4000 + the 400 bytes a read past the end got (from the status)
+                            {"MPI_File_read_at", 0, 4400}, {"MPI_File_read_at_all", 0, 2000},
+                            {"MPI_File_iread_at", 0, 1000}, {"MPI_File_iread_at_all", 0, 1000},
+                            {"MPI_File_write", 400, 0}, {"MPI_File_write_all", 400, 0}, {"MPI_File_iwrite", 400, 0},
+                            {"MPI_File_iwrite_all", 400, 0}, {"MPI_File_read", 0, 400}, {"MPI_File_read_all", 0, 400},
+                            {"MPI_File_iread", 0, 400}, {"MPI_File_iread_all", 0, 400}});
+}
+
+TEST_F(TracerMpiRun, NonBlockingNeighbourhoodAndCommunicatorCallsAreRecorded) {
+  EXPECT_EQ(mpirun_app({MPI_CALLS_APP, "collectives"}, "gather"), 0);
+  auto rs = ranks();
+  expect_payloads(rs, {{"MPI_Ibarrier", 0, 0}, {"MPI_Iallreduce", 800, 800}, {"MPI_Iallgather", 16, 32},
+                       {"MPI_Iallgatherv", 20, 40}, {"MPI_Ialltoall", 48, 48}, {"MPI_Ialltoallv", 40, 40},
+                       {"MPI_Ialltoallw", 40, 40}, {"MPI_Alltoallw", 40, 40}, {"MPI_Ireduce_scatter", 80, 40},
+                       {"MPI_Ireduce_scatter_block", 112, 56}, {"MPI_Reduce_scatter_block", 112, 56},
+                       {"MPI_Iscan", 72, 72}, {"MPI_Iexscan", 72, 72}, {"MPI_Scan", 72, 72}, {"MPI_Exscan", 72, 72},
+                       {"MPI_Ibcast", -1, -1}, {"MPI_Ireduce", 800, -1}, {"MPI_Igather", 12, -1},
+                       {"MPI_Igatherv", 20, -1}, {"MPI_Iscatter", -1, 12}, {"MPI_Iscatterv", -1, 20},
+                       // a periodic ring of 2: two in- and two out-neighbours
+                       {"MPI_Neighbor_allgather", 24, 24}, {"MPI_Neighbor_allgatherv", 24, 24},
+                       {"MPI_Neighbor_alltoall", 24, 24}, {"MPI_Neighbor_alltoallv", 24, 24},
+                       {"MPI_Neighbor_alltoallw", 24, 24}, {"MPI_Ineighbor_allgather", 24, 24},
+                       {"MPI_Ineighbor_allgatherv", 24, 24}, {"MPI_Ineighbor_alltoall", 24, 24},
+                       {"MPI_Ineighbor_alltoallv", 24, 24}, {"MPI_Ineighbor_alltoallw", 24, 24},
+                       {"MPI_Comm_split", 0, 0}, {"MPI_Comm_dup", 0, 0}, {"MPI_Comm_create", 0, 0},
+                       {"MPI_Comm_free", 0, 0}});
+  // Rooted: rank 0 is the root.
+  EXPECT_EQ(rs[0].mpi("MPI_Ibcast")->bytes_sent, 40);
+  EXPECT_EQ(rs[1].mpi("MPI_Ibcast")->bytes_received, 40);
+  EXPECT_EQ(rs[0].mpi("MPI_Igather")->bytes_received, 24);
+  EXPECT_EQ(rs[0].mpi("MPI_Iscatter")->bytes_sent, 24);
+  // Probes and matched receives: rank 0 sends, rank 1 probes.
+  EXPECT_EQ(rs[0].mpi("MPI_Issend")->bytes_sent, 80);
+  for (const char* fn : {"MPI_Probe", "MPI_Mprobe", "MPI_Improbe", "MPI_Waitsome"})
+    EXPECT_TRUE(rs[1].mpi(fn)) << fn;
+  ASSERT_TRUE(rs[1].mpi("MPI_Mrecv") && rs[1].mpi("MPI_Imrecv"));
+  EXPECT_EQ(rs[1].mpi("MPI_Mrecv")->bytes_received, 80);  // from the status (MPI_STATUS_IGNORE given)
+  EXPECT_EQ(rs[1].mpi("MPI_Imrecv")->bytes_received, 80);
+}
+#endif
+
+#ifdef FORTRAN_MPI_CALLS_APP
+TEST_F(TracerMpiRun, FortranPollingOneSidedIoAndCollectivesAreRecorded) {
+  EXPECT_EQ(mpirun_app({FORTRAN_MPI_CALLS_APP, "poll-iprobe", "400"}, "gather"), 0);
+  expect_polling_is_mpi_time(ranks(), "MPI_Iprobe", 400);
+  fs::remove(dir_ / "ranks.h5");
+  EXPECT_EQ(mpirun_app({FORTRAN_MPI_CALLS_APP, "poll-testany", "400"}, "gather"), 0);
+  expect_polling_is_mpi_time(ranks(), "MPI_Testany", 400);
+  fs::remove(dir_ / "ranks.h5");
+  EXPECT_EQ(mpirun_app({FORTRAN_MPI_CALLS_APP, "rma"}, "gather"), 0);
+  expect_payloads(ranks(), {{"MPI_Win_create", 0, 0}, {"MPI_Win_fence", 0, 0}, {"MPI_Put", 800, 0},
+                            {"MPI_Get", 0, 400}, {"MPI_Accumulate", 80, 0}, {"MPI_Get_accumulate", 40, 40},
+                            {"MPI_Fetch_and_op", 8, 8}, {"MPI_Compare_and_swap", 16, 8}, {"MPI_Win_lock", 0, 0},
+                            {"MPI_Win_unlock", 0, 0}, {"MPI_Win_flush", 0, 0}, {"MPI_Win_lock_all", 0, 0},
+                            {"MPI_Win_flush_all", 0, 0}, {"MPI_Win_unlock_all", 0, 0}, {"MPI_Win_post", 0, 0},
+                            {"MPI_Win_start", 0, 0}, {"MPI_Win_complete", 0, 0}, {"MPI_Win_wait", 0, 0},
+                            {"MPI_Win_free", 0, 0}});
+  fs::remove(dir_ / "ranks.h5");
+  IoFile file("fortran.dat");
+  EXPECT_EQ(mpirun_app({FORTRAN_MPI_CALLS_APP, "io", file.path}, "gather"), 0);
+  expect_payloads(ranks(), {{"MPI_File_open", 0, 0}, {"MPI_File_set_view", 0, 0}, {"MPI_File_write_at", 4000, 0},
+                            {"MPI_File_write_at_all", 2000, 0}, {"MPI_File_iwrite_at", 1000, 0},
+                            {"MPI_File_sync", 0, 0}, {"MPI_File_read_at", 0, 4000},
+                            {"MPI_File_read_at_all", 0, 2000}, {"MPI_File_iread_at", 0, 1000},
+                            {"MPI_File_close", 0, 0}});
+  fs::remove(dir_ / "ranks.h5");
+  EXPECT_EQ(mpirun_app({FORTRAN_MPI_CALLS_APP, "collectives"}, "gather"), 0);
+  expect_payloads(ranks(), {{"MPI_Ibarrier", 0, 0}, {"MPI_Iallreduce", 800, 800}, {"MPI_Ialltoall", 48, 48},
+                            {"MPI_Iallgatherv", 20, 40}, {"MPI_Scan", 72, 72}, {"MPI_Neighbor_alltoall", 24, 24},
+                            {"MPI_Ineighbor_allgather", 24, 24}, {"MPI_Comm_split", 0, 0}, {"MPI_Comm_dup", 0, 0},
+                            {"MPI_Comm_free", 0, 0}, {"MPI_Ibcast", -1, -1}});
+}
+#endif
+
+#ifdef FORTRAN_MPI_F08_CALLS_APP
+TEST_F(TracerMpiRun, FortranMpiF08PollingOneSidedAndIoAreRecorded) {
+  IoFile file("f08.dat");
+  EXPECT_EQ(mpirun_app({FORTRAN_MPI_F08_CALLS_APP, "400", file.path}, "gather"), 0);
+  auto rs = ranks();
+  expect_polling_is_mpi_time(rs, "MPI_Iprobe", 400);
+  expect_payloads(rs, {{"MPI_Win_create", 0, 0}, {"MPI_Win_fence", 0, 0}, {"MPI_Put", 800, 0}, {"MPI_Get", 0, 400},
+                       {"MPI_Win_free", 0, 0}, {"MPI_File_open", 0, 0}, {"MPI_File_write_at_all", 4000, 0},
+                       {"MPI_File_read_at", 0, 2000}, {"MPI_File_close", 0, 0}});
+}
+#endif
+
 #ifdef FORTRAN_MPI_F08_APP
 TEST_F(TracerMpiRun, FortranMpiF08CallsAreRecorded) {
   EXPECT_EQ(mpirun_app({FORTRAN_MPI_F08_APP}, "gather"), 0);

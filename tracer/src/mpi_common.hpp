@@ -7,6 +7,9 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <optional>
+
+#include "pmpi.hpp"
 
 #include "mpi_stats.hpp"
 #include "tracer.hpp"
@@ -27,18 +30,55 @@ inline bool tracing() noexcept { return state() != nullptr && !in_tracer(); }
 
 // count x size of `type` in bytes; 0 when unknown.
 std::int64_t type_bytes(MPI_Datatype type, std::int64_t count) noexcept;
+// Sum of counts[0..n) x size of `type`; of counts[i] x size of types[i] (the
+// w-forms); 0 when unknown.
+std::int64_t counts_bytes(const int counts[], std::int64_t n, MPI_Datatype type) noexcept;
+std::int64_t typed_counts_bytes(const int counts[], const MPI_Datatype types[], std::int64_t n) noexcept;
+// In- and out-degree of a communicator's topology (cartesian: 2 x ndims each;
+// graph: the rank's neighbours; distributed graph: its sources and
+// destinations), what a neighbourhood collective exchanges with. False when
+// the communicator has no topology.
+bool neighbor_degrees(MPI_Comm comm, int& in, int& out) noexcept;
 std::int64_t comm_size(MPI_Comm comm) noexcept;
 int comm_rank(MPI_Comm comm) noexcept;  // -1 when unknown
 bool is_root(MPI_Comm comm, int root) noexcept;
 // Bytes received according to a completed status (MPI_Get_count in bytes).
 std::int64_t received_bytes(const MPI_Status* status) noexcept;
 
-// Times one call and books it on destruction.
+// The non-blocking completion and probe calls an app polls with.
+constexpr bool is_poll(MpiFn fn) noexcept {
+  return fn == MpiFn::Test || fn == MpiFn::Testany || fn == MpiFn::Testsome || fn == MpiFn::Testall ||
+         fn == MpiFn::Iprobe || fn == MpiFn::Improbe;
+}
+// A gap this short between two polls on one thread is the polling loop's own
+// branch back (no work fits in it): it is booked to the poll, so a loop
+// `while (!flag) MPI_Iprobe(...)` is MPI time as a whole, not half of it.
+constexpr std::int64_t kPollLoopGapNs = 10'000;
+// End of this thread's last poll; 0 after any other MPI call (whose time is
+// its own, so the next gap must not include it).
+inline thread_local std::int64_t t_last_poll_end_ns = 0;
+
+// Times one call and books it on destruction. While it runs, the thread is
+// marked internal: an MPI call the library makes from inside it (an MPI-IO
+// collective reducing with MPI_Allreduce, a Fortran binding calling the C
+// MPI_*) is part of this call's time, not booked twice.
 class Timed {
  public:
-  explicit Timed(MpiFn fn) noexcept : fn_(fn), active_(tracing()), start_(active_ ? monotonic_ns() : 0) {}
+  explicit Timed(MpiFn fn) noexcept : fn_(fn), active_(tracing()), start_(active_ ? monotonic_ns() : 0) {
+    if (active_) internal_.emplace();
+  }
   ~Timed() {
-    if (active_) state()->mpi().add(fn_, monotonic_ns() - start_, sent, received);
+    if (!active_) return;
+    const std::int64_t end = monotonic_ns();
+    std::int64_t ns = end - start_;
+    if (is_poll(fn_)) {
+      const std::int64_t gap = start_ - t_last_poll_end_ns;
+      if (t_last_poll_end_ns > 0 && gap >= 0 && gap < kPollLoopGapNs) ns += gap;
+      t_last_poll_end_ns = end;
+    } else {
+      t_last_poll_end_ns = 0;
+    }
+    state()->mpi().add(fn_, ns, sent, received);
   }
   Timed(const Timed&) = delete;
   Timed& operator=(const Timed&) = delete;
@@ -49,7 +89,24 @@ class Timed {
   MpiFn fn_;
   bool active_;
   std::int64_t start_;
+  std::optional<InternalScope> internal_;
 };
+
+// The C layer's PMPI entry for `fn`, looked up once; a missing one is an
+// error in the log and MPI_ERR_INTERN to the app.
+int missing_pmpi(const char* name) noexcept;
+#define RTRACE_REAL(fn)                                                                          \
+  static const auto real_##fn = ::rtrace::tracer::resolve_pmpi<decltype(&P##fn)>("P" #fn);       \
+  if (!real_##fn) return ::rtrace::tracer::mpi::missing_pmpi("P" #fn)
+
+// A C wrapper that books calls and time only (no payload is defined):
+// RTRACE_C_PLAIN(Win_fence, (int a, MPI_Win w), (a, w)).
+#define RTRACE_C_PLAIN(name, PARAMS, ARGS)                 \
+  RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_##name PARAMS { \
+    RTRACE_REAL(MPI_##name);                               \
+    ::rtrace::tracer::mpi::Timed t(::rtrace::tracer::MpiFn::name); \
+    return real_MPI_##name ARGS;                           \
+  }
 
 // After a successful MPI_Init/MPI_Init_thread (any binding): closes the
 // startup part of the MPI window, takes the MPI_COMM_WORLD rank, puts the

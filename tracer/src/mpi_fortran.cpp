@@ -20,95 +20,14 @@
 #include <string>
 
 #include "mpi_common.hpp"
+#include "mpi_fortran.hpp"
 #include "pmpi.hpp"
 #include "tracer.hpp"
 
 namespace rtrace::tracer::mpi {
 namespace {
 
-// The next definition of `name` after this library: never RTLD_DEFAULT,
-// which would find the wrapper itself.
-template <class Fn>
-Fn next_symbol(const char* name) noexcept {
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-}
-
-void missing(const char* name, MPI_Fint* ierr) noexcept {
-  if (auto* s = state()) s->error(std::string("Fortran MPI wrapper: ") + name + " not found after the tracer");
-  if (ierr) *ierr = MPI_ERR_INTERN;
-}
-
-// Addresses of a Fortran sentinel (a common block) in whichever mangling the
-// MPI defines; the binding compares argument addresses against it.
-class Sentinel {
- public:
-  explicit Sentinel(const char* base) noexcept {
-    const std::string b = base;
-    std::string upper;
-    for (char c : b) upper += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
-    int i = 0;
-    for (const std::string& n : {b + "_", b + "__", b, upper}) addr_[i++] = dlsym(RTLD_DEFAULT, n.c_str());
-  }
-  bool is(const void* p) const noexcept {
-    if (!p) return false;
-    for (const void* a : addr_)
-      if (a == p) return true;
-    return false;
-  }
-
- private:
-  const void* addr_[4] = {};
-};
-
-const Sentinel& status_ignore() {
-  static const Sentinel s("mpi_fortran_status_ignore");
-  return s;
-}
-const Sentinel& in_place() {
-  static const Sentinel s("mpi_fortran_in_place");
-  return s;
-}
-
-MPI_Datatype type_of(const MPI_Fint* t) noexcept {
-  static const auto f2c = RTRACE_PMPI(Type_f2c);
-  return (f2c && t) ? f2c(*t) : MPI_DATATYPE_NULL;
-}
-MPI_Comm comm_of(const MPI_Fint* c) noexcept {
-  static const auto f2c = RTRACE_PMPI(Comm_f2c);
-  return (f2c && c) ? f2c(*c) : MPI_COMM_NULL;
-}
-std::int64_t bytes(const MPI_Fint* type, std::int64_t count) noexcept {
-  MPI_Datatype t = type_of(type);
-  return t == MPI_DATATYPE_NULL ? 0 : type_bytes(t, count);
-}
-std::int64_t size_of(const MPI_Fint* comm) noexcept {
-  MPI_Comm c = comm_of(comm);
-  return c == MPI_COMM_NULL ? 0 : comm_size(c);
-}
-bool root_here(const MPI_Fint* comm, const MPI_Fint* root) noexcept {
-  MPI_Comm c = comm_of(comm);
-  return c != MPI_COMM_NULL && root && is_root(c, *root);
-}
-std::int64_t sum(const MPI_Fint* counts, std::int64_t n) noexcept {
-  std::int64_t total = 0;
-  for (std::int64_t i = 0; counts && i < n; ++i) total += counts[i];
-  return total;
-}
-// Bytes received per a Fortran status (an MPI_Fint array, or mpi_f08's
-// TYPE(MPI_Status), which has the same layout).
-std::int64_t received(const MPI_Fint* status) noexcept {
-  static const auto f2c = RTRACE_PMPI(Status_f2c);
-  MPI_Status c{};
-  if (!f2c || f2c(status, &c) != MPI_SUCCESS) return 0;
-  return received_bytes(&c);
-}
-
-// A status the caller asked to ignore is replaced by one of ours, so the
-// received size can still be read (as the C layer does).
-constexpr int kStatusInts = 16;  // >= MPI_STATUS_SIZE (6 in Open MPI)
-
 // Each wrapper: the real binding for its own symbol name, looked up once.
-using Fint = MPI_Fint;
 using InitFn = void (*)(Fint*);
 using InitThreadFn = void (*)(Fint*, Fint*, Fint*);
 using FinalizeFn = void (*)(Fint*);
@@ -132,14 +51,6 @@ using AlltoallvFn = void (*)(void*, Fint*, Fint*, Fint*, void*, Fint*, Fint*, Fi
 using BarrierFn = void (*)(Fint*, Fint*);
 using GathervFn = void (*)(void*, Fint*, Fint*, void*, Fint*, Fint*, Fint*, Fint*, Fint*, Fint*);
 using ScattervFn = void (*)(void*, Fint*, Fint*, Fint*, void*, Fint*, Fint*, Fint*, Fint*, Fint*);
-
-// The real binding runs with the tracer marked internal: an MPI whose Fortran
-// layer calls the C MPI_* (not PMPI_*) is then not counted twice.
-#define RTRACE_FORWARD(...)  \
-  do {                       \
-    InternalScope internal_; \
-    real(__VA_ARGS__);       \
-  } while (0)
 
 RTRACE_MPI_WRAPPER void init_impl(InitFn real, const char* name, Fint* ierr) {
   if (!real) return missing(name, ierr);
@@ -377,23 +288,6 @@ RTRACE_MPI_WRAPPER void scatterv_impl(ScattervFn real, const char* name, void* s
 
 using namespace rtrace::tracer;
 using namespace rtrace::tracer::mpi;
-
-#define RTRACE_UNPAREN(...) __VA_ARGS__
-
-// One wrapper per symbol name; each forwards to the next definition of its
-// own name. PARAMS and ARGS are parenthesised lists; LEAD are the impl's
-// arguments before the wrapper's own (e.g. the MpiFn of a shared impl).
-#define RTRACE_F_ONE(sym, impl, Fn, LEAD, PARAMS, ARGS)                      \
-  RTRACE_EXPORT RTRACE_MPI_WRAPPER void sym PARAMS {                         \
-    static const Fn real = next_symbol<Fn>(#sym);                            \
-    impl(RTRACE_UNPAREN LEAD real, #sym, RTRACE_UNPAREN ARGS);               \
-  }
-#define RTRACE_FORTRAN(lower, UPPER, impl, Fn, LEAD, PARAMS, ARGS)           \
-  RTRACE_F_ONE(lower##_, impl, Fn, LEAD, PARAMS, ARGS)                       \
-  RTRACE_F_ONE(lower##__, impl, Fn, LEAD, PARAMS, ARGS)                      \
-  RTRACE_F_ONE(lower, impl, Fn, LEAD, PARAMS, ARGS)                          \
-  RTRACE_F_ONE(UPPER, impl, Fn, LEAD, PARAMS, ARGS)                          \
-  RTRACE_F_ONE(lower##_f08_, impl, Fn, LEAD, PARAMS, ARGS)
 
 extern "C" {
 

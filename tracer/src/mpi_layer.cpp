@@ -22,25 +22,60 @@
 namespace rtrace::tracer::mpi {
 namespace {
 
-// The PMPI entry for `fn`, looked up once.
-#define RTRACE_REAL(fn)                                                            \
-  static const auto real_##fn = resolve_pmpi<decltype(&P##fn)>("P" #fn);          \
-  if (!real_##fn) return missing_pmpi("P" #fn)
+std::atomic<bool> g_init_seen{false};
+
+}  // namespace
 
 int missing_pmpi(const char* name) noexcept {
   if (auto* s = state()) s->error(std::string("MPI wrapper: ") + name + " not found in the loaded MPI library");
   return MPI_ERR_INTERN;
 }
 
-std::atomic<bool> g_init_seen{false};
-
-}  // namespace
-
 std::int64_t type_bytes(MPI_Datatype type, std::int64_t count) noexcept {
   static const auto real_size = RTRACE_PMPI(Type_size);
   int size = 0;
   if (!real_size || count <= 0 || real_size(type, &size) != MPI_SUCCESS) return 0;
   return count * size;
+}
+
+std::int64_t counts_bytes(const int counts[], std::int64_t n, MPI_Datatype type) noexcept {
+  std::int64_t total = 0;
+  for (std::int64_t i = 0; counts && i < n; ++i) total += counts[i];
+  return type_bytes(type, total);
+}
+
+std::int64_t typed_counts_bytes(const int counts[], const MPI_Datatype types[], std::int64_t n) noexcept {
+  std::int64_t total = 0;
+  for (std::int64_t i = 0; counts && types && i < n; ++i) total += type_bytes(types[i], counts[i]);
+  return total;
+}
+
+bool neighbor_degrees(MPI_Comm comm, int& in, int& out) noexcept {
+  static const auto topo_test = RTRACE_PMPI(Topo_test);
+  static const auto cartdim = RTRACE_PMPI(Cartdim_get);
+  static const auto graph_count = RTRACE_PMPI(Graph_neighbors_count);
+  static const auto dist_count = RTRACE_PMPI(Dist_graph_neighbors_count);
+  in = out = 0;
+  int kind = MPI_UNDEFINED;
+  if (!topo_test || topo_test(comm, &kind) != MPI_SUCCESS) return false;
+  if (kind == MPI_CART) {
+    int ndims = 0;
+    if (!cartdim || cartdim(comm, &ndims) != MPI_SUCCESS) return false;
+    in = out = 2 * ndims;
+    return true;
+  }
+  if (kind == MPI_GRAPH) {
+    const int rank = comm_rank(comm);
+    int n = 0;
+    if (rank < 0 || !graph_count || graph_count(comm, rank, &n) != MPI_SUCCESS) return false;
+    in = out = n;
+    return true;
+  }
+  if (kind == MPI_DIST_GRAPH) {
+    int weighted = 0;
+    return dist_count && dist_count(comm, &in, &out, &weighted) == MPI_SUCCESS;
+  }
+  return false;
 }
 
 std::int64_t comm_size(MPI_Comm comm) noexcept {
@@ -227,6 +262,54 @@ RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Test(MPI_Request* request, int* flag, M
   RTRACE_REAL(MPI_Test);
   Timed t(MpiFn::Test);
   return real_MPI_Test(request, flag, status);
+}
+
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                                              MPI_Comm comm, MPI_Request* request) {
+  RTRACE_REAL(MPI_Issend);
+  Timed t(MpiFn::Issend);
+  if (t.active()) t.sent = type_bytes(type, count);
+  return real_MPI_Issend(buf, count, type, dest, tag, comm, request);
+}
+
+// Completion and probes: no payload of their own (the posted operation booked
+// it), but an app that polls with them spends its waiting time inside them
+// (issue 25: MPI_Testany and MPI_Iprobe loops counted as useful work).
+RTRACE_C_PLAIN(Testany, (int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status),
+               (count, requests, index, flag, status))
+RTRACE_C_PLAIN(Testsome,
+               (int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]),
+               (incount, requests, outcount, indices, statuses))
+RTRACE_C_PLAIN(Testall, (int count, MPI_Request requests[], int* flag, MPI_Status statuses[]),
+               (count, requests, flag, statuses))
+RTRACE_C_PLAIN(Waitsome,
+               (int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]),
+               (incount, requests, outcount, indices, statuses))
+RTRACE_C_PLAIN(Iprobe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status),
+               (source, tag, comm, flag, status))
+RTRACE_C_PLAIN(Probe, (int source, int tag, MPI_Comm comm, MPI_Status* status), (source, tag, comm, status))
+RTRACE_C_PLAIN(Improbe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status),
+               (source, tag, comm, flag, message, status))
+RTRACE_C_PLAIN(Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status),
+               (source, tag, comm, message, status))
+
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
+                                             MPI_Status* status) {
+  RTRACE_REAL(MPI_Mrecv);
+  Timed t(MpiFn::Mrecv);
+  MPI_Status own;
+  MPI_Status* st = (status == MPI_STATUS_IGNORE) ? &own : status;
+  int rc = real_MPI_Mrecv(buf, count, type, message, t.active() ? st : status);
+  if (t.active() && rc == MPI_SUCCESS) t.received = received_bytes(st);
+  return rc;
+}
+
+RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
+                                              MPI_Request* request) {
+  RTRACE_REAL(MPI_Imrecv);
+  Timed t(MpiFn::Imrecv);
+  if (t.active()) t.received = type_bytes(type, count);
+  return real_MPI_Imrecv(buf, count, type, message, request);
 }
 
 RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,

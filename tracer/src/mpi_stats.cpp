@@ -4,12 +4,10 @@ namespace rtrace::tracer {
 
 const char* mpi_function_name(MpiFn f) noexcept {
   static const char* const kNames[] = {
-      "MPI_Init", "MPI_Init_thread", "MPI_Finalize",
-      "MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Waitall", "MPI_Sendrecv",
-      "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Allgather", "MPI_Alltoall", "MPI_Barrier",
-      "MPI_Gather", "MPI_Scatter",
-      "MPI_Ssend", "MPI_Waitany", "MPI_Test", "MPI_Allgatherv", "MPI_Alltoallv", "MPI_Gatherv",
-      "MPI_Scatterv", "MPI_Reduce_scatter"};
+#define RTRACE_MPI_NAME(name) "MPI_" #name,
+      RTRACE_MPI_FUNCTIONS(RTRACE_MPI_NAME)
+#undef RTRACE_MPI_NAME
+  };
   static_assert(sizeof kNames / sizeof kNames[0] == static_cast<int>(MpiFn::Count), "one name per MpiFn");
   int i = static_cast<int>(f);
   return (i >= 0 && i < static_cast<int>(MpiFn::Count)) ? kNames[i] : "MPI_?";
