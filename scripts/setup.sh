@@ -22,6 +22,7 @@ RTRACE_PACKAGES=(
   libpfm4-dev
   ccache
   likwid
+  chromium  # tests/analysis/html_render_test.sh renders the HTML report headless
 )
 
 rtrace_log() { printf '[rtrace] %s\n' "$*" >&2; }

@@ -3,6 +3,7 @@
 // "scaling by function" chart (critical-path time of the top functions along
 // the axis). Hand-written SVG like svg.cpp.
 #include "rtrace/analysis/profile.hpp"
+#include "chart_axes.hpp"
 #include "text_format.hpp"
 #include "rtrace/analysis/report.hpp"
 
@@ -131,15 +132,36 @@ std::string render_function_scaling_svg(const AnalysisResult& res) {
   std::vector<int> shown;
   for (int fi = 0; fi < static_cast<int>(p.functions.size()) && shown.size() < 8; ++fi)
     if (p.functions[static_cast<std::size_t>(fi)].total_time_s > 0) shown.push_back(fi);
-  double ymax = 0;
+  double ymax = 0, ymin_pos = 0;
   for (int fi : shown)
     for (const auto& a : p.functions[static_cast<std::size_t>(fi)].at)
-      if (available(a.time_s)) ymax = std::max(ymax, a.time_s);
+      if (available(a.time_s) && a.time_s > 0) {
+        ymax = std::max(ymax, a.time_s);
+        ymin_pos = ymin_pos > 0 ? std::min(ymin_pos, a.time_s) : a.time_s;
+      }
   if (ymax <= 0) ymax = 1;
+  // One function that dwarfs the rest (issue 25: on a linear axis every other
+  // line sat on zero) gets a log axis; comparable ones keep a linear axis.
+  const bool log_axis = ymin_pos > 0 && ymax / ymin_pos > 20;
   const double W = 900, H = 420, left = 70, right = 300, top = 40, bottom = 50;
   const double pw = W - left - right, ph = H - top - bottom;
+  chart::LinearAxis lin;
+  double llo = 0, lhi = 1;  // log10 range of the log axis
+  std::vector<double> ticks;
+  if (log_axis) {
+    llo = std::floor(std::log10(ymin_pos));
+    lhi = std::ceil(std::log10(ymax));
+    if (lhi <= llo) lhi = llo + 1;
+    ticks = chart::log10_ticks(std::pow(10.0, llo), std::pow(10.0, lhi), 8);
+  } else {
+    lin = chart::nice_linear_axis(0, ymax, 5);
+    ticks = lin.ticks;
+  }
   auto xpos = [&](int i) { return left + (order.size() > 1 ? pw * i / static_cast<double>(order.size() - 1) : pw / 2); };
-  auto ypos = [&](double v) { return top + ph * (1 - v / (ymax * 1.05)); };
+  auto ypos = [&](double v) {
+    if (log_axis) return top + ph * (1 - (std::log10(std::max(v, std::pow(10.0, llo))) - llo) / (lhi - llo));
+    return top + ph * (1 - v / lin.hi);
+  };
   static const char* const kColors[] = {"#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
   std::ostringstream s;
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
@@ -147,20 +169,27 @@ std::string render_function_scaling_svg(const AnalysisResult& res) {
   s << "<text x=\"" << left << "\" y=\"22\" font-size=\"14\">Scaling by function: critical-path time (sampled)</text>\n";
   s << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << pw << "\" height=\"" << ph
     << "\" fill=\"none\" stroke=\"#888\"/>\n";
-  for (int k = 0; k <= 4; ++k) {
-    const double v = ymax * 1.05 * k / 4;
-    s << "<line x1=\"" << left << "\" x2=\"" << left + pw << "\" y1=\"" << ypos(v) << "\" y2=\"" << ypos(v)
-      << "\" stroke=\"#eee\"/><text x=\"" << left - 6 << "\" y=\"" << ypos(v) + 4 << "\" text-anchor=\"end\">" << plain(v)
-      << "</text>\n";
+  for (double v : ticks) {
+    s << "<line x1=\"" << left << "\" x2=\"" << left + pw << "\" y1=\"" << plain(ypos(v), 6) << "\" y2=\"" << plain(ypos(v), 6)
+      << "\" stroke=\"#eee\"/><text class=\"tick\" x=\"" << left - 6 << "\" y=\"" << plain(ypos(v) + 4, 6)
+      << "\" text-anchor=\"end\">" << chart::tick_label(v) << "</text>\n";
   }
-  s << "<text x=\"16\" y=\"" << top + ph / 2 << "\" transform=\"rotate(-90 16 " << top + ph / 2
-    << ")\" text-anchor=\"middle\">seconds</text>\n";
+  s << "<text class=\"axis-title\" x=\"16\" y=\"" << top + ph / 2 << "\" transform=\"rotate(-90 16 " << top + ph / 2
+    << ")\" text-anchor=\"middle\">" << (log_axis ? "seconds (log scale)" : "seconds") << "</text>\n";
   for (std::size_t i = 0; i < order.size(); ++i) {
     const auto& c = configs[static_cast<std::size_t>(order[i])];
     const std::string label = res.axis.empty() ? c.label : res.axis + "=" + plain(c.concurrency(res.axis), 6);
-    s << "<text x=\"" << xpos(static_cast<int>(i)) << "\" y=\"" << top + ph + 18 << "\" text-anchor=\"middle\">"
-      << xml_escape(label) << "</text>\n";
+    s << "<text class=\"tick\" x=\"" << xpos(static_cast<int>(i)) << "\" y=\"" << top + ph + 18
+      << "\" text-anchor=\"middle\">" << xml_escape(label) << "</text>\n";
   }
+  // Legend names: shortened in the middle, never to the same text; the full
+  // name is the tooltip and the HTML report's function table.
+  std::vector<std::string> names;
+  for (int fi : shown) {
+    const auto& f = p.functions[static_cast<std::size_t>(fi)];
+    names.push_back(f.short_name + " [" + f.category + "]");
+  }
+  const auto labels = chart::distinct_labels(names, static_cast<std::size_t>((right - 40) / 6.5));
   for (std::size_t k = 0; k < shown.size(); ++k) {
     const auto& f = p.functions[static_cast<std::size_t>(shown[k])];
     const char* color = kColors[k % 8];
@@ -168,17 +197,18 @@ std::string render_function_scaling_svg(const AnalysisResult& res) {
     bool first = true;
     for (std::size_t i = 0; i < order.size(); ++i) {
       const double v = f.at[static_cast<std::size_t>(order[i])].time_s;
-      if (!available(v)) continue;
+      if (!available(v) || (log_axis && v <= 0)) continue;
       path << (first ? "M" : " L") << plain(xpos(static_cast<int>(i)), 6) << " " << plain(ypos(v), 6);
       first = false;
       s << "<circle cx=\"" << plain(xpos(static_cast<int>(i)), 6) << "\" cy=\"" << plain(ypos(v), 6) << "\" r=\"3.5\" fill=\""
-        << color << "\"><title>" << xml_escape(f.short_name) << ": " << plain(v) << " s</title></circle>\n";
+        << color << "\"><title>" << xml_escape(f.name) << ": " << plain(v) << " s</title></circle>\n";
     }
     if (!first) s << "<path d=\"" << path.str() << "\" fill=\"none\" stroke=\"" << color << "\" stroke-width=\"2\"/>\n";
     const double ly = top + 10 + 20 * static_cast<double>(k);
     s << "<rect x=\"" << left + pw + 14 << "\" y=\"" << ly - 9 << "\" width=\"12\" height=\"12\" fill=\"" << color
-      << "\"/><text x=\"" << left + pw + 32 << "\" y=\"" << ly + 1 << "\">"
-      << xml_escape(fit_label(f.short_name + " [" + f.category + "]", right - 40)) << "</text>\n";
+      << "\"/><text class=\"legend\" x=\"" << left + pw + 32 << "\" y=\"" << ly + 1 << "\">" << xml_escape(labels[k]);
+    if (labels[k] != names[k]) s << "<title>" << xml_escape(f.name + " [" + f.category + "]") << "</title>";
+    s << "</text>\n";
   }
   s << "</svg>\n";
   return s.str();

@@ -89,7 +89,7 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
     for (int ci = 0; ci < static_cast<int>(configs.size()); ++ci)
       if (s.at[ci] >= 0) { last = ci; ++npts; }
     h << "<tr><td class=\"l\"><a href=\"#k" << ki << "\">" << xml_escape(s.name) << "</a></td><td class=\"l\">" << xml_escape(s.kind)
-      << "</td><td>" << html_num(100 * s.time_share) << "%</td><td>" << npts << "</td><td>"
+      << "</td><td>" << format::percent(s.time_share, "&ndash;") << "</td><td>" << npts << "</td><td>"
       << (last >= 0 ? html_num(s.eval[last].gflops) : "&ndash;") << "</td><td>"
       << (last >= 0 ? html_num(s.eval[last].efficiency, 2) : "&ndash;") << "</td><td class=\"l\">"
       << (last >= 0 ? xml_escape(s.eval[last].binding_ceiling) : "") << "</td><td class=\"l\">";
@@ -110,7 +110,7 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
   for (int ki = 0; ki < static_cast<int>(res.kernels.size()); ++ki) {
     const auto& s = res.kernels[ki];
     h << "<h3 id=\"k" << ki << "\">" << xml_escape(s.name) << " <span class=\"meta\">(" << xml_escape(s.kind) << ", "
-      << html_num(100 * s.time_share) << "% of time" << (s.counts_available ? "" : ", no operation counts")
+      << format::percent(s.time_share, "&ndash;") << " of time" << (s.counts_available ? "" : ", no operation counts")
       << (sources_of(res, s).empty() ? "" : ", counts: " + xml_escape(sources_of(res, s))) << ")</span></h3>\n";
     h << "<table><tr><th>" << (res.axis.empty() ? "config" : xml_escape(res.axis)) << "</th><th>time (s)</th><th>spread</th>"
       << "<th>imbalance</th><th>GFLOP/s</th><th>AI L1</th><th>AI L2</th><th>AI L3</th><th>AI DRAM</th>"
@@ -167,6 +167,23 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
     for (const auto& g : res.profile.groups)
       if (!g.sentence.empty()) h << "<div class=\"summary\">" << xml_escape(g.sentence) << "</div>\n";
     chart("scaling-by-function");
+    // The chart's legend shortens long names: here they are in full.
+    const auto& p = res.profile;
+    if (!p.functions.empty()) {
+      h << "<table class=\"functions\"><tr><th class=\"l\">function (in full)</th><th class=\"l\">category</th>";
+      for (const auto& c : configs) h << "<th>" << xml_escape(c.label) << " (s)</th>";
+      h << "</tr>\n";
+      for (std::size_t fi = 0; fi < p.functions.size() && fi < 8; ++fi) {
+        const auto& f = p.functions[fi];
+        if (!(f.total_time_s > 0)) continue;
+        h << "<tr><td class=\"l\">" << xml_escape(f.name) << "</td><td class=\"l\">" << xml_escape(f.category) << "</td>";
+        for (std::size_t ci = 0; ci < configs.size(); ++ci)
+          h << "<td>" << (ci < f.at.size() ? html_num(f.at[ci].time_s) : "&ndash;") << "</td>";
+        h << "</tr>\n";
+      }
+      h << "</table>\n<p class=\"meta\">Critical-path time per configuration: the critical thread of the critical rank "
+           "(sampled CPU time).</p>\n";
+    }
     chart("flame-c");
   }
 

@@ -250,7 +250,7 @@ std::string render_pop_html(const AnalysisResult& res, const AppSummary& sum) {
     const AppStep* st = step_into(sum, i);
     o << "<tr><td>" << h(p.concurrency, 6) << "</td><td>" << h(p.time_s)
       << (p.repeats > 1 ? " &plusmn;" + h(50 * p.spread, 2) + "%" : "") << "</td><td>" << h(p.speedup) << "</td>"
-      << cell(p.efficiency) << "<td>" << (available(p.mpi_share) ? h(100 * p.mpi_share) + "%" : "&ndash;")
+      << cell(p.efficiency) << "<td>" << (available(p.mpi_share) ? format::percent(p.mpi_share) : "&ndash;")
       << "</td><td>" << h(q.cpu_per_wall) << "</td>" << cell(q.load_balance) << cell(q.communication_efficiency)
       << cell(q.parallel_efficiency) << cell(q.computation_scalability) << cell(q.global_efficiency) << "<td>"
       << (q.basis == "mpi" ? h(q.startup_s, 2) + " / " + h(q.teardown_s, 2) : "&ndash;") << "</td><td class=\"l\">"

@@ -29,7 +29,7 @@ std::string single_point_text(const AnalysisResult& res) {
   for (const auto& c : res.run.configs) {
     const auto& q = c.pop.pop;
     os << "\n" << (c.label.empty() ? std::string("configuration") : c.label) << ": time " << num(c.app_time_s) << " s";
-    if (available(c.mpi_share)) os << ", MPI " << num(100 * c.mpi_share, 3) << "% of the window";
+    if (available(c.mpi_share)) os << ", MPI " << format::percent(c.mpi_share) << " of the window";
     if (available(q.load_balance)) os << ", load balance " << num(q.load_balance, 2);
     if (available(q.communication_efficiency)) os << ", comm. efficiency " << num(q.communication_efficiency, 2);
     if (available(q.cpu_per_wall)) os << ", CPU/wall " << num(q.cpu_per_wall, 3);

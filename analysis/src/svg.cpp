@@ -6,6 +6,7 @@
 // are placed by trying candidate positions and keeping the first one whose
 // box overlaps no label already placed.
 #include "rtrace/analysis/report.hpp"
+#include "chart_axes.hpp"
 #include "text_format.hpp"
 
 #include <algorithm>
@@ -52,6 +53,18 @@ class Canvas {
     if (bold) os_ << " font-weight=\"bold\"";
     if (rotate != 0) os_ << " transform=\"rotate(" << plain(rotate, 4) << " " << plain(x, 6) << " " << plain(y, 6) << ")\"";
     os_ << ">" << xml_escape(s) << "</text>\n";
+  }
+  // Text a test (or a stylesheet) can find by role: "tick", "legend",
+  // "axis-title", "value"; `full` becomes a tooltip when the text shows less.
+  void classed(const char* cls, double x, double y, const std::string& shown, int size = 13,
+               const char* anchor = "start", const std::string& full = "", double rotate = 0,
+               const std::string& color = "#222") {
+    os_ << "<text class=\"" << cls << "\" x=\"" << plain(x, 6) << "\" y=\"" << plain(y, 6) << "\" font-size=\"" << size
+        << "\" " << kFont << " text-anchor=\"" << anchor << "\" fill=\"" << color << "\"";
+    if (rotate != 0) os_ << " transform=\"rotate(" << plain(rotate, 4) << " " << plain(x, 6) << " " << plain(y, 6) << ")\"";
+    os_ << ">" << xml_escape(shown);
+    if (!full.empty() && full != shown) os_ << "<title>" << xml_escape(full) << "</title>";
+    os_ << "</text>\n";
   }
   void line(double x0, double y0, double x1, double y1, const std::string& color, double width = 1,
             const char* dash = nullptr, const char* marker_end = nullptr) {
@@ -173,7 +186,7 @@ struct LogFrame {
         c.line(xm, top + height(), xm, top + height() - 4, "#999");
       }
       c.line(x, top + height(), x, top + height() + 6, "#444");
-      c.text(x, top + height() + 21, decade_label(k), 13, "middle");
+      c.classed("tick", x, top + height() + 21, decade_label(k), 13, "middle");
     }
     for (int k = ylo; k <= yhi; ++k) {
       double y = top + (yhi - k) * ppd;
@@ -183,17 +196,17 @@ struct LogFrame {
         c.line(left, ym, left + 4, ym, "#999");
       }
       c.line(left - 6, y, left, y, "#444");
-      c.text(left - 9, y + 4.5, decade_label(k), 13, "end");
+      c.classed("tick", left - 9, y + 4.5, decade_label(k), 13, "end");
     }
-    c.text(left + width() / 2, top + height() + 44, xtitle, 14, "middle");
-    c.text(left - 62, top + height() / 2, ytitle, 14, "middle", "#222", -90);
+    c.classed("axis-title", left + width() / 2, top + height() + 44, xtitle, 14, "middle");
+    c.classed("axis-title", left - 62, top + height() / 2, ytitle, 14, "middle", "", -90);
     // Axis labels are fixed furniture: keep ceiling labels off them.
     c.reserve(Box{left - 70, top, left - 1, top + height()});
     c.reserve(Box{left, top + height() + 1, left + width(), top + height() + 50});
   }
 };
 
-std::string truncate(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
+using chart::shorten_middle;
 
 // Draws the ceilings of one configuration (bandwidth diagonals up to the top
 // peak, compute horizontals from the top bandwidth's ridge), labelled.
@@ -287,10 +300,13 @@ std::string roofline_chart(const AnalysisResult& res, int ci) {
   double lx = f.left + f.width() + 30, ly = f.top + 10;
   c.text(lx, ly, "Kernels (colour)", 13, "start", "#111", 0, true);
   ly += 22;
+  std::vector<std::string> names;
+  for (int ki : shown)
+    names.push_back((res.kernels[ki].kind == kFunctionKind ? "function " : "") + res.kernels[ki].name);
+  const auto labels = chart::distinct_labels(names, 32);
   for (std::size_t i = 0; i < shown.size(); ++i) {
     c.rect(lx, ly - 11, 14, 14, kPalette[i % kPaletteSize]);
-    const auto& s = res.kernels[shown[i]];
-    c.text(lx + 22, ly + 1, truncate((s.kind == kFunctionKind ? "function " : "") + s.name, 32), 13);
+    c.classed("legend", lx + 22, ly + 1, labels[i], 13, "start", names[i]);
     ly += 22;
   }
   if (shown.empty()) { c.text(lx, ly, "no kernel has operation counts", 12, "start", "#a00"); ly += 22; }
@@ -308,7 +324,8 @@ std::string roofline_chart(const AnalysisResult& res, int ci) {
     const auto& s = res.kernels[ki];
     if (!is_counted_kind(s.kind)) continue;
     ly += 10;
-    c.text(lx, ly, "Counts: " + truncate(conf.kernels[s.at[ci]].counts_source, 40), 11, "start", "#444");
+    const std::string source = "Counts: " + conf.kernels[s.at[ci]].counts_source;
+    c.classed("legend", lx, ly, shorten_middle(source, 48), 11, "start", source, 0, "#444");
     break;
   }
   return c.str();
@@ -335,7 +352,7 @@ std::string trajectory_chart(const AnalysisResult& res, const Trajectory& t) {
   int W = static_cast<int>(f.left + f.width() + 30 + legend_w);
   int H = std::max(static_cast<int>(f.top + f.height() + 64), 140 + 22 * static_cast<int>(2 * t.configs.size() + 5));
   Canvas c(W, H);
-  c.text(f.left, 30, "Scaling trajectory: " + truncate(s.name, 48) + (t.fixed.empty() ? "" : " (" + t.fixed + ")"), 17,
+  c.text(f.left, 30, "Scaling trajectory: " + shorten_middle(s.name, 48) + (t.fixed.empty() ? "" : " (" + t.fixed + ")"), 17,
          "start", "#111", 0, true);
   f.draw(c, "Arithmetic intensity (FLOP/byte)", "Performance (GFLOP/s)");
   const int n = static_cast<int>(t.configs.size());
@@ -384,7 +401,8 @@ std::string trajectory_chart(const AnalysisResult& res, const Trajectory& t) {
   c.text(lx, ly, "Steps", 13, "start", "#111", 0, true);
   ly += 22;
   for (const auto& st : t.steps) {
-    c.text(lx, ly, plain(st.c1, 6) + " -> " + plain(st.c2, 6) + ": " + truncate(describe_step(st.d), 44), 12);
+    const std::string step = plain(st.c1, 6) + " -> " + plain(st.c2, 6) + ": " + describe_step(st.d);
+    c.classed("legend", lx, ly, shorten_middle(step, 46), 12, "start", step);
     ly += 20;
   }
   return c.str();
@@ -408,7 +426,7 @@ std::string scaling_chart(const AnalysisResult& res, const AppSummary& sum) {
     int base = sum.points.front().config;
     if (s.at[base] < 0) continue;
     double t0 = configs[base].kernels[s.at[base]].time_s;
-    Series ser{truncate(s.name, 30), kPalette[(series.size() - 1) % kPaletteSize], {}, {}};
+    Series ser{s.name, kPalette[(series.size() - 1) % kPaletteSize], {}, {}};
     for (const auto& p : sum.points) {
       if (s.at[p.config] < 0) continue;
       double sp = t0 / configs[p.config].kernels[s.at[p.config]].time_s;
@@ -439,32 +457,42 @@ std::string scaling_chart(const AnalysisResult& res, const AppSummary& sum) {
   if (lx1 <= lx0) lx1 = lx0 + 1;
   double ly0 = std::floor(std::log2(smin)), ly1 = std::ceil(std::log2(smax));
   if (ly1 <= ly0) ly1 = ly0 + 1;
+  // The efficiency axis ends at a nice tick at or above the highest point.
+  const chart::LinearAxis eaxis = chart::nice_linear_axis(0, emax, 6);
+  emax = eaxis.hi;
   auto X1 = [&](double v) { return left1 + (std::log2(v) - lx0) / (lx1 - lx0) * pw; };
   auto Y1 = [&](double v) { return top + (ly1 - std::log2(v)) / (ly1 - ly0) * ph; };
   auto X2 = [&](double v) { return left2 + (std::log2(v) - lx0) / (lx1 - lx0) * pw; };
   auto Y2 = [&](double v) { return top + (emax - v) / emax * ph; };
   c.rect(left1, top, pw, ph, "#fbfbfb", "#999");
   c.rect(left2, top, pw, ph, "#fbfbfb", "#999");
-  for (const auto& p : sum.points) {  // x ticks at the measured concurrencies
+  for (const auto& p : sum.points) {  // x ticks at every measured concurrency
     for (double xp : {X1(p.concurrency), X2(p.concurrency)}) {
       c.line(xp, top, xp, top + ph, "#e4e4e4");
-      c.text(xp, top + ph + 20, plain(p.concurrency, 6), 13, "middle");
+      c.classed("tick", xp, top + ph + 20, chart::tick_label(p.concurrency), 13, "middle");
     }
   }
-  for (double k = ly0; k <= ly1; k += 1) {
-    double y = Y1(std::pow(2.0, k));
+  // Speedup ticks: 1, 1.2, 1.5, 2 on a short range (a 2-point sweep showed only 1 and 2), powers of 2 on a long one.
+  for (double v : chart::log2_ticks(std::pow(2.0, ly0), std::pow(2.0, ly1))) {
+    const double y = Y1(v);
     c.line(left1, y, left1 + pw, y, "#e4e4e4");
-    c.text(left1 - 8, y + 4.5, plain(std::pow(2.0, k), 6), 13, "end");
+    c.classed("tick", left1 - 8, y + 4.5, chart::tick_label(v), 13, "end");
   }
-  for (double e = 0; e <= emax + 1e-9; e += 0.2) {
-    double y = Y2(e);
+  for (double e : eaxis.ticks) {
+    const double y = Y2(e);
     c.line(left2, y, left2 + pw, y, "#e4e4e4");
-    c.text(left2 - 8, y + 4.5, plain(e, 2), 13, "end");
+    c.classed("tick", left2 - 8, y + 4.5, chart::tick_label(e), 13, "end");
   }
-  c.text(left1 + pw / 2, top + ph + 44, res.axis, 14, "middle");
-  c.text(left2 + pw / 2, top + ph + 44, res.axis, 14, "middle");
-  c.text(left1 - 52, top + ph / 2, sum.weak ? "Scaled speedup" : "Speedup", 14, "middle", "#222", -90);
-  c.text(left2 - 52, top + ph / 2, sum.weak ? "Weak-scaling efficiency" : "Parallel efficiency", 14, "middle", "#222", -90);
+  c.classed("axis-title", left1 + pw / 2, top + ph + 44, res.axis, 14, "middle");
+  c.classed("axis-title", left2 + pw / 2, top + ph + 44, res.axis, 14, "middle");
+  c.classed("axis-title", left1 - 52, top + ph / 2, sum.weak ? "Scaled speedup" : "Speedup", 14, "middle", "", -90);
+  // What the right panel plots is speedup / concurrency ratio: for the
+  // application that is POP's global efficiency (parallel efficiency x
+  // computation scalability), not its parallel efficiency (issue 25: the
+  // axis said "Parallel efficiency"); the POP chart has both.
+  c.classed("axis-title", left2 - 52, top + ph / 2,
+            sum.weak ? "Weak-scaling efficiency (t0 / t)" : "Global efficiency (speedup / concurrency ratio)", 13,
+            "middle", "", -90);
   // Ideal lines.
   c.line(X1(c0), Y1(1), X1(cmax), Y1(cmax / c0), "#888", 1.5, "6,4");
   c.text(X1(cmax) - 6, Y1(cmax / c0) + 16, "ideal", 12, "end", "#666");
@@ -483,12 +511,22 @@ std::string scaling_chart(const AnalysisResult& res, const AppSummary& sum) {
       c.marker(0, X2(s.eff[i].first), Y2(std::min(s.eff[i].second, emax)), s.color, 4);
     }
   }
+  // The application's own values next to its points (past the first).
+  for (std::size_t i = 1; i < app.speedup.size(); ++i) {
+    c.classed("value", X1(app.speedup[i].first) - 8, Y1(app.speedup[i].second) - 9,
+              plain(app.speedup[i].second, 3) + "x", 12, "end");
+    c.classed("value", X2(app.eff[i].first) - 8, Y2(std::min(app.eff[i].second, emax)) - 9,
+              format::percent(app.eff[i].second), 12, "end");
+  }
+  std::vector<std::string> names;
+  for (const auto& s : series) names.push_back(s.name);
+  const auto labels = chart::distinct_labels(names, 36);
   double ly = top + ph + 70;
   for (std::size_t si = 0; si < series.size(); ++si) {
     double lx = left1 + static_cast<double>(si % 3) * 320;
     if (si && si % 3 == 0) ly += 22;
     c.rect(lx, ly - 11, 14, 14, series[si].color);
-    c.text(lx + 22, ly + 1, series[si].name, 13);
+    c.classed("legend", lx + 22, ly + 1, labels[si], 13, "start", names[si]);
   }
   return c.str();
 }
@@ -525,15 +563,15 @@ std::string efficiency_chart(const AnalysisResult& res, const AppSummary& sum) {
   c.rect(left, top, pw, ph, "#fbfbfb", "#999");
   for (const auto& p : sum.points) {
     c.line(X(p.concurrency), top, X(p.concurrency), top + ph, "#e4e4e4");
-    c.text(X(p.concurrency), top + ph + 20, plain(p.concurrency, 6), 13, "middle");
+    c.classed("tick", X(p.concurrency), top + ph + 20, chart::tick_label(p.concurrency), 13, "middle");
   }
-  for (double e = 0; e <= 1.2 + 1e-9; e += 0.2) {
+  for (double e : chart::nice_linear_axis(0, 1.2, 6).ticks) {
     c.line(left, Y(e), left + pw, Y(e), "#e4e4e4");
-    c.text(left - 8, Y(e) + 4.5, plain(e, 2), 13, "end");
+    c.classed("tick", left - 8, Y(e) + 4.5, chart::tick_label(e), 13, "end");
   }
   c.line(left, Y(1), left + pw, Y(1), "#888", 1.5, "6,4");
-  c.text(left + pw / 2, top + ph + 44, res.axis, 14, "middle");
-  c.text(left - 52, top + ph / 2, "Efficiency", 14, "middle", "#222", -90);
+  c.classed("axis-title", left + pw / 2, top + ph + 44, res.axis, 14, "middle");
+  c.classed("axis-title", left - 52, top + ph / 2, "Efficiency (POP factors, 1 = ideal)", 14, "middle", "", -90);
   for (std::size_t si = 0; si < series.size(); ++si) {
     const auto& s = series[si];
     for (std::size_t i = 0; i + 1 < s.pts.size(); ++i)
@@ -541,7 +579,7 @@ std::string efficiency_chart(const AnalysisResult& res, const AppSummary& sum) {
              si + 1 == series.size() ? 3 : 1.8);
     for (const auto& [x, y] : s.pts) c.marker(static_cast<int>(si), X(x), Y(y), s.color, 4);
     c.rect(left + pw + 24, top + 10 + 24 * static_cast<double>(si), 14, 14, s.color);
-    c.text(left + pw + 46, top + 22 + 24 * static_cast<double>(si), s.name, 13);
+    c.classed("legend", left + pw + 46, top + 22 + 24 * static_cast<double>(si), s.name, 13);
   }
   return c.str();
 }
@@ -604,7 +642,8 @@ std::string instruction_chart(const AnalysisResult& res, int ci) {
     if (available(p->ii_global) && f.inside(p->ii_global, p->warp_gips))
       c.marker(1, f.X(p->ii_global), f.Y(p->warp_gips), kPalette[i]);
     c.rect(lx, ly - 11, 14, 14, kPalette[i]);
-    c.text(lx + 22, ly + 1, truncate(res.kernels[p->kernel].name, 32), 13);
+    c.classed("legend", lx + 22, ly + 1, shorten_middle(res.kernels[p->kernel].name, 32), 13, "start",
+              res.kernels[p->kernel].name);
     ly += 22;
   }
   return c.str();
