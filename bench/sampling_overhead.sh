@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Sampling overhead: the demo app (and an MPI app on 2 ranks) under the tracer
-# with sampling off (RTRACE_SAMPLE_HZ=0), at the default rate (250 Hz) and at
-# 4x it (1000 Hz). Both runs of a pair carry the tracer, so the ratio is the
-# cost of sampling alone (timer signals, unwinding, the symbolisation at exit).
+# Sampling overhead: the demo app, a 2-thread OpenMP molecular-dynamics-like
+# code (bench/src/omp_md_steps.c: three parallel regions and their barriers
+# per time step, thousands of steps) and an MPI app on 2 ranks, under the
+# tracer with sampling off (RTRACE_SAMPLE_HZ=0), at the default rate (250 Hz)
+# and at 4x it (1000 Hz). Both runs of a pair carry the tracer, so the ratio
+# is the cost of sampling alone (timer signals, unwinding, the symbolisation
+# at exit).
 #
 #   bench/sampling_overhead.sh [--build DIR] [--repeats N] [--quick]
 #
@@ -14,9 +17,12 @@
 # bandwidth of the moment), and its CPU-time ratio cancels them: on this
 # 2-core VM back-to-back runs drift by 10-30% (a 2% effect is unreadable),
 # same-core pairs of triad agree within +-0.5%, and pairs of two identical
-# runs give 1.000 +- 0.005. What this leaves out: a sampled thread delaying
-# the others at an OpenMP barrier (the own account below is the per-thread
-# cost; the MPI pairs do include a delayed rank 0 making rank 1 wait).
+# runs give 1.000 +- 0.005. The OpenMP code's two jobs (2 threads each) are
+# placed like the MPI app's: thread t of both on core t (GOMP_CPU_AFFINITY),
+# so a sampled thread that delays its partner at a barrier is in the pair's
+# ratio. Its threads wait passively (OMP_WAIT_POLICY=passive): four threads
+# spinning at barriers on two cores measure the scheduler (ratios of 0.9-1.1
+# between identical runs here), not the sampler.
 #
 # Reported per workload: CPU time (user+sys of the whole process, all threads,
 # from wait4 via /usr/bin/time), wall time, and the tracer's own account of
@@ -28,7 +34,7 @@
 set -euo pipefail
 
 source "$(dirname "$0")/tracer_bench_lib.sh"
-tracer_bench_init sampling_overhead.sh 5 '2,28p' "$@"
+tracer_bench_init sampling_overhead.sh 5 '2,34p' "$@"
 [[ -x /usr/bin/time ]] || { echo "sampling_overhead.sh: needs /usr/bin/time (Debian package time)" >&2; exit 2; }
 
 command -v taskset >/dev/null || { echo "sampling_overhead.sh: needs taskset (Debian package util-linux)" >&2; exit 2; }
@@ -101,7 +107,8 @@ report() {
 # at 250 Hz started together, then likewise for 1000 Hz; each sampled run is
 # paired with the run started beside it. PIN "cpu": both pinned to one CPU
 # (alternating between repeats); "own": the command binds itself (mpirun
-# --bind-to core puts rank r of both jobs on core r).
+# --bind-to core puts rank r of both jobs on core r; GOMP_CPU_AFFINITY puts
+# OpenMP thread t of both on core t).
 pair_set() {
   local name="$1" how="$2"; shift 2
   local -a w0=() c0=() w1=() c1=() w4=() c4=() r1=() r4=() q1=() q4=() o1=() o4=()
@@ -129,7 +136,7 @@ pair_set() {
   if [[ "$how" == cpu ]]; then
     report "$name" "pairs time-sliced on one CPU"
   else
-    report "$name" "pairs side by side, rank r of both on core r"
+    report "$name" "pairs side by side, rank or thread r of both on core r"
   fi
 }
 
@@ -145,6 +152,16 @@ elif app=$(find_bin tracer_sampled_omp_app); then
   OMP_NUM_THREADS=1 pair_set "tracer_sampled_omp_app" cpu "$app" normal $(( quick ? 40 : 150 )) $(( quick ? 80 : 300 ))
 else
   echo "sampling_overhead.sh: neither rtrace-demo nor tracer_sampled_omp_app is built" >&2; exit 2
+fi
+# The 2-thread OpenMP code, built here (any C compiler with OpenMP).
+if ((ncpu < 2)); then
+  echo "omp_md_steps: not measured (2 threads need 2 CPUs; this machine has $ncpu)"
+elif ! ${CC:-cc} -O2 -fopenmp "$(dirname "$0")/src/omp_md_steps.c" -o "$scratch/omp_md_steps" -lm 2>"$scratch/cc.log"; then
+  echo "omp_md_steps: not measured (cannot compile it: $(head -1 "$scratch/cc.log"))"
+else
+  # About 4 s of CPU time per run on this VM (2 threads).
+  OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive GOMP_CPU_AFFINITY="0 1" \
+    pair_set "omp_md_steps (2 OpenMP threads)" own "$scratch/omp_md_steps" $(( quick ? 400 : 4000 )) 4000
 fi
 if ! command -v mpirun >/dev/null || ! app=$(find_bin tracer_sampled_mpi_app); then
   echo "tracer_sampled_mpi_app: not measured (no mpirun or the app is not built)"

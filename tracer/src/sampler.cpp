@@ -56,7 +56,7 @@ struct ThreadBuffer {
   std::atomic<std::uint32_t> pcs_used;
   std::atomic<std::int64_t> samples;
   std::atomic<std::int64_t> dropped;
-  std::atomic<std::int64_t> handler_ns;  // time inside on_sample (unwind + record)
+  std::atomic<std::int64_t> handler_ns;  // CPU time inside on_sample (unwind + record)
   Entry entries[kEntries];
   std::uintptr_t pcs[kPcs];
 };
@@ -135,10 +135,12 @@ void on_sample(int, siginfo_t* si, void* context) {
   auto* b = static_cast<ThreadBuffer*>(si->si_value.sival_ptr);
   if (!b || b->magic != kMagic || g_state.load(std::memory_order_relaxed) != kRunning) return;
   const int saved_errno = errno;
-  // The handler's own cost, for the rank's log (clock_gettime on
-  // CLOCK_MONOTONIC is async-signal-safe and served by the vDSO).
+  // The handler's own cost, for the rank's log: the thread's CPU time
+  // (clock_gettime is async-signal-safe), not the monotonic clock, whose
+  // reading on a loaded machine counted the preemptions inside the handler
+  // (4-9% "own account" on GROMACS runs under a load of 10, 1% in CPU time).
   timespec entered{};
-  clock_gettime(CLOCK_MONOTONIC, &entered);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &entered);
   // A CPU-time timer fires at most once per scheduler tick; the expirations
   // it missed meanwhile are its overrun, so each sample weighs 1 + overrun.
   const std::int64_t weight = 1 + (si->si_overrun > 0 ? si->si_overrun : 0);
@@ -162,7 +164,7 @@ void on_sample(int, siginfo_t* si, void* context) {
   if (depth > 0) record(b, pcs, depth, weight);
   else b->dropped.fetch_add(weight, std::memory_order_relaxed);
   timespec left{};
-  clock_gettime(CLOCK_MONOTONIC, &left);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &left);
   b->handler_ns.fetch_add((left.tv_sec - entered.tv_sec) * 1000000000LL + (left.tv_nsec - entered.tv_nsec),
                           std::memory_order_relaxed);
   errno = saved_errno;

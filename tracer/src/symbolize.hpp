@@ -49,6 +49,10 @@ class Symbolizer {
   const std::string& error() const noexcept { return error_; }
   // `return_address`: a caller frame's PC points after the call; look up pc-1.
   std::vector<SourceFrame> frames(std::uintptr_t pc, bool return_address);
+  // Symbol-table entries read so far: each module's table once, whatever the
+  // number of PCs looked up in it (libdwfl's dwfl_module_addrinfo read the
+  // whole table per PC).
+  std::size_t symbol_entries_read() const noexcept;
 
  private:
   struct Impl;
