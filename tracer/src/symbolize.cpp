@@ -151,7 +151,7 @@ struct SymbolIndex {
   struct Sym {
     Dwarf_Addr start = 0, size = 0;
     const char* name = nullptr;  // owned by libelf's mapping of the module
-    int rank = 0;                // GLOBAL 2, WEAK 1, LOCAL 0: the name kept among aliases
+    int rank = 0;                // the name kept among aliases: GLOBAL > WEAK > LOCAL, typed > untyped
   };
   std::vector<Sym> syms;  // by start; one entry per start address
 
@@ -162,10 +162,12 @@ struct SymbolIndex {
       GElf_Addr addr = 0;
       const char* name = dwfl_module_getsym_info(mod, i, &sym, &addr, nullptr, nullptr, nullptr);
       if (!name || !*name || sym.st_shndx == SHN_UNDEF) continue;
+      // Code symbols: functions, and untyped ones (assembly that omits
+      // `.type`), as libdwfl considered them; never data, sections or files.
       const int type = GELF_ST_TYPE(sym.st_info);
-      if (type != STT_FUNC && type != STT_GNU_IFUNC) continue;
+      if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) continue;
       const int bind = GELF_ST_BIND(sym.st_info);
-      syms.push_back({addr, sym.st_size, name, bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0});
+      syms.push_back({addr, sym.st_size, name, (bind == STB_GLOBAL ? 4 : bind == STB_WEAK ? 2 : 0) + (type != STT_NOTYPE)});
     }
     // Aliases at one address: the most global name, then the one with a size.
     std::sort(syms.begin(), syms.end(), [](const Sym& a, const Sym& b) {
@@ -177,14 +179,20 @@ struct SymbolIndex {
                syms.end());
   }
 
-  // The function symbol containing pc (a sized one; a size-0 symbol counts
-  // up to the next symbol, as libdwfl does); nullptr when none.
+  // The symbol containing pc: a sized one whose range holds it (searched
+  // back over a few neighbours, since a size-0 label may sit inside a
+  // function), else the nearest size-0 symbol below it, as libdwfl chose;
+  // nullptr when none.
   const Sym* find(Dwarf_Addr pc) const {
     auto it = std::upper_bound(syms.begin(), syms.end(), pc, [](Dwarf_Addr a, const Sym& s) { return a < s.start; });
     if (it == syms.begin()) return nullptr;
-    const Sym& s = *std::prev(it);
-    if (s.size > 0) return pc < s.start + s.size ? &s : nullptr;
-    return &s;
+    const Sym* nearest = &*std::prev(it);
+    int steps = 0;
+    for (auto back = std::prev(it);; --back) {
+      if (back->size > 0 && pc < back->start + back->size) return &*back;
+      if (++steps == 64 || back == syms.begin()) break;
+    }
+    return nearest->size == 0 ? nearest : nullptr;
   }
 };
 
