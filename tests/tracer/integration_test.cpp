@@ -518,8 +518,12 @@ struct IoFile {
   std::string path;
 };
 
-// Rank 1 polls while rank 0 computes `ms` ms: the polling call holds most of
-// that wait (issue 25: it was useful time, the MPI share 0).
+// Rank 1 polls while rank 0 computes `ms` ms: the polling calls hold the
+// wait (issue 25: it was useful time, the MPI share 0). Booked: 0.29-0.32 s
+// of a 0.4 s wait under a load of 10, 0.18 s at worst with a 2-thread CPU hog
+// beside the test on this 2-core VM (a preemption outside the call, in the
+// loop or the wrapper's own bookkeeping, is a gap the poll rule cannot tell
+// from work); 0.3 of the wait separates that from the 0 of before.
 void expect_polling_is_mpi_time(const std::vector<TraceRank>& rs, const char* poll, double ms) {
   ASSERT_EQ(rs.size(), 2u);
   const auto& waiter = rs[1];
@@ -527,7 +531,7 @@ void expect_polling_is_mpi_time(const std::vector<TraceRank>& rs, const char* po
   const auto* row = waiter.mpi(poll);
   ASSERT_TRUE(row) << poll << " not recorded";
   EXPECT_GT(row->calls, 10) << poll;
-  EXPECT_GT(row->time_s, 0.5 * ms * 1e-3) << poll << ": the wait is not in MPI time";
+  EXPECT_GT(row->time_s, 0.3 * ms * 1e-3) << poll << ": the wait is not in MPI time";
 }
 
 #ifdef MPI_CALLS_APP
