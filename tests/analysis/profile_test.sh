@@ -70,12 +70,15 @@ if [ "$MODE" = stripped ]; then
       fail "$f: no hint naming the stripped app"
     tr '\n' ' ' < "$f" | sed 's/  */ /g' | grep -q -- "-dbgsym" || fail "$f: the hint does not say how to get symbols"
   done
-  # An unstripped build names everything and gives no hint.
+  # An unstripped build names its own code and the hint leaves it out (the
+  # loader's or libc's internal functions may still be unnamed: not the app's).
   "$RTRACE" --sweep threads=1 --ert none --sample 500 --timeout 120 -o full.h5 -- \
-    "$lib_dir/../tracer_sampled_lib_app" 20000000 > full.log 2>&1 || fail "rtrace run (unstripped): $(tail -3 full.log)"
+    "$lib_dir/../tracer_sampled_lib_app" 60000000 > full.log 2>&1 || fail "rtrace run (unstripped): $(tail -3 full.log)"
   "$RTRACE" analyze full.h5 --json full.json > full.txt || fail "rtrace analyze (unstripped)"
+  # (a sample in a PLT stub has no symbol even there: a share, not absence)
   check full.json "all(m['module'] not in ('tracer_sampled_lib_app', 'libtracer_sampled_kernel.so') or m['share'] < 0.01 for m in p['unnamed_modules'])" "unstripped modules have symbols"
-  grep -q "without symbols" full.txt && fail "a hint for an unstripped app"
+  tr '\n' ' ' < full.txt | sed 's/  */ /g' | grep -q "without symbols is named module+0xOFFSET: [^.]*tracer_sampled" &&
+    fail "the hint names an unstripped module"
   echo "OK"
   exit 0
 fi
