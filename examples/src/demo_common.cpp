@@ -7,6 +7,15 @@
 
 namespace rtrace::demo {
 
+// rtrace-demo-plain is built with RTRACE_DEMO_UNANNOTATED: the same kernels
+// with no region calls at all, as a user's unmodified code would be; its
+// FLOPs and bytes come only from the counting pass (`rtrace run --counts sim`).
+#ifdef RTRACE_DEMO_UNANNOTATED
+AnnotatedRegion::AnnotatedRegion(std::string name) : name_(std::move(name)) {}
+AnnotatedRegion::~AnnotatedRegion() = default;
+void AnnotatedRegion::finish(double, double) { open_ = false; }
+void AnnotatedRegion::finish(double, int, double) { open_ = false; }
+#else
 AnnotatedRegion::AnnotatedRegion(std::string name) : name_(std::move(name)) { rtrace_region_begin(name_.c_str()); }
 
 AnnotatedRegion::~AnnotatedRegion() {
@@ -23,6 +32,7 @@ void AnnotatedRegion::finish(double flops, int precision, double bytes_dram) {
   rtrace_region_end(name_.c_str());
   open_ = false;
 }
+#endif
 
 std::string region_name(const std::string& kernel, const std::string& variant) {
   return variant.empty() || variant == "-" ? kernel : kernel + "-" + variant;
