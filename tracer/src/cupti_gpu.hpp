@@ -17,4 +17,10 @@ void metrics_context_created(RankState& state, CUcontext ctx) noexcept;
 void metrics_context_destroying(RankState& state, CUcontext ctx) noexcept;
 void metrics_flush_all(RankState& state) noexcept;
 
+// Registers the process's final GPU flush as an exit handler now. Called after
+// each CUPTI set-up step that may register CUPTI's own exit-time teardown
+// (loading and subscribing; the profiler's initialisation), so the last one
+// registered runs first at exit, before any of CUPTI's. Idempotent at exit.
+void register_gpu_exit_flush() noexcept;
+
 }  // namespace rtrace::tracer
