@@ -306,11 +306,15 @@ struct DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 };
 
-// Counts the distinct SMs that blocks of a probe kernel ran on.
-int probe_sms(cudaStream_t stream, int device_sms) {
-  const int blocks = device_sms * 8;
+// Counts the distinct SMs that blocks of a probe kernel ran on: one resident
+// wave on the SMs granted (rtrace-smid-probe says why not more).
+int probe_sms(cudaStream_t stream, int granted_sms) {
+  int resident = 0;
+  check_rt(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, smid_probe_kernel, 128, 0),
+           "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  const int blocks = std::max(1, granted_sms) * std::max(1, resident);
   DeviceBuffer<unsigned> ids{size_t(blocks)};
-  smid_probe_kernel<<<blocks, 128, 0, stream>>>(ids.ptr, 200000);
+  smid_probe_kernel<<<blocks, 128, 0, stream>>>(ids.ptr, 2000000);
   check_rt(cudaGetLastError(), "smid probe launch");
   check_rt(cudaStreamSynchronize(stream), "smid probe");
   std::vector<unsigned> host(static_cast<size_t>(blocks));
@@ -344,7 +348,7 @@ GpuRunResult run_gpu_ert(const GpuRunOptions& options) {
   Partition part(drv, dev, options.sms_requested, g.sm_count, options.partition_by_mps);
   result.sms_requested = options.sms_requested;
   result.sms_granted = part.granted();
-  result.sms_achieved = probe_sms(part.stream(), g.sm_count);
+  result.sms_achieved = probe_sms(part.stream(), part.granted());
   const int sms = result.sms_achieved > 0 ? result.sms_achieved : part.granted();
 
   // Levels from the device: L1/shared per SM, the (device-wide) L2, HBM or DRAM.

@@ -104,7 +104,8 @@ bool connect_mps() {
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   std::string name = n > 0 ? std::string(exe, static_cast<std::size_t>(n)) : "?";
   name = name.substr(name.rfind('/') + 1);
-  const std::string line = "client role=cuda-app pct=" + (pct.empty() ? std::string("none") : pct) + " args=[" + name +
+  const std::string cvd = env("CUDA_VISIBLE_DEVICES").empty() ? "unset" : env("CUDA_VISIBLE_DEVICES");
+  const std::string line = "client role=cuda-app pct=" + (pct.empty() ? std::string("none") : pct) + " cvd=" + cvd + " args=[" + name +
                            " metrics=" + (env("RTRACE_TRACER_MODE").empty() ? "none" : env("RTRACE_TRACER_MODE")) +
                            "]\n";
   (void)!write(fd, line.data(), line.size());

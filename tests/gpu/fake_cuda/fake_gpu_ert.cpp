@@ -6,7 +6,8 @@
 // ceilings follow the fake driver's device model (fake_cuda.h), so the fake
 // app's kernels plot under them and the roofline trajectory means something.
 // FAKE_ERT_SMS_OFFSET=k reports k SMs more than the grant (a partition that
-// did not hold); FAKE_ERT_RECORD=FILE appends "ert sms=G achieved=A" per run.
+// did not hold); FAKE_ERT_RECORD=FILE appends "ert sms=G achieved=A" per run;
+// FAKE_ERT_SLEEP=S sleeps S seconds first (a hung ERT).
 #include "fake_cuda.h"
 
 #include "rtrace/store/run_file.hpp"
@@ -86,8 +87,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fake ERT: expected `ert --sms G ... -o FILE`, got `%s`\n", args.c_str());
     return 2;
   }
+  if (const int pause = std::atoi(env("FAKE_ERT_SLEEP").c_str()); pause > 0) sleep(static_cast<unsigned>(pause));
   const std::string pct = env("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
-  if (!tell_daemon("client role=ert pct=" + (pct.empty() ? std::string("none") : pct) + " args=[" + args + "]")) {
+  const std::string cvd = env("CUDA_VISIBLE_DEVICES").empty() ? "unset" : env("CUDA_VISIBLE_DEVICES");
+  if (!tell_daemon("client role=ert pct=" + (pct.empty() ? std::string("none") : pct) + " cvd=" + cvd + " args=[" + args + "]")) {
     std::fprintf(stderr, "fake ERT: no MPS control daemon reachable (CUDA_MPS_PIPE_DIRECTORY=%s)\n",
                  env("CUDA_MPS_PIPE_DIRECTORY").c_str());
     return 3;
