@@ -63,6 +63,27 @@ class sms_roofline : public rtrace::test::FakeMpsSweep {
       for (const auto& l : g.attr_strings("log")) all += l + "\n";
     return all;
   }
+  // Another program with the fixture's environment; output into rtrace.err.
+  pid_t spawn_program(const std::string& exe, const std::vector<std::string>& args) {
+    std::vector<std::string> argv{exe};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto envs = environment({});
+    std::vector<char*> a, e;
+    for (auto& x : argv) a.push_back(x.data());
+    a.push_back(nullptr);
+    for (auto& x : envs) e.push_back(x.data());
+    e.push_back(nullptr);
+    const std::string err = path("rtrace.err");
+    const pid_t pid = fork();
+    if (pid == 0) {
+      const int fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      dup2(fd, 1);
+      dup2(fd, 2);
+      execve(exe.c_str(), a.data(), e.data());
+      _exit(127);
+    }
+    return pid;
+  }
   // rtrace analyze FILE [args]: exit status, stdout+stderr into `out`.
   int analyze(const std::vector<std::string>& args, std::string& out) {
     std::vector<std::string> a = {"analyze", path("run.h5")};
@@ -137,6 +158,44 @@ TEST_F(sms_roofline, AnUnannotatedCudaAppGetsCountsErtAndATrajectoryOnEveryParti
   const auto erts = ert_runs();
   ASSERT_EQ(erts.size(), 4u);
   for (const auto& e : erts) EXPECT_EQ(fields(e)["sms"], fields(e)["achieved"]) << e;
+
+#ifdef RTRACE_DEMO_CHECK
+  // What tests/gpu/validate.sh reads from such a run (rtrace-demo-check).
+  {
+    const pid_t c = spawn_program(RTRACE_DEMO_CHECK, {"point-kernels", path("run.h5"), "fake_triad"});
+    ASSERT_EQ(wait_for(c, 60), 0) << err_text();
+    int lines = 0;
+    std::istringstream in(err_text());
+    for (std::string l; std::getline(in, l);) {
+      if (l.empty() || l[0] == '#') continue;
+      ++lines;
+      std::vector<std::string> f;
+      std::istringstream ls(l);
+      for (std::string x; std::getline(ls, x, '\t');) f.push_back(x);
+      ASSERT_EQ(f.size(), 8u) << l;
+      EXPECT_EQ(f[2], std::to_string(kIters)) << l;  // traced launches
+      EXPECT_GT(std::stod(f[3]), 0) << l;             // their seconds
+      EXPECT_EQ(f[4], std::to_string(kIters)) << l;  // launches with counts
+      EXPECT_EQ(f[7], "replayed outside the partition") << l;
+    }
+    EXPECT_EQ(lines, 4);
+    const pid_t e = spawn_program(RTRACE_DEMO_CHECK, {"ert-sms", path("run.h5")});
+    ASSERT_EQ(wait_for(e, 60), 0) << err_text();
+    std::istringstream ein(err_text());
+    int erts = 0;
+    for (std::string l; std::getline(ein, l);) {
+      if (l.empty() || l[0] == '#') continue;
+      std::istringstream ls(l);
+      std::string id, granted, achieved;
+      std::getline(ls, id, '\t');
+      std::getline(ls, granted, '\t');
+      std::getline(ls, achieved, '\t');
+      EXPECT_EQ(granted, achieved) << l;
+      ++erts;
+    }
+    EXPECT_EQ(erts, 4);
+  }
+#endif
 
   std::string out;
   ASSERT_EQ(analyze({"--json", path("analysis.json")}, out), 0) << out;
