@@ -207,16 +207,17 @@ bool start_cupti(RankState& s) noexcept {
     CUpti_SubscriberHandle subscriber;
     if (CUptiResult r = api.subscribe(&subscriber, on_callback, nullptr); r != CUPTI_SUCCESS)
       // Another tool (nsys, ncu) already holds the one CUPTI subscriber slot.
-      return fail(GpuStatus::TraceFailed, "cuptiSubscribe: " + api.result(r));
+      return fail(GpuStatus::TraceFailed, "cuptiSubscribe (" + api.path + "): " + api.result(r));
     api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
     api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
     if (CUptiResult r = api.activity_register_callbacks(buffer_requested, buffer_completed); r != CUPTI_SUCCESS)
-      return fail(GpuStatus::TraceFailed, "cuptiActivityRegisterCallbacks: " + api.result(r));
+      return fail(GpuStatus::TraceFailed, "cuptiActivityRegisterCallbacks (" + api.path + "): " + api.result(r));
     for (auto kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
                       CUPTI_ACTIVITY_KIND_SYNCHRONIZATION}) {
       if (CUptiResult r = api.activity_enable(kind); r != CUPTI_SUCCESS) {
         if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
-          return fail(GpuStatus::TraceFailed, "cuptiActivityEnable(CONCURRENT_KERNEL): " + api.result(r));
+          return fail(GpuStatus::TraceFailed,
+                      "cuptiActivityEnable(CONCURRENT_KERNEL) (" + api.path + "): " + api.result(r));
         s.error("cuptiActivityEnable(" + std::to_string(static_cast<int>(kind)) + "): " + api.result(r));
       }
     }
