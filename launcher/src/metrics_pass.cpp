@@ -50,6 +50,19 @@ GpuTraceStatus gpu_status_in_trace_dir(const std::string& trace_dir) {
   return out;
 }
 
+std::string metrics_provenance_in_trace_dir(const std::string& trace_dir) {
+  std::string out;
+  std::vector<std::string> ignored;
+  for (const auto& [rank, rec] : read_tracer_ranks(trace_dir, ignored))
+    for (const auto& k : rec.kernels) {
+      if (!k.has_metrics) continue;
+      const std::string p = store::get_str(k.metrics_provenance);
+      if (out.empty()) out = p;
+      else if (out != p) return "mixed";
+    }
+  return out;
+}
+
 std::optional<std::string> cuda_tracing_failure(const GpuTraceStatus& s, bool metrics_required) {
   if (s.worst == "no-cupti") return "GPU tracing impossible: CUPTI missing: " + s.detail;
   if (s.worst == "trace-failed") return "GPU tracing failed: " + s.detail;
@@ -142,14 +155,21 @@ MetricsPassResult MetricsPassStage::run(const SweepPoint& p, const PointCommand&
       return out;
     }
   }
-  // Outside the partition: the same command on the whole device.
+  // Outside MPS: the same command without an MPS client environment. A point
+  // granted the whole device has no partition to leave; any other is tried in
+  // a green context of its SMs (the tracer makes it current for the app's
+  // driver calls; the launches that ran in it are "in-partition", those that
+  // did not, on the whole device, "replayed outside the partition").
   if (!fresh_dir(dir) || !fresh_dir(dir + "/no-mps")) {
     out.failure = "cannot create the scratch directory " + dir;
     return out;
   }
-  const Environment env = outside_partition_env(cmd.env, launch_.base, dir + "/no-mps");
-  const ProcessResult r = run_in(pass_env(env, store::kMetricsOutsidePartition), "outside the partition");
-  if (process_failed(r, "outside the partition")) return out;
+  Environment env = outside_partition_env(cmd.env, launch_.base, dir + "/no-mps");
+  const bool whole_device = launch_.gpu.sm_count > 0 && cmd.partition.sms >= launch_.gpu.sm_count;
+  if (!whole_device) env.set("RTRACE_GREEN_CTX_SMS", std::to_string(cmd.partition.sms));
+  const ProcessResult r = run_in(pass_env(env, store::kMetricsInPartition),
+                                 whole_device ? "on the whole device" : "in a green context");
+  if (process_failed(r, "outside MPS")) return out;
   const GpuTraceStatus st = gpu_status_in_trace_dir(dir);
   if (auto f = cuda_tracing_failure(st, false)) {
     out.failure = f;
@@ -165,7 +185,18 @@ MetricsPassResult MetricsPassStage::run(const SweepPoint& p, const PointCommand&
     return out;
   }
   out.trace_dir = dir;
-  out.provenance = store::kMetricsOutsidePartition;
+  out.provenance = metrics_provenance_in_trace_dir(dir);
+  if (whole_device)
+    out.log.push_back("info: kernel counts profiled without MPS on the whole device, which is this point's partition");
+  else if (out.provenance == store::kMetricsInPartition)
+    out.log.push_back("info: kernel counts profiled inside a green context of the partition's " +
+                      std::to_string(cmd.partition.sms) + " SMs (every launch ran in it)");
+  else
+    out.log.push_back("info: kernel counts " + out.provenance +
+                      (out.provenance == "mixed" ? " (some launches ran in the green context of the partition's SMs, "
+                                                   "the rest on the whole device)"
+                                                 : " (no green context of the partition's SMs took the app's "
+                                                   "launches: the tracer's log says why)"));
   return out;
 }
 

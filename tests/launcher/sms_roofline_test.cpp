@@ -98,7 +98,9 @@ class sms_roofline : public rtrace::test::FakeMpsSweep {
 }  // namespace
 
 TEST_F(sms_roofline, AnUnannotatedCudaAppGetsCountsErtAndATrajectoryOnEveryPartition) {
-  const pid_t pid = sweep("16,32,64,132");
+  // A driver without green contexts: counts the fake CUPTI refuses under MPS
+  // are replayed outside the partition (the whole device is its own partition).
+  const pid_t pid = sweep("16,32,64,132", {}, {"FAKE_CUDA_NO_GREEN=1"});
   ASSERT_EQ(wait_for(pid, 300), 0) << err_text();
   auto f = store::File::open(path("run.h5"));
   const auto points = store::read_points(f);
@@ -110,8 +112,9 @@ TEST_F(sms_roofline, AnUnannotatedCudaAppGetsCountsErtAndATrajectoryOnEveryParti
     EXPECT_EQ(p.sms_achieved, p.sms_granted);
     auto g = f.root().open_group("points").open_group(store::point_group_name(p.point_id));
     // Counts replayed outside the partition: the fake CUPTI refused under MPS.
+    const std::string want = p.sms_granted == 132 ? "in-partition" : "replayed outside the partition";
     ASSERT_TRUE(g.has_attr("metrics_provenance"));
-    EXPECT_EQ(g.attr_string("metrics_provenance"), "replayed outside the partition");
+    EXPECT_EQ(g.attr_string("metrics_provenance"), want);
     ASSERT_TRUE(g.exists("ceilings"));
     const auto rec = rank0(f, p.point_id);
     int trace_rows = 0, metric_rows = 0;
@@ -119,7 +122,7 @@ TEST_F(sms_roofline, AnUnannotatedCudaAppGetsCountsErtAndATrajectoryOnEveryParti
     for (const auto& k : rec.kernels) {
       if (k.has_metrics) {
         ++metric_rows;
-        EXPECT_STREQ(k.metrics_provenance, "replayed outside the partition");
+        EXPECT_EQ(std::string(k.metrics_provenance), want);
         EXPECT_EQ(k.start_ns, 0);  // no timeline: times never come from the replayed run
         EXPECT_EQ(k.end_ns, 0);
         if (name_of(rec, k) == kTriad) {
@@ -176,7 +179,7 @@ TEST_F(sms_roofline, AnUnannotatedCudaAppGetsCountsErtAndATrajectoryOnEveryParti
       EXPECT_EQ(f[2], std::to_string(kIters)) << l;  // traced launches
       EXPECT_GT(std::stod(f[3]), 0) << l;             // their seconds
       EXPECT_EQ(f[4], std::to_string(kIters)) << l;  // launches with counts
-      EXPECT_EQ(f[7], "replayed outside the partition") << l;
+      EXPECT_EQ(f[7], f[1] == "132" ? "in-partition" : "replayed outside the partition") << l;
     }
     EXPECT_EQ(lines, 4);
     const pid_t e = spawn_program(RTRACE_DEMO_CHECK, {"ert-sms", path("run.h5")});
@@ -211,10 +214,40 @@ TEST_F(sms_roofline, AnUnannotatedCudaAppGetsCountsErtAndATrajectoryOnEveryParti
   for (const auto& k : j["kernels"]) {
     if (k["name"] != kTriad) continue;
     for (const auto& pt : k["points"]) {
-      EXPECT_EQ(pt["metrics_provenance"], "replayed outside the partition");
+      EXPECT_EQ(pt["metrics_provenance"],
+                pt["concurrency"] == 132 ? "in-partition" : "replayed outside the partition");
       EXPECT_GT(pt["performance"]["value"].get<double>(), 0);
     }
   }
+}
+
+TEST_F(sms_roofline, RefusedUnderMpsCountsComeFromAGreenContextOfThePartitionsSms) {
+  // 16 SMs: a green context of exactly 16 takes every launch: in-partition.
+  // 12 SMs: green contexts come in 8s (16): not the partition, so the launches
+  // run on the whole device and say so. 132: the whole device is the partition.
+  const pid_t pid = sweep("12,16,132");
+  ASSERT_EQ(wait_for(pid, 300), 0) << err_text();
+  auto f = store::File::open(path("run.h5"));
+  const std::map<int, std::string> want = {
+      {12, "replayed outside the partition"}, {16, "in-partition"}, {132, "in-partition"}};
+  for (const auto& p : store::read_points(f)) {
+    SCOPED_TRACE("sms=" + std::to_string(p.sms_granted));
+    auto g = f.root().open_group("points").open_group(store::point_group_name(p.point_id));
+    EXPECT_EQ(g.attr_string("metrics_provenance"), want.at(p.sms_granted));
+    int counted = 0;
+    for (const auto& k : rank0(f, p.point_id).kernels) {
+      if (!k.has_metrics) continue;
+      ++counted;
+      EXPECT_EQ(std::string(k.metrics_provenance), want.at(p.sms_granted));
+    }
+    EXPECT_EQ(counted, 3 * kIters);
+  }
+  EXPECT_NE(point_log(f, 1).find("inside a green context of the partition's 16 SMs (every launch ran in it)"),
+            std::string::npos)
+      << point_log(f, 1);
+  EXPECT_NE(point_log(f, 0).find("no green context of the partition's SMs took the app's launches"), std::string::npos)
+      << point_log(f, 0);
+  EXPECT_NE(point_log(f, 2).find("on the whole device, which is this point's partition"), std::string::npos);
 }
 
 TEST_F(sms_roofline, CountsAreTakenInsideThePartitionWhenCuptiAcceptsIt) {
@@ -275,7 +308,7 @@ TEST_F(sms_roofline, TracerCudaTimesOnlyAndCudaMetricsIsAcceptedWithTheSmsAxis) 
   fs::remove_all(path("run.h5.d"));
   fs::remove(path("run.h5"));
   // --tracer cuda-metrics with an sms axis (refused before this issue): counts.
-  pid = sweep("16", {"--tracer", "cuda-metrics"});
+  pid = sweep("16", {"--tracer", "cuda-metrics"}, {"FAKE_CUDA_NO_GREEN=1"});
   ASSERT_EQ(wait_for(pid, 300), 0) << err_text();
   auto f = store::File::open(path("run.h5"));
   EXPECT_EQ(f.root().open_group("points").open_group("p000000").attr_string("metrics_provenance"),

@@ -209,3 +209,36 @@ TEST_F(TracerCudaFake, AProvenanceFromTheLauncherIsStampedOnMetricRows) {
   ASSERT_FALSE(r.kernels.empty());
   for (const auto& k : r.kernels) EXPECT_STREQ(k.metrics_provenance, "replayed outside the partition");
 }
+
+TEST_F(TracerCudaFake, AGreenContextMadeCurrentTakesTheAppsLaunchesAndOnlyThoseCountInPartition) {
+  // The app retains the primary context and makes it current; the tracer makes
+  // the green context current at the entry of each driver call, so every
+  // launch runs in it (16 SMs: an exact green partition).
+  ASSERT_EQ(run_app("cuda-metrics", {"--iters", "2", "--second-context"},
+                    {{"RTRACE_GREEN_CTX_SMS", "16"}, {"RTRACE_METRICS_PROVENANCE", "in-partition"}}),
+            0)
+      << stderr_;
+  auto r = only_rank();
+  ASSERT_EQ(r.kernels.size(), 8u);
+  const std::int32_t green = r.kernels.front().context;
+  for (const auto& k : r.kernels) {
+    EXPECT_EQ(k.context, green) << name_of(r, k);  // the second context's launches too
+    EXPECT_STREQ(k.metrics_provenance, "in-partition");
+  }
+  bool said = false;
+  for (const auto& l : r.log) said |= l.find("of 16 SMs made current for the app's CUDA calls") != std::string::npos;
+  EXPECT_TRUE(said);
+  // 12 SMs cannot be a green partition (groups of 8): nothing is claimed in-partition.
+  std::filesystem::remove_all(dir_);
+  std::filesystem::create_directories(dir_);
+  ASSERT_EQ(run_app("cuda-metrics", {"--iters", "1"},
+                    {{"RTRACE_GREEN_CTX_SMS", "12"}, {"RTRACE_METRICS_PROVENANCE", "in-partition"}}),
+            0)
+      << stderr_;
+  r = only_rank();
+  ASSERT_EQ(r.kernels.size(), 3u);
+  for (const auto& k : r.kernels) EXPECT_STREQ(k.metrics_provenance, "replayed outside the partition");
+  said = false;
+  for (const auto& l : r.log) said |= l.find("12 SMs would be 16, not the partition") != std::string::npos;
+  EXPECT_TRUE(said);
+}

@@ -96,6 +96,11 @@ TracerConfig read_config(const GetEnv& env, const std::string& process_name, con
                              "` is not one of `whole device`, `in-partition`, `replayed outside the partition`; "
                              "using `whole device`";
   }
+  if (const char* v = env("RTRACE_GREEN_CTX_SMS"); v && *v) {
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (end && *end == '\0' && n > 0 && n < 100000) c.green_ctx_sms = static_cast<int>(n);
+  }
   c.sample_hz = c.mode == TracerMode::Cpu ? kDefaultSampleHz : 0;
   if (const char* counts = env("RTRACE_COUNTS"); counts && *counts) {
     const std::string m = counts;

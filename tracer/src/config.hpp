@@ -60,6 +60,9 @@ struct TracerConfig {
   // partition"); unset: "whole device" (no SM partition).
   std::string metrics_provenance = "whole device";
   std::string provenance_warning;  // set when RTRACE_METRICS_PROVENANCE was not understood
+  // RTRACE_GREEN_CTX_SMS: run the app's CUDA work in a green context of that
+  // many SMs (cupti_green.cpp); 0: no.
+  int green_ctx_sms = 0;
 };
 
 // `process_names` are the names this process goes by (argv[0] basename,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cuda.h>
+#include <cupti.h>
 
 #include "rank_state.hpp"
 
@@ -22,5 +23,13 @@ void metrics_flush_all(RankState& state) noexcept;
 // (loading and subscribing; the profiler's initialisation), so the last one
 // registered runs first at exit, before any of CUPTI's. Idempotent at exit.
 void register_gpu_exit_flush() noexcept;
+
+// The subscriber start_cupti holds (nullptr before).
+CUpti_SubscriberHandle subscriber_handle() noexcept;
+
+// RTRACE_GREEN_CTX_SMS (cupti_green.cpp): driver-API callbacks that make a
+// green context of `sms` SMs current at the entry of the app's driver calls.
+bool start_green_partition(RankState& state, int sms) noexcept;
+void green_on_driver_api(RankState& state, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept;
 
 }  // namespace rtrace::tracer

@@ -102,6 +102,7 @@ CuptiApi load() {
   bind(h, api.activity_dropped, "cuptiActivityGetNumDroppedRecords");
   bind(h, api.subscribe, "cuptiSubscribe");
   bind(h, api.enable_callback, "cuptiEnableCallback");
+  bind(h, api.enable_domain, "cuptiEnableDomain");
   bind(h, api.result_string, "cuptiGetResultString");
   bind(h, api.profiler_initialize, "cuptiProfilerInitialize");
   bind(h, api.counter_availability, "cuptiProfilerGetCounterAvailability");

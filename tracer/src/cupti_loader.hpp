@@ -27,6 +27,7 @@ struct CuptiApi {
   decltype(&cuptiActivityGetNumDroppedRecords) activity_dropped = nullptr;
   decltype(&cuptiSubscribe) subscribe = nullptr;
   decltype(&cuptiEnableCallback) enable_callback = nullptr;
+  decltype(&cuptiEnableDomain) enable_domain = nullptr;
   decltype(&cuptiGetResultString) result_string = nullptr;
   // Profiling (metrics mode).
   decltype(&cuptiProfilerInitialize) profiler_initialize = nullptr;

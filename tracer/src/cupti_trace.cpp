@@ -28,6 +28,7 @@ namespace {
 constexpr std::size_t kBufferBytes = 8 * 1024 * 1024;
 std::atomic<bool> g_started{false};
 std::atomic<bool> g_finished{false};  // the final flush ran: CUPTI may be torn down after it
+std::atomic<CUpti_SubscriberHandle> g_subscriber{nullptr};
 std::atomic<std::int64_t> g_sync_count{0};
 std::atomic<std::int64_t> g_sync_ns{0};
 
@@ -173,7 +174,12 @@ void final_flush() {
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
   RankState* s = state();
-  if (!s || domain != CUPTI_CB_DOMAIN_RESOURCE || g_finished.load()) return;
+  if (!s || g_finished.load()) return;
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    green_on_driver_api(*s, id, static_cast<const CUpti_CallbackData*>(data));
+    return;
+  }
+  if (domain != CUPTI_CB_DOMAIN_RESOURCE) return;
   InternalScope internal;
   auto* res = static_cast<const CUpti_ResourceData*>(data);
   if (id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
@@ -189,6 +195,8 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId i
 }  // namespace
 
 void register_gpu_exit_flush() noexcept { std::atexit(final_flush); }
+
+CUpti_SubscriberHandle subscriber_handle() noexcept { return g_subscriber.load(); }
 
 bool start_cupti(RankState& s) noexcept {
   if (g_started.load()) return true;
@@ -208,6 +216,7 @@ bool start_cupti(RankState& s) noexcept {
     if (CUptiResult r = api.subscribe(&subscriber, on_callback, nullptr); r != CUPTI_SUCCESS)
       // Another tool (nsys, ncu) already holds the one CUPTI subscriber slot.
       return fail(GpuStatus::TraceFailed, "cuptiSubscribe (" + api.path + "): " + api.result(r));
+    g_subscriber.store(subscriber);
     api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
     api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
     if (CUptiResult r = api.activity_register_callbacks(buffer_requested, buffer_completed); r != CUPTI_SUCCESS)

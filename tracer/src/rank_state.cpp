@@ -199,7 +199,9 @@ store::RankRecords RankState::snapshot(bool complete, int exit_status, bool bloc
           row.shared_st_instructions = m.shared_st_instructions;
           row.global_transactions = m.global_transactions;
           row.shared_transactions = m.shared_transactions;
-          store::set_str(row.metrics_provenance, config_.metrics_provenance);
+          const std::uint32_t partition = partition_context_.load();
+          const bool outside = config_.green_ctx_sms > 0 && (partition == 0 || order[i]->context_id != partition);
+          store::set_str(row.metrics_provenance, outside ? store::kMetricsOutsidePartition : config_.metrics_provenance.c_str());
         }
         row.name_id = names.id(order[i]->name);
         row.launch_index = per_name[order[i]->name]++;
@@ -324,6 +326,7 @@ void RankState::reset_after_fork() noexcept {
     kernels_.clear();
     memcpy_.clear();
     ranges_.clear();
+    partition_context_.store(0);
     gpu_status_ = GpuStatus::None;
     gpu_status_detail_.clear();
     log_counter_state();

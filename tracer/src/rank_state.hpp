@@ -71,6 +71,10 @@ class RankState {
   // the worst status stays).
   void set_gpu_status(GpuStatus status, const std::string& detail) noexcept;
   GpuStatus gpu_status() const noexcept;
+  // The green context the app was steered into (cupti_green.cpp): only metric
+  // rows of launches in it carry config().metrics_provenance, the others
+  // "replayed outside the partition" (they ran on the whole device).
+  void set_partition_context(std::uint32_t context_id) noexcept { partition_context_.store(context_id); }
 
   // Builds the records as of now. `blocking=false` is the fatal-signal path:
   // nothing that could wait on another thread. exit_status -1 = unknown.
@@ -103,6 +107,7 @@ class RankState {
   std::atomic<std::int64_t> errors_{0};
   std::atomic<std::int64_t> dropped_{0};
   std::atomic<bool> gpu_available_{false};
+  std::atomic<std::uint32_t> partition_context_{0};
   double start_unix_ = 0;
   std::int64_t start_mono_ns_ = 0;
   std::atomic<std::int64_t> mpi_init_end_ns_{-1};  // -1: not reached

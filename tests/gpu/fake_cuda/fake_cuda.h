@@ -9,7 +9,8 @@
  * context runs on all of them, on a green context's share, or under MPS on
  * the share CUDA_MPS_ACTIVE_THREAD_PERCENTAGE grants (whole TPCs of 2), when
  * it reached an MPS control daemon (the test's fake nvidia-cuda-mps-control)
- * through CUDA_MPS_PIPE_DIRECTORY. A kernel's duration follows from its work
+ * through CUDA_MPS_PIPE_DIRECTORY; green contexts split the SMs in multiples
+ * of 8 (at least 8), as on Hopper (FAKE_CUDA_NO_GREEN=1: none). A kernel's duration follows from its work
  * and the context's SMs (fake_kernel_ns), so times fall with SMs.
  */
 #ifndef RTRACE_TESTS_FAKE_CUDA_H
@@ -55,6 +56,9 @@ typedef struct FakeCudaObserver {
   void (*context_destroying)(CUcontext ctx);
   int (*launch_begin)(const FakeCudaLaunch* launch);
   void (*launch_end)(const FakeCudaLaunch* launch);
+  /* The entry of a driver API call (its CUPTI_DRIVER_TRACE_CBID_*), before the
+   * driver looks at the current context: CUPTI's driver-API callback. */
+  void (*api_enter)(int cbid, const char* name);
 } FakeCudaObserver;
 
 void fakecuda_set_observer(const FakeCudaObserver* observer);

@@ -116,6 +116,18 @@ void resource_callback(CUpti_CallbackId id, CUcontext ctx) {
 }
 
 void on_context_created(CUcontext ctx) { resource_callback(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, ctx); }
+
+std::set<int>& g_domains = *new std::set<int>();  // domains enabled whole (cuptiEnableDomain)
+
+void on_api_enter(int cbid, const char* name) {
+  CUpti_Subscriber_st* s = g_subscriber;
+  if (!s || g_torn_down) return;
+  if (!g_domains.count(CUPTI_CB_DOMAIN_DRIVER_API) && !s->enabled.count({CUPTI_CB_DOMAIN_DRIVER_API, cbid})) return;
+  CUpti_CallbackData data{};
+  data.callbackSite = CUPTI_API_ENTER;
+  data.functionName = name;
+  s->callback(s->userdata, CUPTI_CB_DOMAIN_DRIVER_API, static_cast<CUpti_CallbackId>(cbid), &data);
+}
 void on_context_destroying(CUcontext ctx) { resource_callback(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, ctx); }
 
 ImageHeader* header_of(std::uint8_t* image) { return reinterpret_cast<ImageHeader*>(image); }
@@ -171,7 +183,8 @@ void on_launch_end(const FakeCudaLaunch* l) {
   g_pending.push_back(k);
 }
 
-const FakeCudaObserver kObserver = {on_context_created, on_context_destroying, on_launch_begin, on_launch_end};
+const FakeCudaObserver kObserver = {on_context_created, on_context_destroying, on_launch_begin, on_launch_end,
+                                    on_api_enter};
 
 // The metric value of one range, from what the fake kernel did.
 double metric_value(const std::string& name, const RangeSlot& s) {
@@ -242,6 +255,14 @@ CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_Ca
 }
 
 CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle) { return CUPTI_SUCCESS; }
+
+CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle s, CUpti_CallbackDomain domain) {
+  if (poisoned("cuptiEnableDomain")) return CUPTI_ERROR_NOT_INITIALIZED;
+  if (!s) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (enable) g_domains.insert(domain);
+  else g_domains.erase(domain);
+  return CUPTI_SUCCESS;
+}
 
 CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s, CUpti_CallbackDomain domain,
                                          CUpti_CallbackId cbid) {

@@ -33,6 +33,13 @@ struct CUctx_st {
 struct CUfunc_st {
   std::string name;
 };
+struct CUgreenCtx_st {
+  int sms = 0;
+  CUcontext ctx = nullptr;
+};
+struct CUdevResourceDesc_st {
+  int sms = 0;
+};
 struct FakeNode {
   CUfunction function;
   unsigned grid[3], block[3];
@@ -135,6 +142,12 @@ CUcontext new_context(bool primary) {
   c->sms = g_under_mps ? g_mps_sms : g_device_sms;
   c->primary = primary;
   return c;
+}
+
+// CUPTI's driver-API callback at the entry of a call, before the current
+// context is read (a tool may make another context current there).
+void api_enter(int cbid, const char* name) {
+  if (g_observer && g_observer->api_enter) g_observer->api_enter(cbid, name);
 }
 
 void notify_created(CUcontext c) {
@@ -264,6 +277,7 @@ CUresult cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice) {
 }
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice) {
+  api_enter(386, "cuDevicePrimaryCtxRetain");
   bool created = false;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
@@ -298,6 +312,7 @@ CUresult cuDevicePrimaryCtxRelease(CUdevice) {
 }
 
 CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams*, unsigned int, CUdevice) {
+  api_enter(757, "cuCtxCreate_v4");
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (!g_initialized) return CUDA_ERROR_NOT_INITIALIZED;
@@ -317,18 +332,24 @@ CUresult cuCtxDestroy(CUcontext ctx) {
 }
 
 CUresult cuCtxSetCurrent(CUcontext ctx) {
+  api_enter(303, "cuCtxSetCurrent");
   t_current = ctx;
   return CUDA_SUCCESS;
 }
 
 CUresult cuCtxGetCurrent(CUcontext* ctx) {
+  if (!ctx) return CUDA_ERROR_INVALID_VALUE;
   *ctx = t_current;
   return CUDA_SUCCESS;
 }
 
-CUresult cuCtxSynchronize(void) { return t_current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
+CUresult cuCtxSynchronize(void) {
+  api_enter(17, "cuCtxSynchronize");
+  return t_current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
 
 CUresult cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) {
+  api_enter(23, "cuModuleGetFunction");
   if (!f || !name) return CUDA_ERROR_INVALID_VALUE;
   *f = new CUfunc_st{name};
   return CUDA_SUCCESS;
@@ -336,6 +357,7 @@ CUresult cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) {
 
 CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                         unsigned int by, unsigned int bz, unsigned int, CUstream, void** params, void**) {
+  api_enter(307, "cuLaunchKernel");
   if (!f) return CUDA_ERROR_INVALID_HANDLE;
   const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
   return launch(t_current, f->name, grid, block, work_of(params), false);
@@ -362,6 +384,7 @@ CUresult cuGraphInstantiate(CUgraphExec* exec, CUgraph g, unsigned long long) {
 }
 
 CUresult cuGraphLaunch(CUgraphExec exec, CUstream) {
+  api_enter(514, "cuGraphLaunch");
   if (!exec) return CUDA_ERROR_INVALID_VALUE;
   for (const auto& n : exec->nodes) {
     if (CUresult r = launch(t_current, n.function->name, n.grid, n.block, n.work, true); r != CUDA_SUCCESS) return r;
@@ -376,6 +399,60 @@ CUresult cuGraphExecDestroy(CUgraphExec exec) {
 
 CUresult cuGraphDestroy(CUgraph g) {
   delete g;
+  return CUDA_SUCCESS;
+}
+
+// ------------------------------------------------------------ green contexts
+CUresult cuDeviceGetDevResource(CUdevice, CUdevResource* r, CUdevResourceType type) {
+  if (!g_initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  if (type != CU_DEV_RESOURCE_TYPE_SM || !r) return CUDA_ERROR_INVALID_VALUE;
+  if (env("FAKE_CUDA_NO_GREEN") == "1") return CUDA_ERROR_NOT_SUPPORTED;  // a driver without green contexts
+  *r = CUdevResource{};
+  r->type = CU_DEV_RESOURCE_TYPE_SM;
+  r->sm.smCount = static_cast<unsigned>(g_device_sms);
+  r->sm.minSmPartitionSize = 8;
+  r->sm.smCoscheduledAlignment = 8;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevSmResourceSplitByCount(CUdevResource* result, unsigned int* groups, const CUdevResource* input,
+                                     CUdevResource* remaining, unsigned int, unsigned int min_count) {
+  if (!result || !groups || !input) return CUDA_ERROR_INVALID_VALUE;
+  const unsigned count = std::max(8u, (min_count + 7) / 8 * 8);  // whole groups of 8, at least 8
+  if (count > input->sm.smCount) return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+  *result = *input;
+  result->sm.smCount = count;
+  *groups = 1;
+  if (remaining) {
+    *remaining = *input;
+    remaining->sm.smCount = input->sm.smCount - count;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevResourceGenerateDesc(CUdevResourceDesc* desc, CUdevResource* resources, unsigned int n) {
+  if (!desc || !resources || n != 1) return CUDA_ERROR_INVALID_VALUE;
+  *desc = new CUdevResourceDesc_st{static_cast<int>(resources[0].sm.smCount)};
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGreenCtxCreate(CUgreenCtx* g, CUdevResourceDesc desc, CUdevice, unsigned int) {
+  if (!g || !desc) return CUDA_ERROR_INVALID_VALUE;
+  CUcontext c;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_under_mps) return CUDA_ERROR_NOT_SUPPORTED;  // green contexts are not for MPS clients here
+    c = new_context(false);
+    c->sms = desc->sms;
+  }
+  *g = new CUgreenCtx_st{desc->sms, c};
+  notify_created(c);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxFromGreenCtx(CUcontext* ctx, CUgreenCtx g) {
+  if (!ctx || !g) return CUDA_ERROR_INVALID_VALUE;
+  *ctx = g->ctx;
   return CUDA_SUCCESS;
 }
 

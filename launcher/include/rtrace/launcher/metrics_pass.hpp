@@ -7,9 +7,11 @@
 // run is tried inside the point's SM partition first (the same MPS client
 // environment); when CUPTI refuses to profile there (the metric APIs are not
 // supported under MPS: the tracer records gpu_status "metrics-refused" with
-// CUPTI's result), it runs again outside the partition, on the whole device,
-// and every count says so (KernelRow::metrics_provenance). A refusal is
-// remembered for the rest of the sweep. A counter permission error
+// CUPTI's result), it runs again without MPS: in a green context of the
+// partition's SMs, which the tracer makes current for the app (cupti_green.cpp;
+// only launches that ran in it count as in-partition), else on the whole
+// device, and every count says which (KernelRow::metrics_provenance). A
+// refusal is remembered for the rest of the sweep. A counter permission error
 // (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) fails the point: nowhere else helps.
 #pragma once
 
@@ -31,6 +33,9 @@ struct GpuTraceStatus {
   std::string detail;
 };
 GpuTraceStatus gpu_status_in_trace_dir(const std::string& trace_dir);
+// The metrics_provenance of every kernel row with metrics there: the one word
+// they share, "mixed", or "" when none has metrics.
+std::string metrics_provenance_in_trace_dir(const std::string& trace_dir);
 
 // The one line that fails a point whose CUDA tracing could not run: no CUPTI,
 // the activity API refused, counters not permitted; with `metrics_required`
