@@ -168,7 +168,8 @@ RunOptions parse_run_options(int argc, char** argv) {
       ("launcher", po::value<std::string>(&launcher)->value_name("L"),
        "auto (srun inside a Slurm allocation, else mpirun for ranks>1), mpirun, srun or none")
       ("tracer", po::value<std::string>(&tracer)->value_name("T"),
-       "auto, cpu (LD_PRELOAD), cuda (CUDA_INJECTION64_PATH), cuda-metrics or none")
+       "auto, cpu (LD_PRELOAD), cuda (CUDA_INJECTION64_PATH), cuda-metrics or none; with an sms axis, auto (on a "
+       "GPU) and cuda-metrics add a kernel-count run per point (docs/launcher.md)")
       ("sample", po::value<double>(&o.sample_hz)->value_name("HZ"),
        "sample every thread's call stack HZ times per second of its CPU time (default 250 with the cpu "
        "tracer, off with the CUDA tracers; 0: off)")
