@@ -7,12 +7,16 @@
 # Makes OUTPUT/rtrace-<version>-linux-x86_64/ (and a .tar.gz next to it):
 #   bin/    rtrace, rtrace-smid-probe (CUDA builds: the sms points' measured SMs), the demos (rtrace-demo, -mpi, -cuda where built), rtrace-demo-check
 #   lib/    librtrace_* (the tracer included) and every shared library they load,
-#           except glibc (libc, libm, libpthread, libdl, librt, libresolv, ld-linux, ...),
-#           the NVIDIA driver (libcuda) and the CUDA toolkit's libraries (CUPTI,
-#           libnvperf*, cudart): a GPU node has those, and rtrace finds them at run
-#           time (CUDA_HOME, /usr/local/cuda, the loader path). Every ELF file gets
-#           RUNPATH $ORIGIN/../lib, so it needs no LD_LIBRARY_PATH.
-#   tests/gpu/validate.sh, share/rtrace/{schemas,examples}, BUNDLE.txt
+#           except glibc (libc, libm, libpthread, libdl, librt, libresolv, ld-linux, ...)
+#           and the NVIDIA driver (libcuda); every ELF file of ours gets RUNPATH
+#           $ORIGIN/../lib, so it needs no LD_LIBRARY_PATH. CUDA builds add CUPTI
+#           from the toolkit they were built with (libcupti.so.13, libnvperf_host.so,
+#           libnvperf_target.so: a bare GPU node has only the driver, and the tracer
+#           is built against this CUPTI), copied byte for byte: NVIDIA's EULA lets
+#           them be redistributed only unmodified, so they are neither stripped nor
+#           patched (docs/tracer.md, "CUPTI in the bundle"); the tracer loads
+#           lib/libcupti.so.13 first and the libnvperf_* beside it.
+#   tests/gpu/validate.sh, share/rtrace/{schemas,examples,licenses}, BUNDLE.txt
 # glibc comes from the node, so the node's must be at least as new as this
 # machine's (BUNDLE.txt names the version the bundle needs; Debian 12: 2.36):
 # for older nodes run this script on their distribution.
@@ -23,14 +27,15 @@
 # Without --build-dir, configures and builds build-bundle/ (Release, tests off,
 # RTRACE_NATIVE=OFF so the binaries run on any x86-64 CPU). With --build-dir,
 # bundles that build as it is (it warns when it was built with -march=native).
-# Fails (exit 1) when the bundle exceeds 60 MiB unpacked or a library is missing.
+# Fails (exit 1) when the bundle exceeds 100 MiB unpacked (CUPTI is 41 MiB of it,
+# libnvperf_host.so alone 31 MiB) or a library is missing.
 set -euo pipefail
 
 SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD=""
 OUTPUT="$SRC/dist"
 MAKE_TAR=1
-MAX_BYTES=$((60 * 1024 * 1024))
+MAX_BYTES=$((100 * 1024 * 1024))
 
 die() { echo "bundle.sh: $*" >&2; exit 1; }
 usage() { echo "usage: $0 [--build-dir DIR] [--output DIR] [--no-tar]" >&2; exit 2; }
@@ -116,6 +121,7 @@ for soname in "${!libs[@]}"; do cp -L "${libs[$soname]}" "$DEST/lib/$soname"; do
 # The launcher looks for lib/librtrace_tracer.so; its own dependencies by soname.
 
 # Our own binaries carry debug info in RelWithDebInfo builds; the bundle does not.
+# (CUPTI is copied after this loop: NVIDIA's files must stay unmodified.)
 chmod u+w "$DEST"/bin/* "$DEST"/lib/*
 for f in "$DEST"/bin/* "$DEST"/lib/*; do
   strip --strip-unneeded "$f" 2>/dev/null || strip "$f" 2>/dev/null || true
@@ -124,6 +130,35 @@ for f in "$DEST"/bin/* "$DEST"/lib/*; do
   # (RUNPATH, unlike RPATH, is not inherited by dependencies).
   patchelf --set-rpath '$ORIGIN/../lib' "$f" || die "patchelf --set-rpath failed on $f"
 done
+
+# ---- CUPTI for the tracer's CUDA modes (CUDA builds): the toolkit's files, unmodified
+cupti_files=()
+if grep -q '^RTRACE_ENABLE_CUDA:BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null; then
+  cuda_lib_dirs=()
+  for d in "$(sed -n 's/^CUDAToolkit_LIBRARY_DIR:[A-Z]*=//p' "$BUILD/CMakeCache.txt")" \
+           "$(sed -n 's/^CUDAToolkit_LIBRARY_ROOT:[A-Z]*=//p' "$BUILD/CMakeCache.txt")/extras/CUPTI/lib64" \
+           "${CUDA_HOME:-/usr/local/cuda}/extras/CUPTI/lib64" "${CUDA_HOME:-/usr/local/cuda}/lib64"; do
+    [ -n "$d" ] && [ -f "$d/libcupti.so.13" ] && cuda_lib_dirs+=("$d")
+  done
+  [ "${#cuda_lib_dirs[@]}" -gt 0 ] ||
+    die "a CUDA build needs CUPTI in the bundle, but libcupti.so.13 is under none of the toolkit's library directories (set CUDA_HOME)"
+  cupti_dir="${cuda_lib_dirs[0]}"
+  for f in libcupti.so.13 libnvperf_host.so libnvperf_target.so; do
+    [ -f "$cupti_dir/$f" ] || die "$cupti_dir/$f is missing: CUPTI needs it for metrics"
+    cp -L "$cupti_dir/$f" "$DEST/lib/$f"
+    cmp -s "$cupti_dir/$f" "$DEST/lib/$f" || die "copying $f changed it"
+    cupti_files+=("$f")
+  done
+  # The license they come with (the CUDA EULA; its Attachment A lists what may be redistributed).
+  mkdir -p "$DEST/share/rtrace/licenses"
+  eula=""
+  for f in "$cupti_dir/../EULA.txt" "${CUDA_HOME:-/usr/local/cuda}/EULA.txt" \
+           "${CUDA_HOME:-/usr/local/cuda}"/dist-info/nvidia_cuda_cupti-*/licenses/License.txt; do
+    [ -f "$f" ] && { eula="$f"; break; }
+  done
+  if [ -n "$eula" ]; then cp "$eula" "$DEST/share/rtrace/licenses/NVIDIA-CUDA-EULA.txt"
+  else echo "bundle.sh: warning: the CUDA EULA was not found next to the toolkit; the bundle ships CUPTI without it" >&2; fi
+fi
 
 # ---- scripts, schemas, an example run file, a note on what the node must have
 cp "$SRC/tests/gpu/validate.sh" "$DEST/tests/gpu/validate.sh"
@@ -142,8 +177,14 @@ cuda_version="$(grep -o 'CMAKE_CUDA_COMPILER_VERSION:[A-Z]*=[0-9.]*' "$BUILD/CMa
   echo
   echo "The node must provide:"
   echo "  - glibc with ${glibc_needed:-GLIBC_2.17} or newer (libc, libm, libpthread, libdl, librt, libresolv, ld-linux)"
-  echo "  - for GPUs: the NVIDIA driver (libcuda.so.1) and, for the tracer's CUDA modes, CUPTI from a CUDA"
-  echo "    ${cuda_version:-13} toolkit (libcupti.so.13 on the loader path, or under \$CUDA_HOME or /usr/local/cuda)"
+  if [ "${#cupti_files[@]}" -gt 0 ]; then
+    echo "  - for GPUs: the NVIDIA driver (libcuda.so.1) of CUDA ${cuda_version:-13} or newer. CUPTI ${cuda_version:-13}"
+    echo "    is in lib/ (${cupti_files[*]}, NVIDIA's files, unmodified;"
+    echo "    share/rtrace/licenses/NVIDIA-CUDA-EULA.txt); RTRACE_CUPTI_LIB=PATH makes the tracer use another."
+    echo "    GPU performance counters need permission: root, or the driver's NVreg_RestrictProfilingToAdminUsers=0."
+  else
+    echo "  - for GPUs: nothing (this bundle was built without CUDA)"
+  fi
   echo "  - for MPI programs: the node's MPI and its launcher (mpirun, srun); single-process sweeps need none."
   echo "    lib/ holds the OpenMPI 4 libraries HDF5 was built with (libmpi.so.40): an app built with"
   echo "    OpenMPI 4 or 5 shares them; an app built with another MPI (MPICH, Intel MPI: libmpi.so.12)"
@@ -161,7 +202,7 @@ cuda_version="$(grep -o 'CMAKE_CUDA_COMPILER_VERSION:[A-Z]*=[0-9.]*' "$BUILD/CMa
 
 bytes="$(du -sb "$DEST" | cut -f1)"
 if [ "$bytes" -gt "$MAX_BYTES" ]; then
-  die "the bundle is $((bytes / 1048576)) MiB unpacked, more than the 60 MiB limit (largest: $(cd "$DEST" && du -ab bin lib | sort -n | tail -3 | awk '{printf "%s %d MiB; ", $2, $1/1048576}'))"
+  die "the bundle is $((bytes / 1048576)) MiB unpacked, more than the 100 MiB limit (largest: $(cd "$DEST" && du -ab bin lib | sort -n | tail -3 | awk '{printf "%s %d MiB; ", $2, $1/1048576}'))"
 fi
 if [ "$MAKE_TAR" -eq 1 ]; then
   tar -C "$OUTPUT" -czf "$DEST.tar.gz" "$NAME"

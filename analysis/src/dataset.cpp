@@ -60,6 +60,7 @@ void add_metrics(RankKernel& acc, const store::KernelRow& m) {
   in.global_transactions = nan_add(in.global_transactions, m.global_transactions);
   in.shared_transactions = nan_add(in.shared_transactions, m.shared_transactions);
   if (available(m.sm_clock_hz) && m.sm_clock_hz > 0) { acc.clock_sum += m.sm_clock_hz; ++acc.clock_n; }
+  acc.k.metrics_provenance = merge_provenance(acc.k.metrics_provenance, store::get_str(m.metrics_provenance));
 }
 
 double launch_seconds(const store::KernelRow* trace, const store::KernelRow* metrics) {
@@ -402,6 +403,7 @@ PointAggregate aggregate_ranks(const std::vector<store::RankRecords>& ranks) {
       if (rk.launches == 0 && rk.time_s == 0) continue;
       ++k.ranks_present;
       k.counts.add(rk.k.counts);
+      k.metrics_provenance = merge_provenance(k.metrics_provenance, rk.k.metrics_provenance);
       auto& a = k.instructions;
       const auto& b = rk.k.instructions;
       a.warp_instructions = nan_add(a.warp_instructions, b.warp_instructions);
@@ -579,6 +581,7 @@ Configuration combine_repeats(const std::vector<store::SweepPointRow>& rows, con
     const auto& reps = entry.second;  // a named reference: lambdas below capture it (clang 14)
     KernelAtPoint k = *reps.front();
     k.repeats = static_cast<int>(reps.size());
+    for (const auto* r : reps) k.metrics_provenance = merge_provenance(k.metrics_provenance, r->metrics_provenance);
     if (reps.size() > 1) {
       auto med = [&](auto field) {
         std::vector<double> v;

@@ -54,7 +54,7 @@ const Ceiling* CeilingSet::peak(const std::string& precision, bool tensor) const
   const Ceiling* best = nullptr;
   for (const auto& c : all_) {
     if (c.kind != "compute" || c.precision != precision || !available(c.value) || c.value <= 0) continue;
-    if (c.variant == "mma" && !tensor) continue;
+    if (c.variant.rfind("mma", 0) == 0 && !tensor) continue;  // "mma", "mma.sync": tensor cores only
     if (!best || c.value > best->value) best = &c;
   }
   return best;

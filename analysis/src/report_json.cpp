@@ -151,7 +151,8 @@ json to_json(const AnalysisResult& res) {
                      {"mean_launch", q(k.mean_launch_s, "s")},
                      {"mean_blocks", json_num(k.mean_blocks)},
                      {"metric_coverage", json_num(k.metric_coverage)},
-                     {"counts_source", s_or_null(k.counts_source)}});
+                     {"counts_source", s_or_null(k.counts_source)},
+                     {"metrics_provenance", s_or_null(k.metrics_provenance)}});
     }
     jk.push_back({{"name", s.name},
                   {"kind", s.kind},

@@ -142,6 +142,21 @@ std::string render_text(const AnalysisResult& res, int width) {
     for (int ci = 0; ci < static_cast<int>(configs.size()); ++ci)
       if (s.at[ci] >= 0) spread = std::max(spread, configs[ci].kernels[s.at[ci]].time_spread);
     if (spread > 0) os << "  (repeats: median time; largest spread " << num(100 * spread, 2) << "%)\n";
+    // Counts from outside the point's SM partition: say what that means.
+    std::string replayed;
+    for (int ci : order) {
+      const std::string& pv = configs[ci].kernels[s.at[ci]].metrics_provenance;
+      if (pv == "replayed outside the partition" || pv == "mixed")
+        replayed += (replayed.empty() ? "" : ", ") +
+                    (res.axis.empty() ? std::to_string(ci) : num(configs[ci].concurrency(res.axis), 6));
+    }
+    if (!replayed.empty())
+      os << wrap("  counts at " + axis + " " + replayed +
+                     " were replayed outside the SM partition (CUPTI could not profile inside it): FLOPs, "
+                     "instructions and L1 bytes are the kernel's own, but L2 and HBM bytes were measured with the "
+                     "whole GPU's SMs competing for L2 and may differ from the partitioned run's; times are the "
+                     "partitioned run's",
+                 static_cast<std::size_t>(width), "    ");
     // Unreliable ceilings under this kernel's points: never silent.
     for (int ci : order)
       for (const auto& c : configs[ci].ceilings.all())

@@ -11,11 +11,8 @@
 #include "cuda_driver.hpp"
 #ifdef RTRACE_ERT_HAVE_WGMMA
 #include "gpu_wgmma.hpp"
-#else
-namespace rtrace::ert {
-constexpr int kWgmmaFp16FlopsPerWarp = -1;  // no sm_90a kernel in this build
-}
 #endif
+#include "gpu_kernel_layout.hpp"
 #include "rtrace/ert/kernel_spec.hpp"
 #include "rtrace/ert/sweep.hpp"
 
@@ -29,6 +26,7 @@ constexpr int kWgmmaFp16FlopsPerWarp = -1;  // no sm_90a kernel in this build
 #include <cmath>
 #include <cstdlib>
 #include <set>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -49,18 +47,46 @@ __device__ __forceinline__ T fused(T a, T b, T c) { return fma(a, b, c); }
 __device__ __forceinline__ double separate(double a, double b, double c) { return __dadd_rn(__dmul_rn(a, b), c); }
 __device__ __forceinline__ float separate(float a, float b, float c) { return __fadd_rn(__fmul_rn(a, b), c); }
 
+// Every kernel walks its block's chunk as gpu_kernel_layout.hpp says:
+// kFmaChains independent elements per thread per round (independent FMA
+// chains, that many loads in flight), the F/2 multiply-adds of an element
+// fully unrolled (F is a template parameter), so the only loop overhead is one
+// per round of kFmaChains x F FLOPs, not per 16 FMAs of one dependent chain.
 template <class T, bool Fma, int F>
 __global__ void ert_kernel(T* __restrict__ a, size_t chunk, long long trials, T alpha) {
+  namespace L = layout;
   T* mine = a + size_t(blockIdx.x) * chunk;
+  const size_t threads = blockDim.x;
   for (long long t = 0; t < trials; ++t) {
     const T alpha_t = (t & 1) ? -alpha : alpha;
-    for (size_t i = threadIdx.x; i < chunk; i += blockDim.x) {
+    size_t base = threadIdx.x;
+    for (; L::whole_round(base, threads, L::kFmaChains, chunk); base += L::round_step(threads, L::kFmaChains)) {
+      T x[L::kFmaChains], beta[L::kFmaChains];
+#pragma unroll
+      for (int c = 0; c < L::kFmaChains; ++c) {
+        x[c] = mine[L::chain_element(base, threads, c)];
+        beta[c] = T(0.8);
+      }
+      if constexpr (F == 1) {
+#pragma unroll
+        for (int c = 0; c < L::kFmaChains; ++c) beta[c] = x[c] + alpha_t;
+      } else {
+#pragma unroll
+        for (int r = 0; r < F / 2; ++r)
+#pragma unroll
+          for (int c = 0; c < L::kFmaChains; ++c)
+            beta[c] = Fma ? fused(beta[c], x[c], alpha_t) : separate(beta[c], x[c], alpha_t);
+      }
+#pragma unroll
+      for (int c = 0; c < L::kFmaChains; ++c) mine[L::chain_element(base, threads, c)] = beta[c];
+    }
+    for (size_t i = base; i < chunk; i += threads) {  // the rest: one element at a time
       const T x = mine[i];
       T beta = T(0.8);
       if constexpr (F == 1) {
         beta = x + alpha_t;
       } else {
-#pragma unroll 16
+#pragma unroll
         for (int r = 0; r < F / 2; ++r) beta = Fma ? fused(beta, x, alpha_t) : separate(beta, x, alpha_t);
       }
       mine[i] = beta;
@@ -68,21 +94,82 @@ __global__ void ert_kernel(T* __restrict__ a, size_t chunk, long long trials, T 
   }
 }
 
-// FP16: two halves per __half2; `chunk` counts half2 pairs.
+// The bandwidth kernel (FP64, F = 1: a[i] += alpha): 16-byte loads,
+// kStreamLoads of them in flight per thread, so HBM sees enough outstanding
+// requests per SM (one 8-byte load per thread is short of H100/H200 HBM).
+// The same accounting as ert_kernel<double, *, 1>: 1 FLOP and 16 bytes per element.
+// (nvcc's front end calls it unreferenced: it is launched from a host function
+// reached only through a template; the device code is emitted all the same.)
+#pragma nv_diag_suppress 177
+__global__ void ert_stream_kernel(double* __restrict__ a, size_t chunk, long long trials, double alpha) {
+  namespace L = layout;
+  double* mine = a + size_t(blockIdx.x) * chunk;
+  const bool aligned = (reinterpret_cast<uintptr_t>(mine) & 15) == 0;
+  const size_t pairs = aligned ? chunk / 2 : 0;
+  double2* v = reinterpret_cast<double2*>(mine);
+  const size_t threads = blockDim.x;
+  for (long long t = 0; t < trials; ++t) {
+    const double alpha_t = (t & 1) ? -alpha : alpha;
+    size_t base = threadIdx.x;
+    for (; L::whole_round(base, threads, L::kStreamLoads, pairs); base += L::round_step(threads, L::kStreamLoads)) {
+      double2 x[L::kStreamLoads];
+#pragma unroll
+      for (int c = 0; c < L::kStreamLoads; ++c) x[c] = v[L::chain_element(base, threads, c)];
+#pragma unroll
+      for (int c = 0; c < L::kStreamLoads; ++c) {
+        x[c].x += alpha_t;
+        x[c].y += alpha_t;
+        v[L::chain_element(base, threads, c)] = x[c];
+      }
+    }
+    for (size_t i = base; i < pairs; i += threads) {
+      double2 x = v[i];
+      x.x += alpha_t;
+      x.y += alpha_t;
+      v[i] = x;
+    }
+    for (size_t i = 2 * pairs + threadIdx.x; i < chunk; i += threads) mine[i] += alpha_t;  // odd or unaligned rest
+  }
+}
+#pragma nv_diag_default 177
+
+// FP16: two halves per __half2; `chunk` counts half2 pairs. Chains as ert_kernel.
 template <int F>
 __global__ void ert_half2_kernel(__half2* __restrict__ a, size_t chunk, long long trials, float alpha) {
+  namespace L = layout;
   __half2* mine = a + size_t(blockIdx.x) * chunk;
   const __half2 plus = __float2half2_rn(alpha);
   const __half2 minus = __float2half2_rn(-alpha);
+  const size_t threads = blockDim.x;
   for (long long t = 0; t < trials; ++t) {
     const __half2 alpha_t = (t & 1) ? minus : plus;
-    for (size_t i = threadIdx.x; i < chunk; i += blockDim.x) {
+    size_t base = threadIdx.x;
+    for (; L::whole_round(base, threads, L::kFmaChains, chunk); base += L::round_step(threads, L::kFmaChains)) {
+      __half2 x[L::kFmaChains], beta[L::kFmaChains];
+#pragma unroll
+      for (int c = 0; c < L::kFmaChains; ++c) {
+        x[c] = mine[L::chain_element(base, threads, c)];
+        beta[c] = __float2half2_rn(0.8f);
+      }
+      if constexpr (F == 1) {
+#pragma unroll
+        for (int c = 0; c < L::kFmaChains; ++c) beta[c] = __hadd2(x[c], alpha_t);
+      } else {
+#pragma unroll
+        for (int r = 0; r < F / 2; ++r)
+#pragma unroll
+          for (int c = 0; c < L::kFmaChains; ++c) beta[c] = __hfma2(beta[c], x[c], alpha_t);
+      }
+#pragma unroll
+      for (int c = 0; c < L::kFmaChains; ++c) mine[L::chain_element(base, threads, c)] = beta[c];
+    }
+    for (size_t i = base; i < chunk; i += threads) {
       const __half2 x = mine[i];
       __half2 beta = __float2half2_rn(0.8f);
       if constexpr (F == 1) {
         beta = __hadd2(x, alpha_t);
       } else {
-#pragma unroll 16
+#pragma unroll
         for (int r = 0; r < F / 2; ++r) beta = __hfma2(beta, x, alpha_t);
       }
       mine[i] = beta;
@@ -90,9 +177,9 @@ __global__ void ert_half2_kernel(__half2* __restrict__ a, size_t chunk, long lon
   }
 }
 
-// Tensor cores, FP16 inputs, FP32 accumulate: 4 independent accumulators per
-// warp; FLOPs = 2*16*16*16 per mma.
-constexpr int kMmaChains = 4;
+// Tensor cores, FP16 inputs, FP32 accumulate (mma.sync through WMMA): 4
+// independent accumulators per warp; FLOPs = 2*16*16*16 per mma.
+constexpr int kMmaChains = kGpuMmaChains;
 __global__ void mma_fp16_kernel(const __half* __restrict__ in, float* __restrict__ out, long long iters) {
   using namespace nvcuda;
   wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
@@ -214,8 +301,8 @@ GpuKernel kernel_for(const KernelSpec& k) {
 }
 
 constexpr int kThreadsPerBlock = 256;
-constexpr int kMmaFp16Flops = kMmaChains * 2 * 16 * 16 * 16;  // per warp and iteration
-constexpr int kMmaFp64Flops = kMmaChains * 2 * 8 * 8 * 4;
+static_assert(kGpuWmmaFp16FlopsPerWarp == kMmaChains * 2 * 16 * 16 * 16, "per warp and iteration");
+static_assert(kGpuDmmaFp64FlopsPerWarp == kMmaChains * 2 * 8 * 8 * 4, "per warp and iteration");
 
 // ------------------------------------------------------------- the partition
 
@@ -306,11 +393,15 @@ struct DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 };
 
-// Counts the distinct SMs that blocks of a probe kernel ran on.
-int probe_sms(cudaStream_t stream, int device_sms) {
-  const int blocks = device_sms * 8;
+// Counts the distinct SMs that blocks of a probe kernel ran on: one resident
+// wave on the SMs granted (rtrace-smid-probe says why not more).
+int probe_sms(cudaStream_t stream, int granted_sms) {
+  int resident = 0;
+  check_rt(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, smid_probe_kernel, 128, 0),
+           "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  const int blocks = std::max(1, granted_sms) * std::max(1, resident);
   DeviceBuffer<unsigned> ids{size_t(blocks)};
-  smid_probe_kernel<<<blocks, 128, 0, stream>>>(ids.ptr, 200000);
+  smid_probe_kernel<<<blocks, 128, 0, stream>>>(ids.ptr, 2000000);
   check_rt(cudaGetLastError(), "smid probe launch");
   check_rt(cudaStreamSynchronize(stream), "smid probe");
   std::vector<unsigned> host(static_cast<size_t>(blocks));
@@ -344,7 +435,7 @@ GpuRunResult run_gpu_ert(const GpuRunOptions& options) {
   Partition part(drv, dev, options.sms_requested, g.sm_count, options.partition_by_mps);
   result.sms_requested = options.sms_requested;
   result.sms_granted = part.granted();
-  result.sms_achieved = probe_sms(part.stream(), g.sm_count);
+  result.sms_achieved = probe_sms(part.stream(), part.granted());
   const int sms = result.sms_achieved > 0 ? result.sms_achieved : part.granted();
 
   // Levels from the device: L1/shared per SM, the (device-wide) L2, HBM or DRAM.
@@ -386,23 +477,25 @@ GpuRunResult run_gpu_ert(const GpuRunOptions& options) {
   const std::int64_t warps_per_sm = 32;
   bool wgmma = false;
   if (options.tensor_cores) {
-    if (g.cc_major >= 7) plan.push_back({Series::Flops, {Precision::FP16, Variant::Mma, kMmaFp16Flops}, warps_per_sm});
-    if (g.cc_major >= 8) plan.push_back({Series::Flops, {Precision::FP64, Variant::Mma, kMmaFp64Flops}, warps_per_sm});
 #ifdef RTRACE_ERT_HAVE_WGMMA
-    // Experimental (never run before a GPU session confirms it): the same FP16
-    // tensor family, so the ceiling is the best of WMMA and wgmma.
-    const char* opt_in = std::getenv("RTRACE_ERT_WGMMA");
-    wgmma = opt_in && std::string(opt_in) == "1" && g.cc_major == 9 && g.cc_minor == 0;
-    if (wgmma) {
-      plan.push_back({Series::Flops, {Precision::FP16, Variant::Mma, kWgmmaFp16FlopsPerWarp}, kWgmmaWarpsPerSm});
-      result.warnings.push_back("experimental wgmma (sm_90a) FP16 tensor kernel included (RTRACE_ERT_WGMMA=1)");
-    }
+    constexpr bool have_wgmma = true;
+#else
+    constexpr bool have_wgmma = false;
 #endif
+    // wgmma on sm_90 by default (mma.sync reaches only part of an H100's FP16
+    // tensor peak; cuBLAS/CUTLASS use wgmma); RTRACE_ERT_WGMMA=0 leaves it out.
+    const char* opt_out = std::getenv("RTRACE_ERT_WGMMA");
+    const bool use_wgmma = !(opt_out && std::string(opt_out) == "0");
+    for (const GpuTensorKernel& t : gpu_tensor_kernels(g.cc_major, g.cc_minor, have_wgmma, use_wgmma)) {
+      plan.push_back({Series::Flops, t.spec, t.warps_per_sm});
+      wgmma = wgmma || t.wgmma;
+    }
+    if (wgmma) result.warnings.push_back("FP16 tensor ceiling from wgmma (sm_90a); mma.sync reported as its own ceiling");
   }
 
   std::int64_t max_bytes = 0;
   for (const Measurement& m : plan)
-    if (m.kernel.variant != Variant::Mma)
+    if (m.kernel.variant != Variant::Mma && m.kernel.variant != Variant::MmaSync)
       max_bytes = std::max(max_bytes, m.elements_per_worker * std::int64_t(element_bytes(m.kernel.precision)));
   // Every block of a launch owns elements_per_worker / blocks_per_sm elements,
   // sms x blocks_per_sm blocks: sms x elements_per_worker elements in all.
@@ -429,7 +522,8 @@ GpuRunResult run_gpu_ert(const GpuRunOptions& options) {
       const Measurement& m = plan[run.measurement];
       int blocks_per_sm = 1;
       GpuKernel kernel;
-      if (m.kernel.variant != Variant::Mma) {
+      const bool tensor = m.kernel.variant == Variant::Mma || m.kernel.variant == Variant::MmaSync;
+      if (!tensor) {
         kernel = kernel_for(m.kernel);
         int occ = 0;
         check_rt(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kernel.function, kThreadsPerBlock, 0),
@@ -437,13 +531,13 @@ GpuRunResult run_gpu_ert(const GpuRunOptions& options) {
         blocks_per_sm = std::clamp(occ, 1, 8);
       }
       check_rt(cudaEventRecord(e0, part.stream()), "cudaEventRecord");
-      if (m.kernel.variant == Variant::Mma && wgmma && m.kernel.flops_per_element == kWgmmaFp16FlopsPerWarp) {
+      if (tensor && wgmma && m.kernel.flops_per_element == kGpuWgmmaFp16FlopsPerWarp) {
 #ifdef RTRACE_ERT_HAVE_WGMMA
         // One warpgroup (4 warps) per block.
         check_rt(launch_wgmma_fp16(mma_out.ptr, sms * int(m.elements_per_worker) / 4, run.trials, part.stream()),
                  "wgmma kernel launch");
 #endif
-      } else if (m.kernel.variant == Variant::Mma) {
+      } else if (tensor) {
         const int blocks = sms * int(m.elements_per_worker) * 32 / kThreadsPerBlock;
         if (m.kernel.precision == Precision::FP16)
           mma_fp16_kernel<<<blocks, kThreadsPerBlock, 0, part.stream()>>>(reinterpret_cast<const __half*>(mma_in.ptr),
@@ -472,7 +566,10 @@ GpuRunResult run_gpu_ert(const GpuRunOptions& options) {
   result.samples = controller.take_samples();
   result.text_attributes = {{"gpu_name", name},
                             {"partition_method", part.method()},
-                            {"kernel", "ERT 1.1.0 beta = beta*A[i] + alpha, one chunk per block; WMMA/DMMA tensor cores"}};
+                            {"kernel", wgmma ? "ERT 1.1.0 beta = beta*A[i] + alpha, one chunk per block, 4 independent chains per thread; "
+                                               "16-byte loads for bandwidth; wgmma FP16 and WMMA/DMMA tensor cores"
+                                             : "ERT 1.1.0 beta = beta*A[i] + alpha, one chunk per block, 4 independent chains per thread; "
+                                               "16-byte loads for bandwidth; WMMA/DMMA tensor cores"}};
   result.number_attributes = {{"sm_clock_khz", g.sm_clock_khz},
                               {"memory_clock_khz", g.memory_clock_khz},
                               {"spec_bandwidth_gbs", g.spec_bandwidth_gbs},

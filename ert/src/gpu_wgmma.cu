@@ -1,9 +1,11 @@
 // The Hopper FP16 tensor peak: warpgroup MMA (wgmma.mma_async, sm_90a only).
 //
-// EXPERIMENTAL, opt-in (RTRACE_ERT_WGMMA=1): written and compiled without a
-// GPU, never run. mma.sync (the WMMA kernel of gpu_runner.cu) reaches only
-// part of an H100's dense FP16 peak; cuBLAS uses wgmma, so its kernels can
-// plot above a WMMA-only roof (issue 13, finding 8). This object is compiled
+// The FP16 tensor ceiling on compute capability 9.0, by default (issue 22;
+// RTRACE_ERT_WGMMA=0 leaves it out). Written and compiled without a GPU and
+// not yet run on one: tests/gpu/validate.sh compares it with the spec.
+// mma.sync (the WMMA kernel of gpu_runner.cu) reaches only part of an H100's
+// dense FP16 peak; cuBLAS uses wgmma, so its kernels would plot above a
+// WMMA-only roof (issue 13, finding 8); mma.sync stays its own ceiling. This object is compiled
 // for sm_90a alone (ert/CMakeLists.txt): other devices have no image of it
 // and the runner never plans it there.
 //

@@ -1,17 +1,15 @@
-// The sm_90a warpgroup-MMA kernel (gpu_wgmma.cu): experimental, opt-in.
+// The sm_90a warpgroup-MMA kernel (gpu_wgmma.cu): the FP16 tensor ceiling on compute capability 9.0.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include "rtrace/ert/kernel_spec.hpp"
+
 namespace rtrace::ert {
 
-// wgmma.m64n256k16 per warpgroup and loop iteration.
-constexpr int kWgmmaPerIteration = 4;
-// FLOPs per warp and iteration: 4 MMAs x 2*64*256*16 per warpgroup of 4 warps.
-constexpr int kWgmmaFp16FlopsPerWarp = kWgmmaPerIteration * 2 * 64 * 256 * 16 / 4;
-
-// Warps per SM the runner plans: two warpgroups, so one's wait overlaps the other's MMAs.
-constexpr int kWgmmaWarpsPerSm = 8;
+// wgmma.m64n256k16 per warpgroup and loop iteration; the FLOP accounting
+// (kGpuWgmmaFp16FlopsPerWarp) is in kernel_spec.hpp, where it is unit-tested.
+constexpr int kWgmmaPerIteration = kGpuWgmmaPerIteration;
 
 // Launches `blocks` warpgroups (128 threads each); out holds blocks*128 floats.
 // cudaErrorNoKernelImageForDevice on anything but compute capability 9.0.

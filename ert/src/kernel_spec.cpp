@@ -19,6 +19,7 @@ const char* to_string(Variant v) noexcept {
     case Variant::NoFma: return "nofma";
     case Variant::Half2: return "half2";
     case Variant::Mma: return "mma";
+    case Variant::MmaSync: return "mma.sync";
   }
   return "?";
 }
@@ -41,6 +42,7 @@ std::size_t element_bytes(Precision p) noexcept {
 
 std::string compute_ceiling_name(Precision p, Variant v) {
   if (v == Variant::Mma) return p == Precision::FP64 ? "TC FP64" : "TC FP16->FP32";
+  if (v == Variant::MmaSync) return p == Precision::FP64 ? "TC FP64 mma.sync" : "TC FP16->FP32 mma.sync";
   if (v == Variant::Half2) return "FP16 half2";
   std::string name = p == Precision::FP64 ? "FP64" : p == Precision::FP32 ? "FP32" : "FP16";
   return name + (v == Variant::Fma ? " FMA" : " no-FMA");
@@ -61,11 +63,25 @@ bool is_supported_flops_per_element(int f) noexcept {
 
 double bytes_per_element(const KernelSpec& k) noexcept {
   // Tensor-core kernels keep their operands in registers: no memory traffic.
-  if (k.variant == Variant::Mma) return 0.0;
+  if (k.variant == Variant::Mma || k.variant == Variant::MmaSync) return 0.0;
   return 2.0 * static_cast<double>(element_bytes(k.precision));
 }
 
 double flops_per_element(const KernelSpec& k) noexcept { return static_cast<double>(k.flops_per_element); }
+
+std::vector<GpuTensorKernel> gpu_tensor_kernels(int cc_major, int cc_minor, bool have_wgmma, bool use_wgmma) {
+  std::vector<GpuTensorKernel> out;
+  if (cc_major < 7) return out;
+  const bool wgmma = have_wgmma && use_wgmma && cc_major == 9 && cc_minor == 0;
+  if (wgmma) {
+    out.push_back({{Precision::FP16, Variant::Mma, kGpuWgmmaFp16FlopsPerWarp}, 8, true});  // two warpgroups per SM
+    out.push_back({{Precision::FP16, Variant::MmaSync, kGpuWmmaFp16FlopsPerWarp}, 32, false});
+  } else {
+    out.push_back({{Precision::FP16, Variant::Mma, kGpuWmmaFp16FlopsPerWarp}, 32, false});
+  }
+  if (cc_major >= 8) out.push_back({{Precision::FP64, Variant::Mma, kGpuDmmaFp64FlopsPerWarp}, 32, false});
+  return out;
+}
 
 SampleCost sample_cost(const KernelSpec& k, std::int64_t elements, std::int64_t trials) noexcept {
   const double n = static_cast<double>(elements) * static_cast<double>(trials);

@@ -33,6 +33,9 @@
 #include <vector>
 
 namespace rtrace::demo {
+// The sm_90a warpgroup-MMA chain (demo_wgmma.cu): `blocks` warpgroups, each
+// 128 x 128 accumulators of acc_io, `chain` MMAs adding 16 x a x b each.
+cudaError_t launch_wgmma_chain(float* acc_io, int blocks, float a_value, float b_value, int chain);
 namespace {
 
 class CudaError : public std::runtime_error {
@@ -634,6 +637,18 @@ __global__ void rtd_fma_fp32_k(float* __restrict__ x, std::int64_t n, float b, f
   }
 }
 
+// Scalar half: one lane of the FP16 FMA instruction per thread; 2 FLOPs per
+// HFMA (the packed kernel above does 4 per HFMA2): together they tell on a GPU
+// whether CUPTI's HFMA counter counts instructions or lanes (docs/tracer.md).
+__global__ void rtd_fma_half_k(__half* __restrict__ x, std::int64_t n, __half b, __half c) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x) {
+    __half a = x[i];
+#pragma unroll 16
+    for (int r = 0; r < kFmaChain; ++r) a = __hfma(a, b, c);
+    x[i] = a;
+  }
+}
+
 __global__ void rtd_fma_half2_k(__half2* __restrict__ x, std::int64_t n, __half2 b, __half2 c) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x) {
     __half2 a = x[i];
@@ -690,7 +705,61 @@ KernelResult gpu_fma(const KernelConfig& cfg) {
   std::string symbol;
   int prec = RTRACE_FP32;
   std::string counter = "fp32";
-  if (v == "fp32" || v == "half2") {
+  if (v == "wgmma-fp16") {
+    // Hopper warpgroup MMA (sm_90a only; demo_wgmma.cu). Elsewhere: skipped, no expectation.
+    cudaDeviceProp prop{};
+    RTD_CUDA(cudaGetDeviceProperties(&prop, 0));
+    if (prop.major != 9 || prop.minor != 0) {
+      r.ok = true;
+      r.check = "skipped (wgmma needs compute capability 9.0, this is " + std::to_string(prop.major) + "." +
+                std::to_string(prop.minor) + ")";
+      return r;
+    }
+    symbol = "rtd_fma_wgmma_fp16_k";
+    constexpr std::int64_t kPerBlock = 128 * 128;  // 64 x 256 accumulators per warpgroup
+    const int blocks = static_cast<int>(std::max<std::int64_t>(1, (n + kPerBlock - 1) / kPerBlock));
+    std::vector<float> acc0(static_cast<std::size_t>(blocks * kPerBlock));
+    for (std::size_t i = 0; i < acc0.size(); ++i) acc0[i] = float(fma_start(std::int64_t(i)));
+    DeviceArray<float> acc(static_cast<std::int64_t>(acc0.size()));
+    acc.upload(acc0);
+    RTD_CUDA(cudaDeviceSynchronize());
+    AnnotatedRegion region(r.region);
+    GpuTimer timer;
+    for (int it = 0; it < cfg.iters; ++it)
+      RTD_CUDA(launch_wgmma_chain(acc.get(), blocks, float(kFmaStep / 16), it % 2 ? -1.0f : 1.0f, kFmaChain));
+    RTD_LAUNCHED(symbol.c_str());
+    seconds = timer.stop();
+    const std::vector<float> out = acc.download();
+    got.assign(out.begin(), out.end());
+    r.flops = 2.0 * 64 * 256 * 16 * kFmaChain * double(blocks) * cfg.iters;
+    r.bytes_dram = 8.0 * double(acc0.size()) * cfg.iters;
+    region.finish(r.flops, RTRACE_FP16, r.bytes_dram);
+    counter = "tensor";
+    expected_count = std::int64_t(got.size());
+  } else if (v == "half") {
+    symbol = "rtd_fma_half_k";
+    const unsigned grid = blocks_for(n, threads, 65536);
+    std::vector<__half> h(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) h[i] = __double2half(fma_start(i));
+    DeviceArray<__half> x(n);
+    x.upload(h);
+    RTD_CUDA(cudaDeviceSynchronize());
+    AnnotatedRegion region(r.region);
+    GpuTimer timer;
+    for (int it = 0; it < cfg.iters; ++it)
+      rtd_fma_half_k<<<grid, threads>>>(x.get(), n, __double2half(1.0), __double2half(it % 2 ? -kFmaStep : kFmaStep));
+    RTD_LAUNCHED(symbol.c_str());
+    seconds = timer.stop();
+    // math FLOPs: one lane x (multiply + add) per HFMA
+    r.flops = 2.0 * kFmaChain * double(n) * cfg.iters;
+    r.bytes_dram = 4.0 * double(n) * cfg.iters;
+    region.finish(r.flops, RTRACE_FP16, r.bytes_dram);
+    const std::vector<__half> out = x.download();
+    for (const __half& o : out) got.push_back(double(__half2float(o)));
+    prec = RTRACE_FP16;
+    counter = "fp16";
+    expected_count = std::int64_t(got.size());
+  } else if (v == "fp32" || v == "half2") {
     // n scalars (fp32) or n half2 pairs (half2).
     const bool half = v == "half2";
     symbol = half ? "rtd_fma_half2_k" : "rtd_fma_fp32_k";

@@ -35,7 +35,7 @@ const std::vector<std::string>& kernel_variants(const std::string& kernel, bool 
   static const std::vector<std::string> spmv_cpu{"row"};
   static const std::vector<std::string> spmv_gpu{"row", "warp"};
   static const std::vector<std::string> gpp{"naive", "iw-outside", "divides-replaced", "blocked"};
-  static const std::vector<std::string> fma_gpu{"fp32", "half2", "wmma-fp16", "dmma-fp64"};
+  static const std::vector<std::string> fma_gpu{"fp32", "half2", "half", "wmma-fp16", "dmma-fp64", "wgmma-fp16"};
   if (kernel == "gsrb") return gsrb;
   if (kernel == "spmv") return cuda ? spmv_gpu : spmv_cpu;
   if (kernel == "gpp") return gpp;
@@ -70,7 +70,7 @@ std::string usage(const ProgramInfo& p) {
      << "            (--size ncouls; nbands = ncouls/16, ngpown = ncouls/8, nw = 3)\n"
      << "  dgemm     tiled C += A*B (--size N)\n";
   if (p.cuda)
-    os << "  fma       FMA chains with exact FLOP counts, variants fp32|half2|wmma-fp16|dmma-fp64\n"
+    os << "  fma       FMA chains with exact FLOP counts, variants fp32|half2|half|wmma-fp16|dmma-fp64|wgmma-fp16\n"
        << "            (--size elements; tensor variants: accumulator elements, 256 or 64 per warp)\n";
   os
      << "  all       a representative set, each kernel its own rtrace region\n"

@@ -6,6 +6,9 @@
 //   rtrace-demo-check ceilings FILE.h5 [--markdown OUT.md]
 //   rtrace-demo-check points RUN.h5
 //   rtrace-demo-check kernel-time RUN.h5 SYMBOL
+//   rtrace-demo-check point-kernels RUN.h5 SYMBOL
+//   rtrace-demo-check ert-sms RUN.h5
+//   rtrace-demo-check ceiling-values RUN.h5
 //
 // FILE is a tracer file (/ranks/rNNNNNN) or a run file (/points/*/ranks/*); for
 // `ceilings`, an ERT file (/ert) or a run file (each point's ceilings).
@@ -16,6 +19,14 @@
 // The expectations' 7th column names the counter the FLOPs are compared with:
 // fp64 (default), fp32, fp16, or tensor (2 x tensor_ops: one math op per
 // multiply-accumulate, docs/tracer.md).
+// `point-kernels` prints per complete point: id, the SMs granted, launches of
+// SYMBOL traced (rows with a timeline) and their summed seconds, launches with
+// metrics, their FLOPs (fp64 + fp32 + fp16 + 2 x tensor) and DRAM bytes, and
+// the metrics provenance(s) ("-" when none): a point without such kernels is a
+// line of zeros, never a missing line. `ert-sms` prints per point the SMs
+// granted, the SMs the point's ERT measured (/ert/sms_achieved of the file its
+// ceilings came from; -1 when unknown) and that file. `ceiling-values` prints
+// per point and ceiling: id, SMs granted, name, value, min, max, unreliable.
 // Exit: 0 every exact check within tolerance, 1 a check failed, 2 bad usage or
 // unreadable input, 3 no kernel metrics in the file.
 #include "rtrace/store/run_file.hpp"
@@ -318,6 +329,7 @@ int cmd_kernel_time(const std::vector<std::string>& args) {
       for (const KernelRow& k : rec.kernels) {
         if (k.name_id < 0 || static_cast<std::size_t>(k.name_id) >= rec.names.size()) continue;
         if (demangle(rec.names[static_cast<std::size_t>(k.name_id)]).find(args[1]) == std::string::npos) continue;
+        if (k.end_ns <= k.start_ns) continue;  // a metrics run's row: no timeline (sms sweeps merge them in)
         seconds += double(k.end_ns - k.start_ns) * 1e-9;
         ++launches;
       }
@@ -329,19 +341,118 @@ int cmd_kernel_time(const std::vector<std::string>& args) {
   return 0;
 }
 
+// Per point: traced launches and time, launches with metrics and their counts.
+int cmd_point_kernels(const std::vector<std::string>& args) {
+  if (args.size() != 2) throw UsageError("point-kernels: need RUN.h5 SYMBOL");
+  const File f = File::open(args[0]);
+  const Group& root = f.root();
+  if (!root.exists("points")) throw UsageError(args[0] + ": not a run file (no /points)");
+  const Group points = root.open_group("points");
+  std::cout << "# point_id\tsms_granted\ttraced_launches\tseconds\tmetric_launches\tflops\tdram_bytes\tprovenance\n";
+  for (const SweepPointRow& p : read_points(f)) {
+    const std::string group = point_group_name(p.point_id);
+    if (!p.complete || !points.exists(group)) continue;
+    const Group point = points.open_group(group);
+    long long traced = 0, counted = 0;
+    double seconds = 0, flops = 0, dram = 0;
+    std::string provenance;
+    if (point.exists("ranks")) {
+      const Group ranks = point.open_group("ranks");
+      for (const auto& r : ranks.children()) {
+        const RankRecords rec = read_rank(ranks.open_group(r));
+        for (const KernelRow& k : rec.kernels) {
+          if (k.name_id < 0 || static_cast<std::size_t>(k.name_id) >= rec.names.size()) continue;
+          if (demangle(rec.names[static_cast<std::size_t>(k.name_id)]).find(args[1]) == std::string::npos) continue;
+          if (k.end_ns > k.start_ns) {
+            ++traced;
+            seconds += double(k.end_ns - k.start_ns) * 1e-9;
+          }
+          if (!k.has_metrics) continue;
+          ++counted;
+          flops += finite_or_zero(k.flops_fp64) + finite_or_zero(k.flops_fp32) + finite_or_zero(k.flops_fp16) +
+                   2 * finite_or_zero(k.tensor_ops);
+          dram += finite_or_zero(k.bytes_dram_read) + finite_or_zero(k.bytes_dram_write);
+          const std::string pv = get_str(k.metrics_provenance);
+          if (!pv.empty() && provenance.find(pv) == std::string::npos)
+            provenance += (provenance.empty() ? "" : "+") + pv;
+        }
+      }
+    }
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%.9f\t%lld\t%.6g\t%.6g", seconds, counted, flops, dram);
+    std::cout << p.point_id << '\t' << sms_granted(p) << '\t' << traced << '\t' << buf << '\t'
+              << (provenance.empty() ? "-" : provenance) << '\n';
+  }
+  return 0;
+}
+
+// Per point: the SMs its ERT measured, from the file its ceilings came from.
+int cmd_ert_sms(const std::vector<std::string>& args) {
+  if (args.size() != 1) throw UsageError("ert-sms: need RUN.h5");
+  const File f = File::open(args[0]);
+  const Group& root = f.root();
+  if (!root.exists("points")) throw UsageError(args[0] + ": not a run file (no /points)");
+  const Group points = root.open_group("points");
+  std::cout << "# point_id\tsms_granted\tert_sms_achieved\tceilings_source\n";
+  for (const SweepPointRow& p : read_points(f)) {
+    const std::string group = point_group_name(p.point_id);
+    if (!p.complete || !points.exists(group)) continue;
+    const Group point = points.open_group(group);
+    std::string source = point.has_attr("ceilings_source") ? point.attr_string("ceilings_source") : "";
+    long long achieved = -1;
+    if (!source.empty()) {
+      try {
+        const File ert = File::open(source.substr(0, source.find(':')));
+        if (ert.root().exists("ert") && ert.root().open_group("ert").has_attr("sms_achieved"))
+          achieved = ert.root().open_group("ert").attr_int("sms_achieved");
+      } catch (const std::exception&) {
+      }
+    }
+    std::cout << p.point_id << '\t' << sms_granted(p) << '\t' << achieved << '\t' << (source.empty() ? "-" : source)
+              << '\n';
+  }
+  return 0;
+}
+
+// Per point and ceiling: the values, for checks across partitions.
+int cmd_ceiling_values(const std::vector<std::string>& args) {
+  if (args.size() != 1) throw UsageError("ceiling-values: need RUN.h5");
+  const File f = File::open(args[0]);
+  const Group& root = f.root();
+  if (!root.exists("points")) throw UsageError(args[0] + ": not a run file (no /points)");
+  const Group points = root.open_group("points");
+  std::cout << "# point_id\tsms_granted\tname\tvalue\tmin\tmax\tunreliable\n";
+  for (const SweepPointRow& p : read_points(f)) {
+    const std::string group = point_group_name(p.point_id);
+    if (!p.complete || !points.exists(group) || !points.open_group(group).exists("ceilings")) continue;
+    for (const CeilingRow& c : read_ceilings(points.open_group(group))) {
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "%.6g\t%.6g\t%.6g\t%d", c.value, c.min, c.max, c.unreliable > 0 ? 1 : 0);
+      std::cout << p.point_id << '\t' << sms_granted(p) << '\t' << get_str(c.name) << '\t' << buf << '\n';
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
-    if (args.empty()) throw UsageError("usage: rtrace-demo-check kernels|ceilings|points|kernel-time FILE.h5 ...");
+    if (args.empty())
+      throw UsageError(
+          "usage: rtrace-demo-check kernels|ceilings|points|kernel-time|point-kernels|ert-sms|ceiling-values FILE.h5 ...");
     const std::string cmd = args.front();
     args.erase(args.begin());
     if (cmd == "kernels") return cmd_kernels(args);
     if (cmd == "ceilings") return cmd_ceilings(args);
     if (cmd == "points") return cmd_points(args);
     if (cmd == "kernel-time") return cmd_kernel_time(args);
-    throw UsageError("unknown command `" + cmd + "` (kernels, ceilings, points or kernel-time)");
+    if (cmd == "point-kernels") return cmd_point_kernels(args);
+    if (cmd == "ert-sms") return cmd_ert_sms(args);
+    if (cmd == "ceiling-values") return cmd_ceiling_values(args);
+    throw UsageError("unknown command `" + cmd +
+                     "` (kernels, ceilings, points, kernel-time, point-kernels, ert-sms or ceiling-values)");
   } catch (const UsageError& e) {
     std::fprintf(stderr, "rtrace-demo-check: %s\n", e.what());
     return 2;

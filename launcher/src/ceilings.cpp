@@ -68,6 +68,17 @@ std::vector<store::CeilingRow> read_ceilings_from(const std::string& path, const
   return fallback;
 }
 
+int ert_sms_achieved(const std::string& path) {
+  try {
+    auto f = store::File::open(path);
+    if (!f.root().exists("ert")) return -1;
+    const auto ert = f.root().open_group("ert");
+    return ert.has_attr("sms_achieved") ? static_cast<int>(ert.attr_int("sms_achieved")) : -1;
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
 CeilingProvider::CeilingProvider(const RunOptions& o, const Environment& env, bool verbose, const LaunchSetup* launch)
     : opts_(o), env_(env), launch_(launch), verbose_(verbose) {}
 
@@ -268,6 +279,7 @@ PartitionCeilings CeilingProvider::run_ert(const Partition& p, bool quick, const
   spec.env = ert_env.to_envp();
   spec.echo = verbose_;
   spec.grace_s = opts_.grace_s;
+  spec.timeout_s = opts_.ert_timeout_s;
   const auto r = run_process(spec);
   std::error_code ec;
   if (r.kind == ExitKind::Interrupted) {
@@ -281,11 +293,16 @@ PartitionCeilings CeilingProvider::run_ert(const Partition& p, bool quick, const
     std::string tail = r.stderr_tail;
     while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
     if (auto nl = tail.rfind('\n'); nl != std::string::npos) tail = tail.substr(nl + 1);
-    c.error = "`" + join_quoted(spec.argv) + "` failed (" +
-              (r.kind == ExitKind::LaunchError ? r.launch_error
-               : r.kind == ExitKind::Exited    ? "exit " + std::to_string(r.exit_code)
-                                               : "signal " + std::to_string(r.signal)) +
-              ")" + (tail.empty() ? "" : ": " + tail);
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", opts_.ert_timeout_s);
+    c.error = "`" + join_quoted(spec.argv) + "` " +
+              (r.kind == ExitKind::TimedOut ? std::string("timed out after ") + limit + " s (--ert-timeout)"
+                                            : "failed (" +
+                                                  (r.kind == ExitKind::LaunchError ? r.launch_error
+                                                   : r.kind == ExitKind::Exited    ? "exit " + std::to_string(r.exit_code)
+                                                                                   : "signal " + std::to_string(r.signal)) +
+                                                  ")") +
+              (tail.empty() ? "" : ": " + tail);
     return c;
   }
   try {
@@ -301,15 +318,20 @@ PartitionCeilings CeilingProvider::measure(const Partition& p) {
   PartitionCeilings c;
   const bool quick = opts_.ert == ErtMode::Quick;
   const std::string cached = ert_cache_file(env_, p, quick);
-  // A cached file is used when it reads back and holds no unreliable ceiling;
-  // a damaged or untrustworthy one is measured again.
+  // A cached file is used when it reads back, holds no unreliable ceiling
+  // and, for an SM partition, was measured on the SMs this partition grants;
+  // a damaged, untrustworthy or mismatched one is measured again.
   // It must also hold against the smaller partitions known now (an entry
   // cached before those checks existed, e.g. FLOP ceilings 100x low).
   if (fs::exists(cached) && !store::hdf5_failure(cached)) {
     try {
       c.rows = read_ceilings_from(cached, p, c.source);
       c.source = cached;
-      if (!c.rows.empty() && !any_unreliable(c.rows)) {
+      const bool same_sms = p.sms <= 0 || ert_sms_achieved(cached) == p.sms;
+      if (!same_sms && verbose_)
+        std::fprintf(stderr, "rtrace: %s: the cached ERT ran on %d SMs, the partition grants %d: measuring again\n",
+                     p.name().c_str(), ert_sms_achieved(cached), p.sms);
+      if (!c.rows.empty() && !any_unreliable(c.rows) && same_sms) {
         const auto implausible = check_against_smaller(p, c.rows);
         if (implausible.empty()) return c;
         if (verbose_)
@@ -329,8 +351,23 @@ PartitionCeilings CeilingProvider::measure(const Partition& p) {
   // ERT writes a temp name that is renamed into place only when complete, so
   // concurrent sweeps on one host never read half a file.
   const std::string tmp = cached + ".tmp." + std::to_string(getpid());
+  // An SM partition's ceilings are only its own when the ERT's %smid probe saw
+  // the granted SMs (MPS: a limit, not a reservation).
+  auto mark_other_sms = [&](PartitionCeilings& measured) {
+    if (p.sms <= 0) return;
+    const int got = ert_sms_achieved(tmp);
+    if (got == p.sms) return;
+    const std::string why = "the ERT ran on " + (got < 0 ? std::string("an unknown number of") : std::to_string(got)) +
+                            " SMs (%smid), the partition grants " + std::to_string(p.sms);
+    for (auto& r : measured.rows) {
+      std::string text = store::get_str(r.unreliable_reason);
+      r.unreliable = 1;
+      store::set_str(r.unreliable_reason, text + (text.empty() ? "" : "; ") + why);
+    }
+  };
   c = run_ert(p, quick, tmp);
   if (!c.error.empty()) return c;
+  mark_other_sms(c);
   // A larger partition below a smaller one of the same kind, or above its
   // workers' ratio times it: measured once more after a pause (a burst of
   // load), then kept marked unreliable.
@@ -341,6 +378,7 @@ PartitionCeilings CeilingProvider::measure(const Partition& p) {
     PartitionCeilings again = run_ert(p, quick, tmp);
     if (!again.error.empty()) return again;
     c = std::move(again);
+    mark_other_sms(c);
     below = check_against_smaller(p, c.rows);
     mark_unreliable(c.rows, below);
   }

@@ -51,8 +51,11 @@ GpuInfo parse_fake_gpu(const std::string& spec) {
       g.fake_ert = value;
     } else if (key == "probe") {
       g.fake_probe = value;
+    } else if (key == "cuda") {
+      if (value != "0" && value != "1") throw std::invalid_argument("cuda=`" + value + "` is not 0 or 1");
+      g.fake_cuda = value == "1";
     } else {
-      throw std::invalid_argument("unknown key `" + key + "` (expected sms, name, cc, ert, probe)");
+      throw std::invalid_argument("unknown key `" + key + "` (expected sms, name, cc, ert, probe, cuda)");
     }
   }
   if (g.sm_count < 1) throw std::invalid_argument("no sms=N");

@@ -376,6 +376,12 @@ void MpsDaemon::start(const Environment& base) {
   env.set("CUDA_MPS_PIPE_DIRECTORY", pipe_dir_);
   env.set("CUDA_MPS_LOG_DIRECTORY", log_dir_);
   env.unset("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");  // the daemon's default stays 100
+  // Set deliberately, never inherited as it happens to be: the daemon serves
+  // exactly the device the sweep partitions (the first the user's
+  // CUDA_VISIBLE_DEVICES names, else device 0), and its clients address it as
+  // device 0, their CUDA_VISIBLE_DEVICES being relative to the daemon's (apply()).
+  daemon_device_ = first_visible_device(base.get("CUDA_VISIBLE_DEVICES"));
+  env.set("CUDA_VISIBLE_DEVICES", daemon_device_);
   envp_ = env.to_envp();
   auto fail = [&](const std::string& what) {
     // Whatever did start is taken down before we report.
@@ -513,6 +519,14 @@ void MpsDaemon::apply_percentage(Environment& env, int thread_percentage) const 
   env.set("CUDA_MPS_PIPE_DIRECTORY", pipe_dir_);
   env.set("CUDA_MPS_LOG_DIRECTORY", log_dir_);
   env.set("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", std::to_string(thread_percentage));
+  env.set("CUDA_VISIBLE_DEVICES", "0");  // the daemon's one device (start())
+}
+
+std::string first_visible_device(const std::string& cuda_visible_devices) {
+  std::string first = cuda_visible_devices.substr(0, cuda_visible_devices.find(','));
+  while (!first.empty() && first.front() == ' ') first.erase(first.begin());
+  while (!first.empty() && first.back() == ' ') first.pop_back();
+  return first.empty() ? "0" : first;
 }
 
 }  // namespace rtrace::launcher

@@ -162,10 +162,14 @@ RunOptions parse_run_options(int argc, char** argv) {
       ("ert", po::value<std::string>(&ert)->value_name("MODE"),
        "ceilings per partition: auto (run `rtrace ert`, cached), quick (`rtrace ert --quick`, cached), "
        "none, or FILE (import from an ert or run file)")
+      ("ert-timeout", po::value<double>(&o.ert_timeout_s)->value_name("SECONDS"),
+       "stop one `rtrace ert` measurement after SECONDS (default 3600; 0: never): the point then has no ceilings "
+       "and its log says why")
       ("launcher", po::value<std::string>(&launcher)->value_name("L"),
        "auto (srun inside a Slurm allocation, else mpirun for ranks>1), mpirun, srun or none")
       ("tracer", po::value<std::string>(&tracer)->value_name("T"),
-       "auto, cpu (LD_PRELOAD), cuda (CUDA_INJECTION64_PATH), cuda-metrics or none")
+       "auto, cpu (LD_PRELOAD), cuda (CUDA_INJECTION64_PATH), cuda-metrics or none; with an sms axis, auto (on a "
+       "GPU) and cuda-metrics add a kernel-count run per point (docs/launcher.md)")
       ("sample", po::value<double>(&o.sample_hz)->value_name("HZ"),
        "sample every thread's call stack HZ times per second of its CPU time (default 250 with the cpu "
        "tracer, off with the CUDA tracers; 0: off)")
@@ -243,6 +247,7 @@ RunOptions parse_run_options(int argc, char** argv) {
   if (o.repeat < 1) throw UsageError("--repeat must be at least 1 (got " + std::to_string(o.repeat) + ")");
   if (!(o.timeout_s >= 0)) throw UsageError("--timeout must be 0 (none) or a positive number of seconds");
   if (!(o.grace_s >= 0)) throw UsageError("--grace must be a non-negative number of seconds");
+  if (!(o.ert_timeout_s >= 0)) throw UsageError("--ert-timeout must be 0 (none) or a positive number of seconds");
   if (vm.count("sample") && !(o.sample_hz >= 0 && o.sample_hz <= 10000))
     throw UsageError("--sample must be a rate in 0..10000 Hz (0: off)");
   if (o.output.empty()) throw UsageError("-o needs a file name");
@@ -263,6 +268,7 @@ std::string RunOptions::to_json() const {
   j["repeat"] = repeat;
   j["timeout_s"] = timeout_s;
   j["grace_s"] = grace_s;
+  j["ert_timeout_s"] = ert_timeout_s;
   j["output"] = output;
   j["resume"] = resume;
   j["retry_failed"] = retry_failed;
@@ -306,6 +312,7 @@ void RunOptions::fill_from_json(const std::string& text) {
     if (absent("launcher") && j.contains("launcher")) launcher = launcher_from(j["launcher"].get<std::string>());
     if (absent("timeout")) timeout_s = j.value("timeout_s", timeout_s);
     if (absent("grace")) grace_s = j.value("grace_s", grace_s);
+    if (absent("ert-timeout")) ert_timeout_s = j.value("ert_timeout_s", ert_timeout_s);
     if (absent("mpi-args")) mpi_args = j.value("mpi_args", mpi_args);
     if (absent("srun-mpi")) srun_mpi = j.value("srun_mpi", srun_mpi);
     if (absent("fail-fast")) fail_fast = j.value("fail_fast", fail_fast);

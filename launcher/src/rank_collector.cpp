@@ -123,4 +123,42 @@ CollectedRanks collect_tracer_ranks(const std::string& trace_dir, store::Group& 
   return out;
 }
 
+std::map<std::int64_t, store::RankRecords> read_tracer_ranks(const std::string& trace_dir,
+                                                             std::vector<std::string>& log) {
+  std::map<std::int64_t, store::RankRecords> out;
+  std::error_code ec;
+  if (trace_dir.empty() || !fs::is_directory(trace_dir, ec)) return out;
+  auto read_all = [&](const std::string& path, bool keep_longest) {
+    try {
+      auto f = store::File::open(path);
+      if (!f.root().exists("ranks")) return;
+      const auto src = f.root().open_group("ranks");
+      for (const auto& name : src.children()) {
+        const auto r = rank_of(name);
+        if (r < 0) continue;
+        store::RankRecords rec = store::read_rank(src.open_group(name));
+        auto it = out.find(r);
+        if (it == out.end()) out.emplace(r, std::move(rec));
+        else if (keep_longest && rec.info.wall_s > it->second.info.wall_s) it->second = std::move(rec);
+      }
+    } catch (const std::exception& e) {
+      log.push_back("warning: trace file " + fs::path(path).filename().string() + " unreadable: " + e.what());
+    }
+  };
+  // As collect_tracer_ranks: ranks.h5 first, then per rank the longest-lived process.
+  if (fs::exists(trace_dir + "/ranks.h5", ec)) read_all(trace_dir + "/ranks.h5", false);
+  const std::size_t from_collective = out.size();
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(trace_dir, ec)) {
+    const auto name = entry.path().filename().string();
+    if (name.rfind("rank-", 0) == 0 && entry.path().extension() == ".h5") files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  std::map<std::int64_t, store::RankRecords> collective;
+  if (from_collective > 0) collective.swap(out);
+  for (const auto& path : files) read_all(path, true);
+  for (auto& [r, rec] : collective) out[r] = std::move(rec);  // ranks.h5 wins
+  return out;
+}
+
 }  // namespace rtrace::launcher

@@ -52,7 +52,10 @@ SmsMeasurement measure_point_sms(const LaunchSetup& s, const PointCommand& cmd, 
   }
   ProcessSpec spec;
   spec.path = probe;
-  spec.argv = {"rtrace-smid-probe"};
+  // One resident wave on the granted SMs (the probe's --sms): more blocks than
+  // the grant holds at once would run in later waves, and MPS may schedule a
+  // later wave on other SMs, so a multi-wave count could exceed the grant.
+  spec.argv = {"rtrace-smid-probe", "--sms", std::to_string(cmd.partition.sms)};
   spec.env = probe_environment(s, cmd).to_envp();
   spec.timeout_s = timeout_s;
   spec.grace_s = 2;

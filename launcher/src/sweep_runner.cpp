@@ -3,6 +3,7 @@
 // Each step is a stage of sweep_stages.hpp; this file only puts them in order.
 #include "rtrace/launcher/sweep_runner.hpp"
 
+#include "rtrace/launcher/metrics_pass.hpp"
 #include "rtrace/launcher/smid_probe.hpp"
 #include "rtrace/launcher/sweep_stages.hpp"
 
@@ -77,6 +78,14 @@ std::string failed_points_note(const SweepContext& ctx, const store::RunFile& rf
          " (rerun with --resume --retry-failed)";
 }
 
+// A point that ran but did not deliver what was asked of it.
+void fail_point(PointResult& result, const std::string& line, std::vector<std::string>& log) {
+  result.status = store::PointStatus::Failed;
+  result.status_text = "failed (" + line + ")";
+  store::set_str(result.row.status, store::to_string(result.status));
+  log.push_back("error: " + line);
+}
+
 int interrupt_or(int fallback) {
   const int s = SignalWatch::interrupt_signal();
   return s ? s : fallback;
@@ -122,6 +131,7 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
     progress.note("resuming " + o.output + ": " + std::to_string(todo.size()) + " of " + std::to_string(total) +
                   " points left" + failed_points_note(ctx, *rf));
   CeilingsStage ceilings(o, env, &setup.launch);
+  MetricsPassStage metrics_pass(o, setup.launch);
   SweepOutcome outcome;
   // --resume: points committed without ceilings they could use get them first.
   if (o.resume && !add_missing_ceilings(*rf, ctx, setup, ceilings, progress)) {
@@ -165,12 +175,32 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
       outcome.interrupted = SignalWatch::interrupt_signal();
       break;
     }
+    // CUDA tracing that could not run (no CUPTI, no counter permission) fails
+    // the point with the reason, never "ok" with nothing traced.
+    if (setup.launch.tracer_mode.rfind("cuda", 0) == 0 && result.status == store::PointStatus::Ok)
+      if (auto failure = cuda_tracing_failure(gpu_status_in_trace_dir(trace_dir),
+                                              setup.launch.tracer_mode == "cuda-metrics"))
+        fail_point(result, *failure, log);
+
+    // 1b. The kernel counts of an sms point: a second run under cuda-metrics,
+    //     inside the partition when CUPTI can profile there, else outside.
+    MetricsPassResult counted;
+    if (setup.launch.metrics_pass && p.sms > 0 && result.status == store::PointStatus::Ok) {
+      counted = metrics_pass.run(p, cmd, trace_dir, progress, ordinal);
+      log.insert(log.end(), counted.log.begin(), counted.log.end());
+      if (counted.interrupted) {
+        outcome.interrupted = SignalWatch::interrupt_signal();
+        break;
+      }
+      if (counted.failure) fail_point(result, *counted.failure, log);
+    }
 
     // 2. Ceilings of the partition, when the point has counts to place on them
     //    (measured once per partition, cached). Interrupted while measuring: the
     //    point is still committed, and --resume adds its ceilings.
-    const RooflineCounts counts =
+    RooflineCounts counts =
         setup.launch.tracer_mode == "none" ? RooflineCounts{} : roofline_counts_in_trace_dir(trace_dir);
+    if (!counts.any && !counted.trace_dir.empty()) counts = roofline_counts_in_trace_dir(counted.trace_dir);
     const PointCeilings ceil = ceilings.for_point(cmd.partition, counts, progress, ordinal, label, log);
     if (ceil.interrupted) {
       outcome.interrupted = interrupt_or(SIGINT);
@@ -181,7 +211,10 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
     // 3. Commit: ceilings, output, ranks, log: all or nothing.
     const auto commit_start = OwnCost::Clock::now();
     try {
-      commit_point(*rf, PointCommit{cmd, *ceil.ceilings, result, trace_dir, setup.launch.tracer_mode}, log);
+      commit_point(*rf,
+                   PointCommit{cmd, *ceil.ceilings, result, trace_dir, setup.launch.tracer_mode, counted.trace_dir,
+                               counted.provenance},
+                   log);
     } catch (const std::exception& e) {
       progress.finish();
       std::fprintf(stderr, "rtrace run: cannot record point %lld (%s) in `%s`: %s\n", static_cast<long long>(p.id),

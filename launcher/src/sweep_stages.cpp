@@ -1,6 +1,7 @@
 // The stages of a sweep, in the order run_sweep() calls them (see sweep_stages.hpp).
 #include "rtrace/launcher/sweep_stages.hpp"
 
+#include "rtrace/launcher/metrics_pass.hpp"
 #include "rtrace/launcher/rank_collector.hpp"
 #include "rtrace/launcher/sweep_runner.hpp"
 #include "rtrace/store/validate.hpp"
@@ -44,6 +45,7 @@ std::string tracer_library(const Environment& env) {
   if (exe.empty()) return {};
   return (fs::path(exe).parent_path().parent_path() / "lib" / "librtrace_tracer.so").lexically_normal().string();
 }
+
 
 // rtrace's argv for display and /run, with denied --env values removed.
 std::string display_command_line(const std::vector<std::string>& argv, const std::vector<std::string>& deny) {
@@ -267,16 +269,16 @@ SweepSetup check_setup(const SweepContext& ctx, const Environment& env) {
   // Tracer: the library next to the binary (or $RTRACE_TRACER_LIB).
   ls.tracer_lib = tracer_library(env);
   const bool lib_exists = !ls.tracer_lib.empty() && fs::exists(ls.tracer_lib);
-  // Finding 10: CUPTI's metric (profiling) APIs do not work under MPS, and an
-  // sms axis partitions with MPS: refused before anything runs, not a sweep
-  // of empty metric tables.
-  if (ctx.plan.has(AxisKind::Sms) && o.tracer == TracerChoice::CudaMetrics)
-    throw UsageError("--tracer cuda-metrics cannot be used with the sms axis: its SM partitions run under MPS, where "
-                     "CUPTI metric collection does not work; use --tracer cuda (kernel times) for the sms sweep");
+  // CUDA apps on an sms axis: kernel times from the partitioned run, kernel
+  // counts from a second run (metrics_pass.hpp): --tracer auto on a GPU and
+  // --tracer cuda-metrics both give the roofline; --tracer cuda only times.
+  const bool sms_sweep = plan.has(AxisKind::Sms);
+  const bool gpu_apps = ls.gpu.found && (!ls.gpu.fake || ls.gpu.fake_cuda);
   switch (o.tracer) {
     case TracerChoice::None: ls.tracer_mode = "none"; break;
     case TracerChoice::Auto:
-      ls.tracer_mode = !lib_exists ? "none" : (ls.gpu.found && !ls.gpu.fake ? "cuda-trace" : "cpu");
+      ls.tracer_mode = !lib_exists ? "none" : (gpu_apps ? "cuda-trace" : "cpu");
+      ls.metrics_pass = lib_exists && gpu_apps && sms_sweep;
       if (!lib_exists) notes.push_back("note: tracer library not found at " + ls.tracer_lib + "; running untraced");
       break;
     case TracerChoice::Cpu:
@@ -286,8 +288,16 @@ SweepSetup check_setup(const SweepContext& ctx, const Environment& env) {
         throw UsageError("--tracer " + std::string(to_string(o.tracer)) + ": tracer library not found at " +
                          ls.tracer_lib + " (set RTRACE_TRACER_LIB)");
       ls.tracer_mode = to_string(o.tracer);
+      if (o.tracer == TracerChoice::CudaMetrics && sms_sweep) {
+        ls.tracer_mode = "cuda-trace";  // the partitioned run times; the counts come from the metrics run
+        ls.metrics_pass = ls.metrics_required = true;
+      }
       break;
   }
+  if (ls.metrics_pass)
+    notes.push_back("note: sms points run twice: kernel times in the partition (cuda-trace), kernel counts in a second "
+                    "run (cuda-metrics) inside the partition if CUPTI can profile there, else outside it on the "
+                    "whole device (each count says which)");
   if (o.ert == ErtMode::File) {
     // A bad ceilings file is a usage error, found before anything runs.
     if (!fs::exists(o.ert_file)) throw UsageError("--ert " + o.ert_file + ": no such file");
@@ -419,6 +429,7 @@ std::string PartitionStage::prepare(const SweepPoint& p) {
   const std::string trace_dir = setup_.trace_dir(p.id);
   if (setup_.launch.tracer_mode != "none") {
     remove_tree(trace_dir);  // leftovers of an interrupted attempt
+    remove_tree(trace_dir + "-metrics");
     std::error_code ec;
     fs::create_directories(trace_dir, ec);
     chmod(setup_.scratch_root.c_str(), 0700);
@@ -428,7 +439,10 @@ std::string PartitionStage::prepare(const SweepPoint& p) {
 }
 
 void PartitionStage::release(const SweepPoint& p) {
-  if (!ctx_.opts.keep_scratch && setup_.launch.tracer_mode != "none") remove_tree(setup_.trace_dir(p.id));
+  if (!ctx_.opts.keep_scratch && setup_.launch.tracer_mode != "none") {
+    remove_tree(setup_.trace_dir(p.id));
+    remove_tree(setup_.trace_dir(p.id) + "-metrics");  // the metrics run of an sms point
+  }
 }
 
 void PartitionStage::stop() {
@@ -642,6 +656,21 @@ void commit_point(store::RunFile& rf, const PointCommit& c, std::vector<std::str
       copied = collected.ranks.size();
     }
     if (copied == 0) store::write_rank(ranks, rusage_rank(r, c.cmd.partition.threads));
+    if (!c.metrics_dir.empty()) {
+      // The metrics run's counts join the partitioned run's times, rank by rank.
+      for (auto& [rank, metrics] : read_tracer_ranks(c.metrics_dir, log)) {
+        const std::string name = store::rank_group_name(rank);
+        if (!ranks.exists(name)) {
+          log.push_back("warning: rank " + std::to_string(rank) + " only in the metrics run: its counts are dropped");
+          continue;
+        }
+        store::RankRecords rec = store::read_rank(ranks.open_group(name));
+        merge_metric_rows(rec, metrics);
+        ranks.remove(name);
+        store::write_rank(ranks, rec);
+      }
+      g.set_attr("metrics_provenance", c.metrics_provenance);
+    }
     if (!log.empty()) g.set_attr("log", log);
   });
 }

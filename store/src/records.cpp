@@ -159,7 +159,11 @@ const RowLayout& RankInfoRow::layout() {
                                  .add("gpu_available", &R::gpu_available)
                                  .add("omp_threads", &R::omp_threads, "1")
                                  .add_optional("mpi_init_end", &R::mpi_init_end, "s")
-                                 .add_optional("mpi_finalize_start", &R::mpi_finalize_start, "s");
+                                 .add_optional("mpi_finalize_start", &R::mpi_finalize_start, "s")
+                                 .add_optional("gpu_status", &R::gpu_status)
+                                 .add_optional("gpu_status_detail", &R::gpu_status_detail)
+                                 .add_optional("metrics_unmatched_launches", &R::metrics_unmatched_launches, "1")
+                                 .add_optional("metrics_unmatched_ranges", &R::metrics_unmatched_ranges, "1");
   return l;
 }
 
@@ -221,7 +225,8 @@ const RowLayout& KernelRow::layout() {
                                  .add("shared_ld_instructions", &R::shared_ld_instructions, "1")
                                  .add("shared_st_instructions", &R::shared_st_instructions, "1")
                                  .add("global_transactions", &R::global_transactions, "1")
-                                 .add("shared_transactions", &R::shared_transactions, "1");
+                                 .add("shared_transactions", &R::shared_transactions, "1")
+                                 .add_optional("metrics_provenance", &R::metrics_provenance);
   return l;
 }
 

@@ -228,3 +228,14 @@ TEST(Model, CeilingSpreadWidensIdeal) {
   EXPECT_NE(d.explanation.find("within the DRAM ceiling's spread"), std::string::npos) << d.explanation;
   EXPECT_NEAR(ceiling_ratio_noise(noisy(10, 1000), noisy(17, 2000), "DRAM"), 0.2, 1e-12);
 }
+
+TEST(AnalysisModel, TensorCeilingsOfEitherMmaKindServeOnlyTensorKernels) {
+  // Hopper: wgmma is "TC FP16->FP32" (variant mma), mma.sync its own ceiling.
+  const CeilingSet h100({bw("HBM", 3000), peak("FP16 half2", "fp16", "half2", 120000),
+                         peak("TC FP16->FP32", "fp16", "mma", 800000),
+                         peak("TC FP16->FP32 mma.sync", "fp16", "mma.sync", 500000)});
+  ASSERT_NE(h100.peak("fp16", true), nullptr);
+  EXPECT_EQ(h100.peak("fp16", true)->name, "TC FP16->FP32");
+  ASSERT_NE(h100.peak("fp16", false), nullptr);
+  EXPECT_EQ(h100.peak("fp16", false)->name, "FP16 half2");  // neither tensor ceiling caps a non-tensor kernel
+}

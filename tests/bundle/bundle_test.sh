@@ -11,7 +11,13 @@
 #     and the run file it writes validates and holds the demo's triad region;
 #   - `rtrace ert --list-gpus` says "no GPU found" in one line, non-zero exit;
 #   - rtrace-demo-cuda (when built) starts and says "no GPU found" (exit 2);
-#   - unpacked size <= 60 MiB (bundle.sh enforces it; checked again here).
+#   - CUDA builds: CUPTI in lib/ (libcupti.so.13, libnvperf_host.so,
+#     libnvperf_target.so) byte-identical to the toolkit's, with the CUDA EULA;
+#     and the bundled tracer finds it inside the root: a driver-API app under
+#     `rtrace --tracer cuda` (the test fake of libcuda.so.1, against which the
+#     real CUPTI refuses cuptiSubscribe) makes its point `failed` with a line
+#     naming /opt/rtrace/lib/libcupti.so.13, never `ok` with nothing traced;
+#   - unpacked size <= 100 MiB (bundle.sh enforces it; checked again here).
 # Needs root (chroot, mount); exits 77 (skip) otherwise.
 set -uo pipefail
 SRC=$1 BUILD=$2 WORK=$3
@@ -32,17 +38,31 @@ bundle=$(ls -d "$WORK"/dist/rtrace-*-linux-x86_64 2>/dev/null | head -1)
 bytes=$(du -sb "$bundle" | cut -f1)
 tarbytes=$(stat -c %s "$bundle.tar.gz")
 echo "bundle: $((bytes / 1024)) KiB unpacked, $((tarbytes / 1024)) KiB .tar.gz, $(ls "$bundle/lib" | wc -l) libraries"
-[ "$bytes" -le $((60 * 1048576)) ] || fail "bundle is $bytes bytes, over 60 MiB"
+[ "$bytes" -le $((100 * 1048576)) ] || fail "bundle is $bytes bytes, over 100 MiB"
 for f in bin/rtrace bin/rtrace-demo bin/rtrace-demo-check lib/librtrace_tracer.so tests/gpu/validate.sh \
          share/rtrace/examples/run-2points-traced.h5 BUNDLE.txt; do
   [ -e "$bundle/$f" ] || fail "the bundle lacks $f"
 done
 for f in "$bundle"/lib/*; do
   case "${f##*/}" in
-    libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|libcuda.so*|libcupti*|libnvperf*)
+    libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|libcuda.so*)
       fail "the bundle holds ${f##*/}, which must come from the node" ;;
   esac
 done
+# CUPTI: NVIDIA's files, exactly as the toolkit ships them (the EULA allows no changes).
+cupti=(libcupti.so.13 libnvperf_host.so libnvperf_target.so)
+if grep -q '^RTRACE_ENABLE_CUDA:BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null; then
+  toolkit_lib=$(sed -n 's/^CUDAToolkit_LIBRARY_DIR:[A-Z]*=//p' "$BUILD/CMakeCache.txt")
+  for f in "${cupti[@]}"; do
+    [ -f "$bundle/lib/$f" ] || fail "a CUDA bundle lacks lib/$f"
+    if [ -f "$toolkit_lib/$f" ]; then
+      cmp -s "$toolkit_lib/$f" "$bundle/lib/$f" || fail "lib/$f differs from $toolkit_lib/$f (it must be NVIDIA's file, unmodified)"
+    fi
+  done
+  [ -s "$bundle/share/rtrace/licenses/NVIDIA-CUDA-EULA.txt" ] || fail "the bundle ships CUPTI without the CUDA EULA"
+  grep -q "Attachment A" "$bundle/share/rtrace/licenses/NVIDIA-CUDA-EULA.txt" || fail "the EULA in the bundle has no Attachment A"
+  echo "ok: CUPTI in the bundle (${cupti[*]}), unmodified, with the CUDA EULA"
+fi
 
 # ---- the root: the bundle in /opt/rtrace, glibc from this machine, nothing else
 root="$WORK/root"
@@ -86,7 +106,10 @@ fi
 # ---- 1. every ELF resolves inside the root
 for f in "$root"/opt/rtrace/bin/* "$root"/opt/rtrace/lib/*; do
   rel=${f#"$root"}
-  out=$(in_root /lib64/ld-linux-x86-64.so.2 --list "$rel" 2>&1) || fail "ld.so --list $rel: $out"
+  # CUPTI carries no RUNPATH (unmodified): it is loaded into a process that has lib/ loaded already.
+  libpath=()
+  case "${f##*/}" in libcupti.so*|libnvperf*) libpath=(--library-path /opt/rtrace/lib) ;; esac
+  out=$(in_root /lib64/ld-linux-x86-64.so.2 "${libpath[@]}" --list "$rel" 2>&1) || fail "ld.so --list $rel: $out"
   if printf '%s\n' "$out" | grep -q "not found"; then fail "$rel in the root: $(printf '%s\n' "$out" | grep 'not found' | head -3)"; fi
   outside=$(printf '%s\n' "$out" | awk '$2 == "=>" && $3 !~ "^/opt/rtrace/" && $3 !~ "^'"$glibc_dir"'/" {print $1" => "$3}')
   [ -z "$outside" ] || fail "$rel loads from outside the bundle: $outside"
@@ -139,5 +162,26 @@ if [ -x "$bundle/bin/rtrace-demo-cuda" ]; then
   [ "$rc" -eq 2 ] && printf '%s\n' "$out" | grep -q "no GPU found" ||
     fail "rtrace-demo-cuda in the root exited $rc, expected 2 with 'no GPU found': $out"
   echo "ok: rtrace-demo-cuda: $out"
+fi
+# ---- 6. the bundled tracer finds the bundled CUPTI inside the root
+fake_cuda_lib="$BUILD/tests/gpu/fake_cuda/lib/libcuda.so.1"
+fake_app="$BUILD/bin/rtrace-fake-cuda-app"
+if [ -f "$bundle/lib/libcupti.so.13" ] && [ -f "$fake_cuda_lib" ] && [ -x "$fake_app" ]; then
+  mkdir -p "$root/opt/fake"
+  cp -L "$fake_cuda_lib" "$root/opt/fake/libcuda.so.1"
+  cp "$fake_app" "$root/opt/fake/"
+  out=$(in_root /opt/rtrace/bin/rtrace --sweep threads=1 --ert none --tracer cuda -o /tmp/cuda.h5 \
+        --env LD_LIBRARY_PATH=/opt/fake:/opt/rtrace/lib -- /opt/fake/rtrace-fake-cuda-app --iters 1 --size 4096 2>&1)
+  rc=$?
+  printf '%s\n' "$out" | tail -3
+  [ "$rc" -eq 1 ] || fail "rtrace --tracer cuda of the fake CUDA app in the root exited $rc (expected 1: the point fails)"
+  if command -v h5dump >/dev/null; then
+    log=$(h5dump -a /points/p000000/log "$root"/tmp/cuda.h5.d/p000000*.h5 2>&1)
+    case "$log" in
+      *"GPU tracing failed: cuptiSubscribe (/opt/rtrace/lib/libcupti.so.13)"*)
+        echo "ok: the bundled tracer loaded /opt/rtrace/lib/libcupti.so.13 in the root; the point failed with that line" ;;
+      *) fail "the point's log does not name the bundled CUPTI: $log" ;;
+    esac
+  fi
 fi
 echo PASS

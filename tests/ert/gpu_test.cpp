@@ -84,3 +84,102 @@ TEST(GpuList, WithoutADriverItSaysNoGpuFound) {
     EXPECT_NE(std::string(e.what()).find("no GPU found"), std::string::npos) << e.what();
   }
 }
+
+// ---- the GPU kernels' accounting, on the CPU (issue 22: Hopper ceilings)
+
+#include "gpu_kernel_layout.hpp"
+#include "rtrace/ert/kernel_spec.hpp"
+
+#include <vector>
+
+namespace {
+
+// The walk of one block's chunk exactly as the FMA, half2 and bandwidth
+// kernels do it (gpu_runner.cu): whole rounds of `chains` elements per
+// thread, then the rest one at a time. Returns how often each element is visited.
+std::vector<int> visits(std::size_t chunk, std::size_t threads, int chains) {
+  namespace L = rtrace::ert::layout;
+  std::vector<int> seen(chunk, 0);
+  for (std::size_t t = 0; t < threads; ++t) {
+    std::size_t base = t;
+    for (; L::whole_round(base, threads, chains, chunk); base += L::round_step(threads, chains))
+      for (int c = 0; c < chains; ++c) ++seen.at(L::chain_element(base, threads, c));
+    for (std::size_t i = base; i < chunk; i += threads) ++seen.at(i);
+  }
+  return seen;
+}
+
+}  // namespace
+
+TEST(GpuKernelLayout, IndependentChainsVisitEveryElementOnceSoFlopsPerElementHold) {
+  namespace L = rtrace::ert::layout;
+  // Chunks as the runner makes them (multiples of 256 split over 1..8 blocks
+  // per SM), odd ones, and ones smaller than a round.
+  for (std::size_t chunk : {std::size_t(0), std::size_t(1), std::size_t(7), std::size_t(255), std::size_t(256),
+                            std::size_t(768 / 5), std::size_t(1023), std::size_t(4096), std::size_t(65536 / 3)})
+    for (int chains : {L::kFmaChains, L::kStreamLoads, 1})
+      for (std::size_t threads : {std::size_t(32), std::size_t(256)}) {
+        const auto seen = visits(chunk, threads, chains);
+        for (std::size_t i = 0; i < chunk; ++i)
+          ASSERT_EQ(seen[i], 1) << "element " << i << " of " << chunk << ", " << chains << " chains, " << threads
+                                << " threads";
+      }
+}
+
+TEST(GpuKernelLayout, TheBandwidthKernelsPairsAndRestCoverTheChunk) {
+  namespace L = rtrace::ert::layout;
+  // ert_stream_kernel: chunk/2 double2 pairs walked with kStreamLoads in
+  // flight, then the odd element; every double read and written once.
+  for (std::size_t chunk : {std::size_t(1), std::size_t(2), std::size_t(153), std::size_t(4096), std::size_t(12345)}) {
+    const std::size_t pairs = chunk / 2;
+    std::vector<int> doubles(chunk, 0);
+    const auto p = visits(pairs, 256, L::kStreamLoads);
+    for (std::size_t i = 0; i < pairs; ++i) {
+      doubles[2 * i] += p[i];
+      doubles[2 * i + 1] += p[i];
+    }
+    for (std::size_t t = 0; t < 256; ++t)
+      for (std::size_t i = 2 * pairs + t; i < chunk; i += 256) ++doubles[i];
+    for (std::size_t i = 0; i < chunk; ++i) ASSERT_EQ(doubles[i], 1) << i << " of " << chunk;
+  }
+}
+
+TEST(GpuTensorKernels, WgmmaIsTheFp16TensorCeilingOnHopperAndMmaSyncItsOwn) {
+  using namespace rtrace::ert;
+  auto names = [](const std::vector<GpuTensorKernel>& ks) {
+    std::vector<std::string> out;
+    for (const auto& k : ks) out.push_back(compute_ceiling_name(k.spec.precision, k.spec.variant));
+    return out;
+  };
+  const auto h100 = gpu_tensor_kernels(9, 0, /*have_wgmma=*/true, /*use_wgmma=*/true);
+  EXPECT_EQ(names(h100), (std::vector<std::string>{"TC FP16->FP32", "TC FP16->FP32 mma.sync", "TC FP64"}));
+  EXPECT_TRUE(h100[0].wgmma);
+  EXPECT_EQ(h100[0].spec.flops_per_element, kGpuWgmmaFp16FlopsPerWarp);
+  EXPECT_EQ(to_string(h100[1].spec.variant), std::string("mma.sync"));
+  // Opted out, or built without the sm_90a kernel: mma.sync is the ceiling.
+  for (const auto& ks : {gpu_tensor_kernels(9, 0, true, false), gpu_tensor_kernels(9, 0, false, true)}) {
+    EXPECT_EQ(names(ks), (std::vector<std::string>{"TC FP16->FP32", "TC FP64"}));
+    EXPECT_FALSE(ks[0].wgmma);
+  }
+  EXPECT_EQ(names(gpu_tensor_kernels(8, 0, true, true)), (std::vector<std::string>{"TC FP16->FP32", "TC FP64"}));
+  EXPECT_EQ(names(gpu_tensor_kernels(9, 0, true, true)).size(), 3u);
+  EXPECT_EQ(names(gpu_tensor_kernels(10, 0, true, true)), (std::vector<std::string>{"TC FP16->FP32", "TC FP64"}));
+  EXPECT_EQ(names(gpu_tensor_kernels(7, 0, true, true)), (std::vector<std::string>{"TC FP16->FP32"}));
+  EXPECT_TRUE(gpu_tensor_kernels(6, 1, true, true).empty());
+}
+
+TEST(GpuTensorKernels, FlopsPerWarpAreTwiceTheMultiplyAccumulatesOfEveryMma) {
+  using namespace rtrace::ert;
+  // m64n256k16 per warpgroup of 4 warps, 4 per iteration: 2*64*256*16 FLOPs each.
+  EXPECT_EQ(kGpuWgmmaFp16FlopsPerWarp, 4 * 2 * 64 * 256 * 16 / 4);
+  EXPECT_EQ(kGpuWmmaFp16FlopsPerWarp, 4 * 2 * 16 * 16 * 16);
+  EXPECT_EQ(kGpuDmmaFp64FlopsPerWarp, 4 * 2 * 8 * 8 * 4);
+  // A sample of W warps and T iterations: F x W x T FLOPs, no bytes.
+  const auto c = sample_cost({Precision::FP16, Variant::Mma, kGpuWgmmaFp16FlopsPerWarp}, 132 * 8, 1000);
+  EXPECT_DOUBLE_EQ(c.flops, double(kGpuWgmmaFp16FlopsPerWarp) * 132 * 8 * 1000);
+  EXPECT_DOUBLE_EQ(c.bytes, 0);
+  EXPECT_DOUBLE_EQ(sample_cost({Precision::FP16, Variant::MmaSync, kGpuWmmaFp16FlopsPerWarp}, 10, 10).bytes, 0);
+  // The FMA kernels' chains change nothing in their accounting: F and 2 x sizeof(T) per element.
+  EXPECT_DOUBLE_EQ(sample_cost({Precision::FP32, Variant::Fma, 64}, 1000, 3).flops, 64.0 * 1000 * 3);
+  EXPECT_DOUBLE_EQ(sample_cost({Precision::FP64, Variant::Fma, 1}, 1000, 3).bytes, 16.0 * 1000 * 3);
+}

@@ -71,6 +71,7 @@ TEST(KernelAccounting, SupportedFlopsAndNames) {
   EXPECT_EQ(compute_ceiling_name(Precision::FP16, Variant::Half2), "FP16 half2");
   EXPECT_EQ(compute_ceiling_name(Precision::FP16, Variant::Mma), "TC FP16->FP32");
   EXPECT_EQ(compute_ceiling_name(Precision::FP64, Variant::Mma), "TC FP64");
+  EXPECT_EQ(compute_ceiling_name(Precision::FP16, Variant::MmaSync), "TC FP16->FP32 mma.sync");
   EXPECT_THROW(precision_from_string("fp8"), std::invalid_argument);
 }
 

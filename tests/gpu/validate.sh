@@ -12,14 +12,23 @@
 #   - every demo's result check, read from the run file (/points/*/stdout);
 #   - FLOPs of the exactly countable demos within 1% of the analytic count:
 #     FP64 (triad, stencil7, gsrb, spmv, dgemm), FP32 (fma fp32), FP16 (fma
-#     half2: 4 FLOPs per HFMA2), tensor (fma wmma-fp16, dmma-fp64: 2 FLOPs per
-#     math op); gpp is reported, not judged (divides and sqrt expand);
+#     half2: 4 FLOPs per HFMA2; fma half: 2 per scalar HFMA), tensor (fma
+#     wmma-fp16, dmma-fp64, and wgmma-fp16 on compute capability 9.0: 2 FLOPs
+#     per math op); gpp is reported, not judged (divides and sqrt expand);
 #   - triad's DRAM bytes within 10% of 24 bytes per element;
-#   - the whole-device ERT: its SMs measured by %smid = the device's SMs, and its
-#     HBM (or DRAM) ceiling >= 0.9 x the spec bandwidth (2 x memory clock x bus);
-#   - an SM sweep of triad: every point's measured SMs (sms_achieved) equal to
-#     the SMs it was granted, and triad's kernel time falling as SMs grow until
-#     HBM saturates (>= 0.8 x the whole-device HBM ceiling);
+#   - the whole-device ERT: its SMs measured by %smid = the device's SMs, its
+#     HBM (or DRAM) ceiling >= 0.9 x the spec bandwidth (2 x memory clock x bus),
+#     its FP16 tensor ceiling (wgmma on 9.0) >= 0.85 x the dense spec of a GPU
+#     known by name (H100, H200, A100), reported otherwise;
+#   - an SM sweep of triad with rtrace's defaults (the unmodified-app path:
+#     times in the partition, counts from a metrics run, ERT per partition),
+#     per point: measured SMs (sms_achieved) = granted; triad traced as many
+#     times as it ran, with time > 0; its FLOPs counted (with their provenance)
+#     within 1% of the analytic count; the point's ERT measured on the granted
+#     SMs; then: no ceiling falls as SMs grow (beyond CEILING_TOL and noise),
+#     triad's time falls as SMs grow until HBM saturates (>= 0.8 x the
+#     whole-device HBM ceiling) and does not rise after, and `rtrace analyze`
+#     draws triad's roofline trajectory. A point with no kernel data FAILs;
 #   - no MPS daemon or server (nvidia-cuda-mps-control/-server) left running by rtrace.
 # Writes OUT/<gpu-name>.md (copy it to docs/validation/), OUT/*.h5 and logs.
 #
@@ -31,6 +40,8 @@ export LC_ALL=C  # sort/join order and the decimal point of every number parsed 
 FLOPS_TOL="${FLOPS_TOL:-0.01}"
 DRAM_TOL="${DRAM_TOL:-0.10}"
 HBM_MIN_FRACTION="${HBM_MIN_FRACTION:-0.9}"
+CEILING_TOL="${CEILING_TOL:-0.05}"
+TC_MIN_FRACTION="${TC_MIN_FRACTION:-0.85}"
 POINT_TIMEOUT="${POINT_TIMEOUT:-600}"
 
 usage() { echo "usage: $0 [--quick] [--bundle DIR] OUT" >&2; exit 2; }
@@ -109,8 +120,12 @@ row() {  # check, measured, expected, verdict
   printf '%-58s %-22s %-26s %s\n' "$1" "$2" "$3" "$4"
   case "$4" in FAIL*) FAILED=$((FAILED + 1)) ;; esac
 }
-ratio_ok() { awk -v r="$1" -v t="$2" 'BEGIN { exit !(r != "" && r != "n/a" && r - 1 <= t && 1 - r <= t) }'; }
-ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && a + 0 >= b + 0) }'; }
+# Numbers are checked as numbers: "", "n/a" or "none" never compare (awk would
+# compare such strings as strings, and "n/a" >= 0.8*h is true).
+is_num() { printf '%s' "$1" | grep -Eq '^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$'; }
+positive() { is_num "$1" && awk -v a="$1" 'BEGIN { exit !(a > 0) }'; }
+ratio_ok() { is_num "$1" && awk -v r="$1" -v t="$2" 'BEGIN { exit !(r - 1 <= t && 1 - r <= t) }'; }
+ge() { is_num "$1" && is_num "$2" && awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
 
 # MPS control daemons and servers, from /proc (no pgrep needed): "pid:name ".
 # comm is cut at 15 characters ("nvidia-cuda-mps"); argv[0] tells which one.
@@ -144,29 +159,47 @@ else
   row "ERT whole device" "exit $?" "0" "FAIL (see logs/ert-full.log)"
 fi
 
-# ---- 1b. the FP16 tensor ceiling, WMMA (mma.sync) and, on compute capability
-# 9.0, with the experimental wgmma kernel (RTRACE_ERT_WGMMA=1, sm_90a): reported,
-# not judged, until a GPU run has confirmed the wgmma kernel (ert/README.md).
-tc_fp16() { awk -F'|' '{n = $2; gsub(/^ +| +$/, "", n)} n == "TC FP16->FP32" {gsub(/ /, "", $3); print $3; exit}' "$1" 2>/dev/null; }
-[ -f "$OUT/ert-full.md" ] && row "FP16 tensor ceiling, WMMA mma.sync (GFLOP/s)" "$(tc_fp16 "$OUT/ert-full.md")" "reported" info
-if [ "$CC" = "9.0" ]; then
-  log "experimental wgmma FP16 tensor ceiling (RTRACE_ERT_WGMMA=1)"
-  if RTRACE_ERT_WGMMA=1 timeout "$POINT_TIMEOUT" "$RTRACE" ert --sms "$SMS" --quick --precision tc -o "$OUT/ert-wgmma.h5" \
-       --quiet >"$LOG/ert-wgmma.log" 2>&1 && "$CHECK" ceilings "$OUT/ert-wgmma.h5" >"$OUT/ert-wgmma.md" 2>>"$LOG/ert-wgmma.log"; then
-    row "FP16 tensor ceiling, best of WMMA and wgmma (GFLOP/s)" "$(tc_fp16 "$OUT/ert-wgmma.md")" "reported (H100 SXM spec 989400 dense)" info
+# ---- 1b. the FP16 tensor ceiling: wgmma on compute capability 9.0 (rtrace's
+# default there, "TC FP16->FP32"), mma.sync elsewhere; on 9.0 mma.sync is its
+# own "TC FP16->FP32 mma.sync". Judged against the dense FP16->FP32 spec of
+# the GPUs whose spec rtrace knows by name, reported otherwise.
+tc_ceiling() { awk -F'|' -v want="$2" '{n = $2; gsub(/^ +| +$/, "", n)} n == want {gsub(/ /, "", $3); print $3; exit}' "$1" 2>/dev/null; }
+tc_fp16_spec() {  # GFLOP/s, dense, at boost clock (NVIDIA data sheets)
+  case "$GPU_NAME" in
+    *NVL*) echo 835000 ;;
+    *H100*PCIe*) echo 756000 ;;
+    *H100*|*H200*) echo 989000 ;;
+    *A100*) echo 312000 ;;
+    *) echo "" ;;
+  esac
+}
+if [ -f "$OUT/ert-full.md" ]; then
+  tc="$(tc_ceiling "$OUT/ert-full.md" "TC FP16->FP32")"
+  spec="$(tc_fp16_spec)"
+  what="$([ "$CC" = "9.0" ] && echo "wgmma" || echo "mma.sync")"
+  if [ -n "$spec" ]; then
+    want="$(awk -v s="$spec" -v f="$TC_MIN_FRACTION" 'BEGIN { printf "%.0f", s * f }')"
+    if ge "$tc" "$want"; then row "FP16 tensor ceiling, $what (GFLOP/s)" "$tc" ">= $want ($TC_MIN_FRACTION x $spec)" pass
+    else row "FP16 tensor ceiling, $what (GFLOP/s)" "${tc:-none}" ">= $want ($TC_MIN_FRACTION x $spec)" FAIL; fi
   else
-    row "FP16 tensor ceiling with wgmma (experimental)" "failed, see logs/ert-wgmma.log" "reported" info
+    row "FP16 tensor ceiling, $what (GFLOP/s)" "${tc:-none}" "reported (no spec known for $GPU_NAME)" info
   fi
+  [ "$CC" = "9.0" ] && row "FP16 tensor ceiling, mma.sync (GFLOP/s)" "$(tc_ceiling "$OUT/ert-full.md" "TC FP16->FP32 mma.sync")" \
+    "reported (its own ceiling on sm_90)" info
 fi
 
 # ---- 2. metrics mode: result checks, analytic FLOPs, compulsory bytes
 # kernel variant size iters (triad's 3 x 8 x size bytes are far beyond any L2)
 if [ "$QUICK" -eq 1 ]; then
   CASES=("triad - 33554432 2" "stencil7 - 128 2" "gsrb all 96 1" "spmv all 262144 1" "gpp all 256 1" "dgemm - 512 1"
-         "fma fp32 1048576 2" "fma half2 1048576 2" "fma wmma-fp16 1048576 2" "fma dmma-fp64 262144 2")
+         "fma fp32 1048576 2" "fma half2 1048576 2" "fma half 1048576 2" "fma wmma-fp16 1048576 2"
+         "fma dmma-fp64 262144 2")
+  [ "$CC" = "9.0" ] && CASES+=("fma wgmma-fp16 1048576 2")
 else
   CASES=("triad - 67108864 3" "stencil7 - 256 3" "gsrb all 192 2" "spmv all 2097152 2" "gpp all 512 1" "dgemm - 2048 1"
-         "fma fp32 4194304 3" "fma half2 4194304 3" "fma wmma-fp16 4194304 3" "fma dmma-fp64 1048576 3")
+         "fma fp32 4194304 3" "fma half2 4194304 3" "fma half 4194304 3" "fma wmma-fp16 4194304 3"
+         "fma dmma-fp64 1048576 3")
+  [ "$CC" = "9.0" ] && CASES+=("fma wgmma-fp16 4194304 3")
 fi
 for c in "${CASES[@]}"; do
   read -r kernel variant size iters <<<"$c"
@@ -220,7 +253,11 @@ for c in "${CASES[@]}"; do
   done < <(grep '^| `' "$LOG/check-$name.md")
 done
 
-# ---- 3. SM sweep of triad: partitions that hold, time that falls until HBM saturates
+# ---- 3. SM sweep of triad the way an unmodified app is swept: rtrace's
+# defaults (--tracer auto: kernel times inside each MPS partition, kernel
+# counts from a metrics run, inside the partition when CUPTI allows it, else
+# outside; the ERT of every partition). Every row below fails on missing or
+# empty data: a point without kernel rows is a FAIL, never a skipped compare.
 ALIGN=$(( PART_ALIGN > 0 ? PART_ALIGN : 8 ))
 MIN=$(( PART_MIN > 0 ? PART_MIN : ALIGN ))
 SM_LIST=""
@@ -233,10 +270,11 @@ done
 SM_LIST="${SM_LIST#,}"
 TRIAD_N=$([ "$QUICK" -eq 1 ] && echo 33554432 || echo 67108864)
 TRIAD_IT=$([ "$QUICK" -eq 1 ] && echo 3 || echo 5)
-log "SM sweep of triad over sms=$SM_LIST"
+TRIAD_FLOPS=$(awk -v n="$TRIAD_N" -v i="$TRIAD_IT" 'BEGIN { printf "%.0f", 2 * n * i }')
+log "SM sweep of triad over sms=$SM_LIST (rtrace's defaults: times in the partition, counts, ERT per partition)"
 run="$OUT/sm-triad.h5"
 rm -rf "$run" "$run.d"
-timeout $((POINT_TIMEOUT * 6)) "$RTRACE" --sweep "sms=$SM_LIST" --tracer cuda --ert quick --timeout "$POINT_TIMEOUT" \
+timeout $((POINT_TIMEOUT * 12)) "$RTRACE" --sweep "sms=$SM_LIST" --ert quick --timeout "$POINT_TIMEOUT" \
   -o "$run" -- "$DEMO" triad --size "$TRIAD_N" --iters "$TRIAD_IT" >"$LOG/sweep-triad.log" 2>&1
 rc=$?
 if [ ! -f "$run" ]; then
@@ -245,8 +283,14 @@ else
   [ "$rc" -eq 0 ] || row "SM sweep of triad: rtrace exit status" "$rc" "0" "FAIL (see logs/sweep-triad.log)"
   "$RTRACE" validate "$run" >>"$LOG/sweep-triad.log" 2>&1 || row "SM sweep of triad: rtrace validate" "invalid" "valid" FAIL
   "$CHECK" points "$run" >"$OUT/sm-triad-points.tsv" 2>>"$LOG/sweep-triad.log"
-  "$CHECK" kernel-time "$run" rtd_triad_k >"$OUT/sm-triad-times.tsv" 2>>"$LOG/sweep-triad.log"
-  { echo "### SM sweep of triad (sms=$SM_LIST)"; echo; echo '```'; cat "$OUT/sm-triad-points.tsv" "$OUT/sm-triad-times.tsv"; echo '```'; echo; } >>"$DETAILS"
+  "$CHECK" point-kernels "$run" rtd_triad_k >"$OUT/sm-triad-kernels.tsv" 2>>"$LOG/sweep-triad.log"
+  "$CHECK" ert-sms "$run" >"$OUT/sm-triad-ert.tsv" 2>>"$LOG/sweep-triad.log"
+  "$CHECK" ceiling-values "$run" >"$OUT/sm-triad-ceilings.tsv" 2>>"$LOG/sweep-triad.log"
+  { echo "### SM sweep of triad (sms=$SM_LIST)"; echo; echo '```'
+    cat "$OUT/sm-triad-points.tsv" "$OUT/sm-triad-kernels.tsv" "$OUT/sm-triad-ert.tsv" "$OUT/sm-triad-ceilings.tsv"
+    echo '```'; echo; } >>"$DETAILS"
+  [ -n "$(grep -v '^#' "$OUT/sm-triad-points.tsv")" ] || row "SM sweep of triad: points" "none in the file" "one per SM count" FAIL
+  : >"$OUT/sm-triad-scaling.tsv"
   # id label status exit requested granted achieved method wall check
   while IFS=$'\t' read -r id label status exit_code req granted achieved method wall check; do
     [ "$status" = "ok" ] && [ "$check" = "ok" ] || row "sms sweep point $id ($label): run" "status $status, check $check" "ok" FAIL
@@ -255,18 +299,55 @@ else
     else
       row "sms sweep point $id: SMs measured (%smid) = granted" "${achieved:-none}" "$granted (requested $req, $method)" FAIL
     fi
+    # point granted traced seconds counted flops dram provenance
+    k="$(awk -F'\t' -v id="$id" '$1 == id' "$OUT/sm-triad-kernels.tsv")"
+    traced="$(printf '%s' "$k" | cut -f3)"; secs="$(printf '%s' "$k" | cut -f4)"
+    counted="$(printf '%s' "$k" | cut -f5)"; flops="$(printf '%s' "$k" | cut -f6)"; prov="$(printf '%s' "$k" | cut -f8)"
+    if [ "$traced" = "$TRIAD_IT" ] && positive "$secs"; then
+      row "sms sweep point $id: triad launches traced, time" "$traced, $secs s" "$TRIAD_IT launches, time > 0" pass
+    else
+      row "sms sweep point $id: triad launches traced, time" "${traced:-none}, ${secs:-none} s" "$TRIAD_IT launches, time > 0" FAIL
+    fi
+    [ "$prov" = "-" ] && prov=""
+    r=""
+    [ "${counted:-0}" -gt 0 ] 2>/dev/null && is_num "$flops" &&
+      r="$(awk -v a="$flops" -v b="$TRIAD_FLOPS" 'BEGIN { printf "%.4f", a / b }')"
+    if [ "$counted" = "$TRIAD_IT" ] && ratio_ok "$r" "$FLOPS_TOL"; then
+      row "sms sweep point $id: triad FLOPs counted / analytic ($prov)" "$r" "1 +- $FLOPS_TOL, $TRIAD_IT launches" pass
+    else
+      row "sms sweep point $id: triad FLOPs counted / analytic (${prov:-no counts})" "${r:-none} (${counted:-0} launches)" \
+        "1 +- $FLOPS_TOL, $TRIAD_IT launches" FAIL
+    fi
+    e="$(awk -F'\t' -v id="$id" '$1 == id {print $3}' "$OUT/sm-triad-ert.tsv")"
+    if [ -n "$e" ] && [ "$e" = "$granted" ]; then row "sms sweep point $id: its ERT's SMs (%smid) = granted" "$e" "$granted" pass
+    else row "sms sweep point $id: its ERT's SMs (%smid) = granted" "${e:-no ERT}" "$granted" FAIL; fi
+    positive "$secs" && printf '%s\t%s\t%s\n' "$id" "$achieved" "$secs" >>"$OUT/sm-triad-scaling.tsv"
   done < <(grep -v '^#' "$OUT/sm-triad-points.tsv")
+
+  # Ceilings may not fall as SMs grow (HBM flattens; beyond noise: by more than
+  # CEILING_TOL and with non-overlapping repeats).
+  drops="$(grep -v '^#' "$OUT/sm-triad-ceilings.tsv" | sort -t $'\t' -k3,3 -k2,2n |
+    awk -F'\t' -v tol="$CEILING_TOL" '
+      $3 == name && $4 < (1 - tol) * value && $6 < min { printf "%s %d -> %d SMs: %.4g -> %.4g\n", $3, sms, $2, value, $4 }
+      { name = $3; sms = $2; value = $4; min = $5 }')"
+  n_ceil="$(grep -vc '^#' "$OUT/sm-triad-ceilings.tsv")"
+  if [ "$n_ceil" -eq 0 ]; then
+    row "ceilings of every partition, non-decreasing with SMs" "no ceilings in the run" "one set per point" FAIL
+  elif [ -z "$drops" ]; then
+    row "ceilings of every partition, non-decreasing with SMs" "$n_ceil values" "no drop > $CEILING_TOL beyond noise" pass
+  else
+    while IFS= read -r d; do row "ceiling falls with more SMs" "$d" "no drop > $CEILING_TOL beyond noise" FAIL; done <<<"$drops"
+  fi
+
   # Kernel time per point, in SM order: it must fall while triad's bandwidth is
   # under 0.8 x the whole-device HBM ceiling, and must not rise after.
   bytes=$(awk -v n="$TRIAD_N" -v i="$TRIAD_IT" 'BEGIN { printf "%.0f", 24 * n * i }')
-  join -t $'\t' <(grep -v '^#' "$OUT/sm-triad-points.tsv" | cut -f1,7 | sort) <(grep -v '^#' "$OUT/sm-triad-times.tsv" | cut -f1,2 | sort) |
-    sort -t $'\t' -k2,2n >"$OUT/sm-triad-scaling.tsv"
+  sort -t $'\t' -k2,2n "$OUT/sm-triad-scaling.tsv" -o "$OUT/sm-triad-scaling.tsv"
   prev_t=""; prev_s=""
   while IFS=$'\t' read -r id sms t; do
-    bw=$(awk -v b="$bytes" -v t="$t" 'BEGIN { if (t > 0) printf "%.0f", b / t / 1e9; else print "n/a" }')
+    bw=$(awk -v b="$bytes" -v t="$t" 'BEGIN { printf "%.0f", b / t / 1e9 }')
     if [ -n "$prev_t" ]; then
-      saturated=$(awk -v bw="$prev_bw" -v h="${HBM:-0}" 'BEGIN { print (h > 0 && bw >= 0.8 * h) ? 1 : 0 }')
-      if [ "$saturated" -eq 1 ]; then
+      if positive "${HBM:-}" && ge "$prev_bw" "$(awk -v h="$HBM" 'BEGIN { print 0.8 * h }')"; then
         if awk -v a="$t" -v b="$prev_t" 'BEGIN { exit !(a <= 1.05 * b) }'; then v=pass; else v=FAIL; fi
         row "triad time $prev_s -> $sms SMs (HBM saturated)" "$(printf '%.4f -> %.4f s' "$prev_t" "$t")" "no rise (<= 1.05 x)" "$v"
       else
@@ -276,7 +357,20 @@ else
     fi
     prev_t=$t; prev_s=$sms; prev_bw=$bw
   done <"$OUT/sm-triad-scaling.tsv"
-  [ -s "$OUT/sm-triad-scaling.tsv" ] || row "triad time vs SMs" "no kernel times" "one per point" FAIL
+  points_n="$(grep -vc '^#' "$OUT/sm-triad-points.tsv")"
+  timed_n="$(wc -l <"$OUT/sm-triad-scaling.tsv")"
+  [ "$timed_n" -ge 2 ] && [ "$timed_n" -eq "$points_n" ] ||
+    row "triad time vs SMs" "kernel times at $timed_n of $points_n points" "one per point, at least 2" FAIL
+
+  # The roofline trajectory the analysis draws from those counts and ceilings.
+  "$RTRACE" analyze "$run" --json "$OUT/sm-triad-analysis.json" >"$OUT/sm-triad-analysis.txt" 2>>"$LOG/sweep-triad.log"
+  # (the JSON is indented one space per level: the trajectories' kernels until the next top-level key)
+  if awk '/^ "trajectories": \[/ {t = 1; next} t && /^ "[a-z_]+":/ {t = 0}
+          t && /"kernel": "[^"]*rtd_triad_k/ {found = 1} END {exit !found}' "$OUT/sm-triad-analysis.json" 2>/dev/null; then
+    row "rtrace analyze: roofline trajectory of rtd_triad_k over sms" "present" "present" pass
+  else
+    row "rtrace analyze: roofline trajectory of rtd_triad_k over sms" "absent" "present" FAIL
+  fi
 fi
 
 # ---- 4. no MPS daemon left behind

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "fake_counters.hpp"
+#include "metric_list.hpp"
 #include "rank_writer.hpp"
 #include "serialize.hpp"
 
@@ -97,18 +98,28 @@ TEST_F(TracerRankState, KernelsAreNumberedPerNameInLaunchOrder) {
     ks[i].row.correlation_id = corr[i];
   }
   s.add_kernels(ks);
-  store::KernelRow m{};
-  m.flops_fp64 = 42;
-  s.set_kernel_metrics(1, m);  // the second launch overall: "b" with correlation 20
+  // One range per launch, in launch order (a b a b), named after the kernel.
+  std::vector<MetricRange> ranges(4);
+  const char* in_order[] = {"a", "b", "a", "b"};
+  for (int i = 0; i < 4; ++i) {
+    ranges[i].name = in_order[i];
+    clear_metrics(ranges[i].metrics);
+    ranges[i].metrics.flops_fp64 = 10 + i;
+  }
+  s.add_metric_ranges(ranges);
   auto rec = s.snapshot(true, 0, true);
   ASSERT_EQ(rec.kernels.size(), 4u);
   std::vector<std::pair<std::string, std::int64_t>> got;
   for (const auto& k : rec.kernels) got.emplace_back(rec.names.at(static_cast<std::size_t>(k.name_id)), k.launch_index);
   std::vector<std::pair<std::string, std::int64_t>> want = {{"a", 0}, {"b", 0}, {"a", 1}, {"b", 1}};
   EXPECT_EQ(got, want);
-  EXPECT_EQ(rec.kernels[1].has_metrics, 1);
-  EXPECT_DOUBLE_EQ(rec.kernels[1].flops_fp64, 42);
-  EXPECT_EQ(rec.kernels[0].has_metrics, 0);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(rec.kernels[i].has_metrics, 1);
+    EXPECT_DOUBLE_EQ(rec.kernels[i].flops_fp64, 10 + i);
+    EXPECT_STREQ(rec.kernels[i].metrics_provenance, "whole device");
+  }
+  EXPECT_EQ(rec.info.metrics_unmatched_launches, 0);
+  EXPECT_EQ(rec.info.metrics_unmatched_ranges, 0);
 }
 
 TEST_F(TracerRankState, AnIncompleteKernelRecordIsSkippedButKeepsItsPlaceInLaunchOrder) {
@@ -123,14 +134,17 @@ TEST_F(TracerRankState, AnIncompleteKernelRecordIsSkippedButKeepsItsPlaceInLaunc
   ks[1].row.end_ns = 0;  // what a forced flush hands back for an unfinished kernel
   ks[1].incomplete = true;
   s.add_kernels(ks);
-  store::KernelRow m{};
-  m.flops_fp64 = 7;
-  s.set_kernel_metrics(2, m);  // range 2 = the third launch, after the skipped one
+  std::vector<MetricRange> ranges(3);
+  for (int i = 0; i < 3; ++i) {
+    ranges[i].name = "k";
+    clear_metrics(ranges[i].metrics);
+  }
+  ranges[2].metrics.flops_fp64 = 7;  // range 2 = the third launch, after the skipped one
+  s.add_metric_ranges(ranges);
   auto rec = s.snapshot(true, 0, true);
   ASSERT_EQ(rec.kernels.size(), 2u);
   EXPECT_EQ(rec.kernels[0].correlation_id, 10);
   EXPECT_EQ(rec.kernels[0].launch_index, 0);
-  EXPECT_EQ(rec.kernels[0].has_metrics, 0);
   EXPECT_EQ(rec.kernels[1].correlation_id, 30);
   EXPECT_EQ(rec.kernels[1].launch_index, 2);  // the skipped launch still counts
   EXPECT_EQ(rec.kernels[1].has_metrics, 1);

@@ -88,6 +88,19 @@ TracerConfig read_config(const GetEnv& env, const std::string& process_name, con
     else if (how == "1" || how == "parallel") c.gather_to_root = false;
     else c.collective_warning = "RTRACE_TRACER_COLLECTIVE `" + how + "` is not one of 1, parallel, gather, 0; using gather";
   }
+  if (const char* v = env("RTRACE_METRICS_PROVENANCE"); v && *v) {
+    const std::string p = v;
+    if (p == "whole device" || p == "in-partition" || p == "replayed outside the partition") c.metrics_provenance = p;
+    else
+      c.provenance_warning = "RTRACE_METRICS_PROVENANCE `" + p +
+                             "` is not one of `whole device`, `in-partition`, `replayed outside the partition`; "
+                             "using `whole device`";
+  }
+  if (const char* v = env("RTRACE_GREEN_CTX_SMS"); v && *v) {
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (end && *end == '\0' && n > 0 && n < 100000) c.green_ctx_sms = static_cast<int>(n);
+  }
   c.sample_hz = c.mode == TracerMode::Cpu ? kDefaultSampleHz : 0;
   if (const char* counts = env("RTRACE_COUNTS"); counts && *counts) {
     const std::string m = counts;

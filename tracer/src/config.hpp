@@ -55,6 +55,14 @@ struct TracerConfig {
   // leave counting to the counting pass or to nobody.
   std::string counts_mode = "none";
   std::string counts_warning;    // set when RTRACE_COUNTS was not understood
+  // RTRACE_METRICS_PROVENANCE: how the launcher ran this metrics run, stamped
+  // on every kernel row with metrics ("in-partition", "replayed outside the
+  // partition"); unset: "whole device" (no SM partition).
+  std::string metrics_provenance = "whole device";
+  std::string provenance_warning;  // set when RTRACE_METRICS_PROVENANCE was not understood
+  // RTRACE_GREEN_CTX_SMS: run the app's CUDA work in a green context of that
+  // many SMs (cupti_green.cpp); 0: no.
+  int green_ctx_sms = 0;
 };
 
 // `process_names` are the names this process goes by (argv[0] basename,

@@ -3,8 +3,12 @@
 // metric set needs. The metric set is validated for the device's chip with
 // the Profiler Host API first (missing metrics are dropped with a warning).
 //
-// Range i of a context is the i-th kernel launched in it; RankState joins it
-// with the activity record of that launch (same order), see docs/tracer.md.
+// Each range keeps its context and its name (the kernel's); RankState joins
+// ranges with launches by context, order and name (metric_join.hpp), so a
+// launch that did not become a range never shifts metrics onto another kernel.
+// What CUPTI refused is recorded as the process's gpu_status: the launcher
+// decides from it whether the metrics of an SM partition must be collected
+// outside the partition (docs/launcher.md).
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,22 +27,53 @@ constexpr std::size_t kMaxRanges = 4096;  // ranges held per context before the 
 
 struct ContextProfile {
   CUpti_RangeProfiler_Object* profiler = nullptr;
+  std::uint32_t context_id = 0;
   MetricPlan plan;
   std::vector<std::uint8_t> counter_availability;
   std::vector<std::uint8_t> counter_data;
   std::vector<const char*> names;
   std::string chip;
-  std::size_t launch_base = 0;  // global launch index of this context's first range
 };
 
 std::mutex g_mutex;
-std::map<CUcontext, std::unique_ptr<ContextProfile>> g_profiles;
-std::size_t g_ranges_seen = 0;
+// Leaked on purpose (like cupti_api()): the exit flush needs it after static
+// destructors registered before it have run.
+std::map<CUcontext, std::unique_ptr<ContextProfile>>& profiles() {
+  static auto* m = new std::map<CUcontext, std::unique_ptr<ContextProfile>>();
+  return *m;
+}
 bool g_profiler_initialized = false;
+
+// A refusal by CUPTI, sorted by what the launcher can do about it.
+GpuStatus status_of(CUptiResult r) {
+  switch (r) {
+    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+      return GpuStatus::MetricsDenied;  // counters need permission: nowhere else helps
+    case CUPTI_ERROR_NOT_SUPPORTED:
+    case CUPTI_ERROR_NOT_COMPATIBLE:
+    case CUPTI_ERROR_HARDWARE_BUSY:
+    case CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED_WITH_MPS:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED:
+    case CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED:
+    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+    case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
+    case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
+      return GpuStatus::MetricsRefused;  // not here (MPS, MIG, a VM...): maybe elsewhere
+    default:
+      return GpuStatus::MetricsFailed;
+  }
+}
 
 bool check(RankState& s, CuptiApi& api, CUptiResult r, const char* what) {
   if (r == CUPTI_SUCCESS) return true;
-  s.error(std::string("metrics: ") + what + ": " + api.result(r));
+  const std::string line = std::string(what) + ": " + api.result(r);
+  s.error("metrics: " + line);
+  s.set_gpu_status(status_of(r), line);
   return false;
 }
 
@@ -61,7 +96,20 @@ void collect(RankState& s, ContextProfile& p) {
   info.counterDataImageSize = p.counter_data.size();
   if (check(s, api, api.rp_counter_data_info(&info), "cuptiRangeProfilerGetCounterDataInfo")) {
     std::vector<double> values(p.names.size());
+    std::vector<MetricRange> ranges;
+    ranges.reserve(info.numTotalRanges);
+    std::size_t unnamed = 0;
     for (std::size_t i = 0; i < info.numTotalRanges; ++i) {
+      MetricRange range;
+      range.context_id = p.context_id;
+      // The range's name is its kernel's (auto ranges): the join checks it.
+      CUpti_RangeProfiler_CounterData_GetRangeInfo_Params ri{CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE};
+      ri.pCounterDataImage = p.counter_data.data();
+      ri.counterDataImageSize = p.counter_data.size();
+      ri.rangeIndex = i;
+      ri.rangeDelimiter = "/";
+      if (api.rp_range_info(&ri) == CUPTI_SUCCESS && ri.rangeName) range.name = ri.rangeName;
+      else ++unnamed;  // matches no launch: dropped and counted by the join
       CUpti_Profiler_Host_EvaluateToGpuValues_Params ev{CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
       ev.pHostObject = p.plan.host;
       ev.pCounterDataImage = p.counter_data.data();
@@ -71,13 +119,15 @@ void collect(RankState& s, ContextProfile& p) {
       ev.numMetrics = p.names.size();
       ev.pMetricValues = values.data();
       if (!check(s, api, api.host_evaluate(&ev), "cuptiProfilerHostEvaluateToGpuValues")) continue;
-      store::KernelRow m{};
-      clear_metrics(m);
-      for (std::size_t k = 0; k < p.plan.metrics.size(); ++k) apply_metric(m, p.plan.metrics[k], values[k]);
-      m.has_metrics = 1;
-      s.set_kernel_metrics(p.launch_base + i, m);
+      clear_metrics(range.metrics);
+      for (std::size_t k = 0; k < p.plan.metrics.size(); ++k) apply_metric(range.metrics, p.plan.metrics[k], values[k]);
+      range.metrics.has_metrics = 1;
+      ranges.push_back(std::move(range));
     }
-    g_ranges_seen = std::max(g_ranges_seen, p.launch_base + info.numTotalRanges);
+    if (unnamed > 0)
+      s.log(LogLevel::Warn, "metrics: " + std::to_string(unnamed) +
+                                " range(s) without a name (cuptiRangeProfilerCounterDataGetRangeInfo failed): dropped");
+    s.add_metric_ranges(std::move(ranges));
   }
   CUpti_RangeProfiler_Disable_Params disable{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
   disable.pRangeProfilerObject = p.profiler;
@@ -93,17 +143,20 @@ void metrics_context_created(RankState& s, CUcontext ctx) noexcept {
     std::lock_guard<std::mutex> lock(g_mutex);
     CuptiApi& api = cupti_api();
     if (!api.has_profiler_api()) {
-      s.error("metrics: " + api.path + " lacks the Range Profiler / Profiler Host API");
+      const std::string line = api.path + " lacks the Range Profiler / Profiler Host API";
+      s.error("metrics: " + line);
+      s.set_gpu_status(GpuStatus::MetricsFailed, line);
       return;
     }
-    if (!g_profiles.empty())
-      s.log(LogLevel::Warn, "metrics: more than one CUDA context; the launch-order join assumes their kernels do not interleave");
     if (!g_profiler_initialized) {
       CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
       if (!check(s, api, api.profiler_initialize(&init), "cuptiProfilerInitialize")) return;
       g_profiler_initialized = true;
+      // The profiler may register exit handlers of its own: flush before them.
+      register_gpu_exit_flush();
     }
     auto p = std::make_unique<ContextProfile>();
+    if (!check(s, api, api.get_context_id(ctx, &p->context_id), "cuptiGetContextId")) return;
     // The context's device from CUPTI itself: no driver symbol lookups, and a
     // failure is an error in the file instead of a silent "device 0".
     std::uint32_t device = 0;
@@ -125,6 +178,7 @@ void metrics_context_created(RankState& s, CUcontext ctx) noexcept {
     for (const auto& n : p->plan.notes) s.log(LogLevel::Info, "metrics: " + n);
     if (!p->plan.ok) {
       s.error("metrics: " + p->plan.error);
+      s.set_gpu_status(GpuStatus::MetricsFailed, p->plan.error);
       return;
     }
     s.log(LogLevel::Info, "metrics: " + std::to_string(p->plan.metrics.size()) + " metrics on " + p->chip + ", " +
@@ -166,20 +220,22 @@ void metrics_context_created(RankState& s, CUcontext ctx) noexcept {
     CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
     start.pRangeProfilerObject = p->profiler;
     if (!check(s, api, api.rp_start(&start), "cuptiRangeProfilerStart")) return;
-    p->launch_base = g_ranges_seen;
-    g_profiles[ctx] = std::move(p);
+    s.set_gpu_status(GpuStatus::Metrics, p->chip + ": " + std::to_string(p->plan.metrics.size()) + " metrics, " +
+                                             std::to_string(p->plan.passes) + " replay pass(es)");
+    profiles()[ctx] = std::move(p);
   } catch (...) {
     s.error("metrics: setting up the range profiler failed");
+    s.set_gpu_status(GpuStatus::MetricsFailed, "setting up the range profiler failed");
   }
 }
 
 void metrics_context_destroying(RankState& s, CUcontext ctx) noexcept {
   try {
     std::lock_guard<std::mutex> lock(g_mutex);
-    auto it = g_profiles.find(ctx);
-    if (it == g_profiles.end()) return;
+    auto it = profiles().find(ctx);
+    if (it == profiles().end()) return;
     collect(s, *it->second);
-    g_profiles.erase(it);
+    profiles().erase(it);
   } catch (...) {
     s.error("metrics: collecting the ranges failed");
   }
@@ -188,8 +244,8 @@ void metrics_context_destroying(RankState& s, CUcontext ctx) noexcept {
 void metrics_flush_all(RankState& s) noexcept {
   try {
     std::lock_guard<std::mutex> lock(g_mutex);
-    for (auto& [ctx, p] : g_profiles) collect(s, *p);
-    g_profiles.clear();
+    for (auto& [ctx, p] : profiles()) collect(s, *p);
+    profiles().clear();
   } catch (...) {
     s.error("metrics: collecting the ranges failed");
   }

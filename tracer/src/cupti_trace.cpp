@@ -2,6 +2,12 @@
 // kernels are not serialised), memcpy, memset and synchronisation, delivered
 // in buffers; drops counted per buffer. Flushed at context destruction and at
 // exit (or MPI_Finalize).
+//
+// Exit order: the final flush is an exit handler registered AFTER libcupti
+// was loaded and set up (register_gpu_exit_flush), so it runs before any exit
+// handler CUPTI registered for its own teardown (handlers run last-registered
+// first). The tracer's file-writing exit handler, registered in its
+// constructor before CUDA existed, runs later and finds the data flushed.
 #include <cxxabi.h>
 
 #include <atomic>
@@ -11,6 +17,7 @@
 
 #include "cupti_gpu.hpp"
 #include "cupti_loader.hpp"
+#include "metric_join.hpp"
 #include "metric_list.hpp"
 #include "tracer.hpp"
 
@@ -20,20 +27,12 @@ namespace {
 
 constexpr std::size_t kBufferBytes = 8 * 1024 * 1024;
 std::atomic<bool> g_started{false};
+std::atomic<bool> g_finished{false};  // the final flush ran: CUPTI may be torn down after it
+std::atomic<CUpti_SubscriberHandle> g_subscriber{nullptr};
 std::atomic<std::int64_t> g_sync_count{0};
 std::atomic<std::int64_t> g_sync_ns{0};
 
-std::string demangle(const char* name) {
-  if (!name) return "<unknown>";
-  int status = 0;
-  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  if (status == 0 && d) {
-    std::string out(d);
-    std::free(d);
-    return out;
-  }
-  return name;
-}
+std::string demangle(const char* name) { return name ? demangle_kernel_name(name) : "<unknown>"; }
 
 // A memcpy or memset activity record as a row (both have the same fields).
 template <class Activity>
@@ -87,6 +86,9 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
             auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(record);
             GpuKernel g;
             g.name = demangle(k->name);
+            g.raw_name = k->name ? k->name : "";
+            g.context_id = k->contextId;
+            g.from_graph = k->graphId != 0;
             store::KernelRow& r = g.row;
             r.correlation_id = k->correlationId;
             r.device = static_cast<std::int32_t>(k->deviceId);
@@ -152,7 +154,7 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
 void flush() {
   RankState* s = state();
   CuptiApi& api = cupti_api();
-  if (!s || !g_started.load()) return;
+  if (!s || !g_started.load() || g_finished.load()) return;
   if (s->config().mode == TracerMode::CudaMetrics) metrics_flush_all(*s);
   if (CUptiResult r = api.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); r != CUPTI_SUCCESS)
     s->error("cuptiActivityFlushAll: " + api.result(r));
@@ -161,9 +163,23 @@ void flush() {
                                std::to_string(static_cast<double>(g_sync_ns.exchange(0)) * 1e-9) + " s");
 }
 
+// The last flush of the process, from the exit handler(s) registered after
+// CUPTI was set up; later flushes (the file-writing exit handler's) do nothing.
+void final_flush() {
+  if (!g_started.load() || g_finished.load()) return;
+  InternalScope internal;
+  flush();
+  g_finished.store(true);
+}
+
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
   RankState* s = state();
-  if (!s || domain != CUPTI_CB_DOMAIN_RESOURCE) return;
+  if (!s || g_finished.load()) return;
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    green_on_driver_api(*s, id, static_cast<const CUpti_CallbackData*>(data));
+    return;
+  }
+  if (domain != CUPTI_CB_DOMAIN_RESOURCE) return;
   InternalScope internal;
   auto* res = static_cast<const CUpti_ResourceData*>(data);
   if (id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
@@ -178,42 +194,52 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId i
 
 }  // namespace
 
+void register_gpu_exit_flush() noexcept { std::atexit(final_flush); }
+
+CUpti_SubscriberHandle subscriber_handle() noexcept { return g_subscriber.load(); }
+
 bool start_cupti(RankState& s) noexcept {
   if (g_started.load()) return true;
+  auto fail = [&](GpuStatus status, const std::string& line) {
+    s.error("GPU tracing off: " + line);
+    s.set_gpu_status(status, line);
+    return false;
+  };
   try {
     CuptiApi& api = cupti_api();
     if (!api.loaded()) {
-      s.log(LogLevel::Warn, "GPU tracing off: " + api.error);
-      return false;
+      for (const auto& t : api.tried) s.log(LogLevel::Info, "libcupti candidate " + t);
+      return fail(GpuStatus::NoCupti, api.error);
     }
-    if (!api.has_trace_api()) {
-      s.error("GPU tracing off: " + api.path + " lacks the activity API");
-      return false;
-    }
+    if (!api.has_trace_api()) return fail(GpuStatus::TraceFailed, api.path + " lacks the activity API");
     CUpti_SubscriberHandle subscriber;
-    if (CUptiResult r = api.subscribe(&subscriber, on_callback, nullptr); r != CUPTI_SUCCESS) {
+    if (CUptiResult r = api.subscribe(&subscriber, on_callback, nullptr); r != CUPTI_SUCCESS)
       // Another tool (nsys, ncu) already holds the one CUPTI subscriber slot.
-      s.error("GPU tracing off: cuptiSubscribe: " + api.result(r));
-      return false;
-    }
+      return fail(GpuStatus::TraceFailed, "cuptiSubscribe (" + api.path + "): " + api.result(r));
+    g_subscriber.store(subscriber);
     api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
     api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
-    if (CUptiResult r = api.activity_register_callbacks(buffer_requested, buffer_completed); r != CUPTI_SUCCESS) {
-      s.error("GPU tracing off: cuptiActivityRegisterCallbacks: " + api.result(r));
-      return false;
-    }
+    if (CUptiResult r = api.activity_register_callbacks(buffer_requested, buffer_completed); r != CUPTI_SUCCESS)
+      return fail(GpuStatus::TraceFailed, "cuptiActivityRegisterCallbacks (" + api.path + "): " + api.result(r));
     for (auto kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
                       CUPTI_ACTIVITY_KIND_SYNCHRONIZATION}) {
-      if (CUptiResult r = api.activity_enable(kind); r != CUPTI_SUCCESS)
+      if (CUptiResult r = api.activity_enable(kind); r != CUPTI_SUCCESS) {
+        if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+          return fail(GpuStatus::TraceFailed,
+                      "cuptiActivityEnable(CONCURRENT_KERNEL) (" + api.path + "): " + api.result(r));
         s.error("cuptiActivityEnable(" + std::to_string(static_cast<int>(kind)) + "): " + api.result(r));
+      }
     }
     g_started.store(true);
     set_gpu_flush(flush);
+    // After every CUPTI call of the set-up: CUPTI's own exit handlers are
+    // registered by now, so this flush runs before them.
+    register_gpu_exit_flush();
+    s.set_gpu_status(GpuStatus::Traced, "CUPTI activity trace (" + api.path + ")");
     s.log(LogLevel::Info, "CUPTI activity tracing on (" + api.path + ")");
     return true;
   } catch (...) {
-    s.error("starting CUPTI failed");
-    return false;
+    return fail(GpuStatus::TraceFailed, "starting CUPTI failed");
   }
 }
 

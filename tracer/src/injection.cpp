@@ -17,7 +17,7 @@ extern "C" RTRACE_EXPORT int InitializeInjection(void) {
   }
   if (s->config().mode == TracerMode::Cpu) s->set_mode(TracerMode::CudaTrace);
   InternalScope internal;
-  start_cupti(*s);
+  if (start_cupti(*s) && s->config().green_ctx_sms > 0) start_green_partition(*s, s->config().green_ctx_sms);
 #else
   s->log(LogLevel::Warn, "CUDA injection: this tracer was built without CUPTI");
 #endif

@@ -63,6 +63,7 @@ RankState::RankState(TracerConfig config, std::unique_ptr<CounterProvider> count
   if (!config_.sample_warning.empty()) log(LogLevel::Warn, config_.sample_warning);
   if (!config_.collective_warning.empty()) log(LogLevel::Warn, config_.collective_warning);
   if (!config_.counts_warning.empty()) log(LogLevel::Warn, config_.counts_warning);
+  if (!config_.provenance_warning.empty()) log(LogLevel::Warn, config_.provenance_warning);
   log_counter_state();
 }
 
@@ -105,13 +106,43 @@ void RankState::add_memcpy(std::vector<store::MemcpyRow> rows) noexcept {
   }
 }
 
-void RankState::set_kernel_metrics(std::size_t launch, const store::KernelRow& metrics) noexcept {
+void RankState::add_metric_ranges(std::vector<MetricRange> ranges) noexcept {
   try {
     std::lock_guard<std::mutex> lock(mutex_);
-    metrics_.emplace_back(launch, metrics);
+    for (auto& r : ranges) ranges_.push_back(std::move(r));
   } catch (...) {
     errors_.fetch_add(1);
   }
+}
+
+const char* to_string(GpuStatus s) noexcept {
+  switch (s) {
+    case GpuStatus::None: return "";
+    case GpuStatus::Traced: return "traced";
+    case GpuStatus::Metrics: return "metrics";
+    case GpuStatus::MetricsRefused: return "metrics-refused";
+    case GpuStatus::MetricsFailed: return "metrics-failed";
+    case GpuStatus::MetricsDenied: return "metrics-denied";
+    case GpuStatus::TraceFailed: return "trace-failed";
+    case GpuStatus::NoCupti: return "no-cupti";
+  }
+  return "";
+}
+
+void RankState::set_gpu_status(GpuStatus status, const std::string& detail) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (static_cast<int>(status) <= static_cast<int>(gpu_status_) && gpu_status_ != GpuStatus::None) return;
+    gpu_status_ = status;
+    gpu_status_detail_ = detail;
+  } catch (...) {
+    errors_.fetch_add(1);
+  }
+}
+
+GpuStatus RankState::gpu_status() const noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return gpu_status_;
 }
 
 store::RankRecords RankState::snapshot(bool complete, int exit_status, bool blocking) noexcept {
@@ -132,17 +163,23 @@ store::RankRecords RankState::snapshot(bool complete, int exit_status, bool bloc
       std::stable_sort(order.begin(), order.end(), [](const GpuKernel* a, const GpuKernel* b) {
         return a->row.correlation_id < b->row.correlation_id;
       });
+      // Profiled ranges go to launches by context, order and kernel name.
+      RangeJoin join;
+      if (!ranges_.empty()) {
+        std::vector<LaunchKey> keys;
+        keys.reserve(order.size());
+        for (const GpuKernel* k : order) keys.push_back(LaunchKey{k->raw_name, k->name, k->context_id, k->from_graph});
+        join = join_ranges(keys, ranges_);
+      }
       std::map<std::string, std::int64_t> per_name;
-      std::map<std::size_t, const store::KernelRow*> metrics;
-      for (const auto& [launch, m] : metrics_) metrics[launch] = &m;
       for (std::size_t i = 0; i < order.size(); ++i) {
         if (order[i]->incomplete) {
           ++per_name[order[i]->name];
           continue;
         }
         store::KernelRow row = order[i]->row;
-        if (auto it = metrics.find(i); it != metrics.end()) {
-          const store::KernelRow& m = *it->second;
+        if (!ranges_.empty() && join.range_of_launch[i] >= 0) {
+          const store::KernelRow& m = ranges_[static_cast<std::size_t>(join.range_of_launch[i])].metrics;
           row.has_metrics = 1;
           row.metric_duration_ns = m.metric_duration_ns;
           row.sm_clock_hz = m.sm_clock_hz;
@@ -162,14 +199,32 @@ store::RankRecords RankState::snapshot(bool complete, int exit_status, bool bloc
           row.shared_st_instructions = m.shared_st_instructions;
           row.global_transactions = m.global_transactions;
           row.shared_transactions = m.shared_transactions;
+          const std::uint32_t partition = partition_context_.load();
+          const bool outside = config_.green_ctx_sms > 0 && (partition == 0 || order[i]->context_id != partition);
+          store::set_str(row.metrics_provenance, outside ? store::kMetricsOutsidePartition : config_.metrics_provenance.c_str());
         }
         row.name_id = names.id(order[i]->name);
         row.launch_index = per_name[order[i]->name]++;
         rec.kernels.push_back(row);
       }
-      if (metrics_.size() > order.size())
-        log_.push_back("warning: " + std::to_string(metrics_.size() - order.size()) +
-                       " metric range(s) without a traced kernel launch: dropped");
+      if (!ranges_.empty()) {
+        const std::int64_t unmatched = join.launches_without_range + join.launches_after_last_range;
+        rec.info.metrics_unmatched_launches = unmatched;
+        rec.info.metrics_unmatched_ranges = join.ranges_without_launch;
+        if (join.launches_without_range > 0)
+          log_.push_back("warning: metrics: " + std::to_string(join.launches_without_range) +
+                         " kernel launch(es) had no profiled range of their kernel before the next matching range (" +
+                         std::to_string(join.graph_launches_without_range) +
+                         " of them CUDA graph nodes): no metrics for them, none shifted onto other kernels");
+        if (join.launches_after_last_range > 0)
+          log_.push_back("warning: metrics: " + std::to_string(join.launches_after_last_range) +
+                         " kernel launch(es) after their context's last profiled range: no metrics for them");
+        if (join.ranges_without_launch > 0) {
+          log_.push_back("warning: metrics: " + std::to_string(join.ranges_without_launch) +
+                         " profiled range(s) matched no traced launch of their kernel name in their context: dropped");
+          for (const auto& e : join.examples) log_.push_back("warning: metrics: " + e);
+        }
+      }
       rec.memcpy = memcpy_;
       rec.log = log_;
     } else {
@@ -208,6 +263,10 @@ store::RankRecords RankState::snapshot(bool complete, int exit_status, bool bloc
     info.mpi_init_end = init_end < 0 ? store::kUnavailable : static_cast<double>(init_end - start_mono_ns_) * 1e-9;
     info.mpi_finalize_start =
         fin_start < 0 ? store::kUnavailable : static_cast<double>(fin_start - start_mono_ns_) * 1e-9;
+    if (have_lock) {
+      store::set_str(info.gpu_status, to_string(gpu_status_));
+      store::set_str(info.gpu_status_detail, gpu_status_detail_);
+    }
     rec.names = names.take();
   } catch (const std::exception& e) {
     rec.info.tracer_errors += 1;
@@ -266,7 +325,10 @@ void RankState::reset_after_fork() noexcept {
     log_.clear();
     kernels_.clear();
     memcpy_.clear();
-    metrics_.clear();
+    ranges_.clear();
+    partition_context_.store(0);
+    gpu_status_ = GpuStatus::None;
+    gpu_status_detail_.clear();
     log_counter_state();
     log(LogLevel::Info, "forked child of pid " + std::to_string(getppid()));
   } catch (...) {

@@ -3,6 +3,7 @@
 
 #include "config.hpp"
 #include "counters.hpp"
+#include "metric_join.hpp"
 #include "mpi_stats.hpp"
 #include "names.hpp"
 #include "regions.hpp"
@@ -19,13 +20,22 @@ namespace rtrace::tracer {
 
 // GPU activity as CUPTI delivers it (names still strings).
 struct GpuKernel {
-  std::string name;
+  std::string name;      // demangled
+  std::string raw_name;  // as the activity record names it (matched against range names)
+  std::uint32_t context_id = 0;
+  bool from_graph = false;
   store::KernelRow row{};
   // A record a forced flush handed back before the kernel ended (start or end
   // 0): kept only to hold its place in launch order (the metrics join and the
   // per-name launch_index), never written; counted in dropped_records.
   bool incomplete = false;
 };
+
+// What CUPTI let the tracer do, from best to worst: a process keeps the worst
+// it met (one refused context is worth knowing about). See store's
+// RankInfoRow::gpu_status for the words written.
+enum class GpuStatus { None, Traced, Metrics, MetricsRefused, MetricsFailed, MetricsDenied, TraceFailed, NoCupti };
+const char* to_string(GpuStatus s) noexcept;
 
 class RankState {
  public:
@@ -53,8 +63,18 @@ class RankState {
   void add_memcpy(std::vector<store::MemcpyRow> rows) noexcept;
   void add_dropped(std::int64_t n) noexcept { dropped_.fetch_add(n); }
   void set_gpu_available(bool v) noexcept { gpu_available_.store(v); }
-  // Metrics mode: the metric values for the n-th kernel launch (global order).
-  void set_kernel_metrics(std::size_t launch, const store::KernelRow& metrics) noexcept;
+  // Metrics mode: profiled ranges of one context, in the order CUPTI recorded
+  // them; joined with the launches by context, order and kernel name when the
+  // records are built (metric_join.hpp).
+  void add_metric_ranges(std::vector<MetricRange> ranges) noexcept;
+  // Keeps the worse of the current and the new status (the first detail of
+  // the worst status stays).
+  void set_gpu_status(GpuStatus status, const std::string& detail) noexcept;
+  GpuStatus gpu_status() const noexcept;
+  // The green context the app was steered into (cupti_green.cpp): only metric
+  // rows of launches in it carry config().metrics_provenance, the others
+  // "replayed outside the partition" (they ran on the whole device).
+  void set_partition_context(std::uint32_t context_id) noexcept { partition_context_.store(context_id); }
 
   // Builds the records as of now. `blocking=false` is the fatal-signal path:
   // nothing that could wait on another thread. exit_status -1 = unknown.
@@ -87,15 +107,18 @@ class RankState {
   std::atomic<std::int64_t> errors_{0};
   std::atomic<std::int64_t> dropped_{0};
   std::atomic<bool> gpu_available_{false};
+  std::atomic<std::uint32_t> partition_context_{0};
   double start_unix_ = 0;
   std::int64_t start_mono_ns_ = 0;
   std::atomic<std::int64_t> mpi_init_end_ns_{-1};  // -1: not reached
   std::atomic<std::int64_t> mpi_finalize_start_ns_{-1};
-  std::mutex mutex_;  // guards log_, kernels_, memcpy_, metrics_
+  mutable std::mutex mutex_;  // guards log_, kernels_, memcpy_, ranges_, gpu_status_*
   std::vector<std::string> log_;
   std::vector<GpuKernel> kernels_;
   std::vector<store::MemcpyRow> memcpy_;
-  std::vector<std::pair<std::size_t, store::KernelRow>> metrics_;
+  std::vector<MetricRange> ranges_;
+  GpuStatus gpu_status_ = GpuStatus::None;  // guarded by mutex_
+  std::string gpu_status_detail_;
 };
 
 // Seconds since the Unix epoch / a monotonic clock in ns.

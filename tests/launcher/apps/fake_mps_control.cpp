@@ -107,7 +107,8 @@ void on_term(int) { g_term = 1; }
     pid << me << "\n";
   }
   record("start daemon=" + std::to_string(me) + " ppid=" + std::to_string(getppid()) +
-         " sid=" + std::to_string(getsid(0)) + " pipe=" + dir);
+         " sid=" + std::to_string(getsid(0)) + " cvd=" + (env("CUDA_VISIBLE_DEVICES").empty() ? std::string("unset") : env("CUDA_VISIBLE_DEVICES")) +
+         " pipe=" + dir);
   const char ok = 'y';
   (void)!write(ready_fd, &ok, 1);
   close(ready_fd);
@@ -224,7 +225,9 @@ int as_client(const std::string& role, int argc, char** argv) {
   for (int i = 1; i < argc; ++i) args += std::string(i > 1 ? " " : "") + argv[i];
   const std::string pct = env("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
   std::string reply;
-  if (!ask("client role=" + role + " pct=" + (pct.empty() ? "none" : pct) + " args=[" + args + "]", reply)) {
+  const std::string cvd = env("CUDA_VISIBLE_DEVICES").empty() ? "unset" : env("CUDA_VISIBLE_DEVICES");
+  if (!ask("client role=" + role + " pct=" + (pct.empty() ? "none" : pct) + " cvd=" + cvd + " args=[" + args + "]",
+           reply)) {
     std::fprintf(stderr, "fake MPS client (%s): no MPS control daemon at %s\n", role.c_str(), socket_path().c_str());
     return 3;
   }

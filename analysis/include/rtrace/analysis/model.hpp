@@ -120,7 +120,18 @@ struct KernelAtPoint {
   double mean_launch_s = kNaN; // GPU: mean duration of one launch
   double mean_blocks = kNaN;   // GPU: mean grid size (blocks) per launch
   double metric_coverage = kNaN;  // GPU: fraction of launches with metrics
+  // GPU: how the counts were obtained (KernelRow::metrics_provenance: "whole
+  // device", "in-partition", "replayed outside the partition"; "mixed" when
+  // ranks or launches differ; "" without counts).
+  std::string metrics_provenance;
 };
+
+// Joins two provenance words of one kernel ("" is no information).
+inline std::string merge_provenance(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty() || a == b) return a;
+  return "mixed";
+}
 
 // The model evaluated for one kernel at one point.
 struct RooflineEval {

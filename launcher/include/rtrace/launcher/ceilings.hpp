@@ -79,5 +79,7 @@ std::string unreliable_summary(const std::vector<store::CeilingRow>& rows);
 std::vector<std::string> unreliable_names(const std::vector<store::CeilingRow>& rows);
 
 std::vector<store::CeilingRow> read_ceilings_from(const std::string& path, const Partition& p, std::string& detail);
+// /ert/sms_achieved of an ERT file (the SMs its %smid probe saw); -1 when absent.
+int ert_sms_achieved(const std::string& path);
 
 }  // namespace rtrace::launcher

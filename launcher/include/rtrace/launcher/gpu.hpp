@@ -23,10 +23,12 @@ struct GpuInfo {
   bool fake = false;
   std::string fake_ert;    // program run instead of `rtrace ert` for sms partitions
   std::string fake_probe;  // program run instead of rtrace-smid-probe
+  bool fake_cuda = false;  // cuda=1: the apps under test bring a (fake) CUDA driver, so
+                           // --tracer auto may choose the CUDA tracers as on a real GPU
   std::string note;        // e.g. why RTRACE_TEST_FAKE_GPU was ignored
 };
 // Device 0 through the driver. Only when the driver finds no GPU and
-// RTRACE_TEST_FAKE_GPU="sms=N[,name=S][,cc=M.m][,ert=PATH][,probe=PATH]" is set,
+// RTRACE_TEST_FAKE_GPU="sms=N[,name=S][,cc=M.m][,ert=PATH][,probe=PATH][,cuda=1]" is set,
 // that fake device is returned instead (fake=true; rtrace prints a warning and
 // records it in every point's log). A real GPU always wins over the variable.
 GpuInfo detect_gpu();

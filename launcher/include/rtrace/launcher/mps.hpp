@@ -40,6 +40,10 @@ struct MpsTimeouts {
   double kill_grace_s = 2;
 };
 
+// The device an `sms` sweep partitions: the first entry of the user's
+// CUDA_VISIBLE_DEVICES (an index, a GPU-UUID or a MIG id), "0" when unset.
+std::string first_visible_device(const std::string& cuda_visible_devices);
+
 class MpsDaemon {
  public:
   MpsDaemon() = default;
@@ -64,8 +68,10 @@ class MpsDaemon {
   // How stop() went: "quit", "quit failed (...); SIGTERM", ... ("" before stop()).
   const std::string& stop_report() const noexcept { return stop_report_; }
 
-  // The MPS client environment of one partition: pipe/log directories and
-  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE.
+  // The MPS client environment of one partition: pipe/log directories,
+  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE and CUDA_VISIBLE_DEVICES=0 (relative to
+  // the daemon, which serves one device: daemon_device()).
+  const std::string& daemon_device() const noexcept { return daemon_device_; }
   void apply(Environment& env, const SmPartition& part) const;
   void apply_percentage(Environment& env, int thread_percentage) const;
 
@@ -76,6 +82,7 @@ class MpsDaemon {
   MpsTimeouts timeouts_;
   bool running_ = false;
   std::string control_, root_, pipe_dir_, log_dir_;
+  std::string daemon_device_;  // the daemon's CUDA_VISIBLE_DEVICES
   std::vector<std::string> envp_;  // the daemon's and every control client's environment
   pid_t daemon_pid_ = -1;
   int daemon_pidfd_ = -1;

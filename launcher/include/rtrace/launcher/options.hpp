@@ -33,6 +33,9 @@ struct RunOptions {
   bool retry_failed = false;       // with --resume: also rerun committed points that did not succeed
   ErtMode ert = ErtMode::Auto;
   std::string ert_file;            // for ErtMode::File
+  // One `rtrace ert` child at most this long (0 = no limit); a hung ERT
+  // (a GPU that never returns) must not hang the sweep.
+  double ert_timeout_s = 3600;
   LauncherChoice launcher = LauncherChoice::Auto;
   TracerChoice tracer = TracerChoice::Auto;
   double sample_hz = -1;           // --sample HZ: call-stack samples/s per thread; 0 off; -1 = default

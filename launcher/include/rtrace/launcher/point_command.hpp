@@ -37,6 +37,10 @@ struct LaunchSetup {
   std::string app_path;           // resolved APP
   std::string mpirun_path, srun_path;
   std::string tracer_mode;        // "none", "cpu", "cuda-trace", "cuda-metrics"
+  // sms points: a second run under cuda-metrics for the kernels' counts
+  // (inside the partition when CUPTI allows it, else outside: metrics_pass.hpp).
+  bool metrics_pass = false;
+  bool metrics_required = false;  // --tracer cuda-metrics: a point without counts fails
   std::string tracer_lib;         // librtrace_tracer.so when tracer_mode != none
   Environment base;               // rtrace's environment
   GpuInfo gpu;

@@ -167,6 +167,8 @@ struct PointCommit {
   const PointResult& result;
   std::string trace_dir;    // the tracer's per-rank files ("" or tracer none: none)
   std::string tracer_mode;  // "none": ranks from wait4() rusage
+  std::string metrics_dir = {};         // an sms point's metrics run: rows merged into the ranks
+  std::string metrics_provenance = {};  // ...and how it ran (point attribute metrics_provenance)
 };
 // Writes the point group and marks the row complete, atomically. Throws on a
 // write failure (the point stays pending). `log` gains the rank collector's lines.

@@ -154,6 +154,20 @@ struct RankInfoRow {
   // Finalize) and in files written before 1.1.
   double mpi_init_end = kUnavailable;
   double mpi_finalize_start = kUnavailable;
+  // CUDA under CUPTI (schema 1.7): what the tracer could do for this process.
+  // "" = the process never initialised CUDA under the tracer (or an older
+  // file); "traced" (activity trace on, metrics not asked for), "metrics"
+  // (trace and range-profiler metrics), "no-cupti", "trace-failed",
+  // "metrics-refused" (the range profiler refused, e.g. not supported under
+  // MPS), "metrics-denied" (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES),
+  // "metrics-failed". gpu_status_detail is the one line that says why.
+  char gpu_status[24] = {};
+  char gpu_status_detail[200] = {};
+  // Launches of a metrics run left without metrics because no profiled range
+  // of the same kernel name matched them (CUDA graph nodes, a second context's
+  // interleaving, the range buffer full), and ranges that matched no launch.
+  std::int64_t metrics_unmatched_launches = -1;
+  std::int64_t metrics_unmatched_ranges = -1;
   static const RowLayout& layout();
 };
 
@@ -210,8 +224,18 @@ struct KernelRow {
   double shared_st_instructions;
   double global_transactions;
   double shared_transactions;
+  // How the metric columns were obtained (schema 1.7): "" (no metrics),
+  // "whole device" (the metrics run had the whole GPU: no SM partition),
+  // "in-partition" (profiled inside the point's SM partition), "replayed
+  // outside the partition" (CUPTI could not profile inside it: the same point
+  // was run again on the whole device for the counts; times stay the
+  // partitioned run's). kMetricsProvenance* below.
+  char metrics_provenance[32] = {};
   static const RowLayout& layout();
 };
+inline constexpr const char* kMetricsWholeDevice = "whole device";
+inline constexpr const char* kMetricsInPartition = "in-partition";
+inline constexpr const char* kMetricsOutsidePartition = "replayed outside the partition";
 
 // /points/<p>/ranks/<r>/memcpy: memcpy and memset activity.
 struct MemcpyRow {
