@@ -405,6 +405,8 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
     }
   }
 
+  // Sampled call paths first: the steps' causes use the functions' shapes.
+  read_profile(res);
   // Whole-application summary per group.
   for (const auto& key : group_order) {
     const auto& members = groups[key];
@@ -443,7 +445,7 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
       }
     }
     sum.final_efficiency = sum.points.back().efficiency;
-    summarise_steps(sum, res.axis, res.run.cores, th);
+    summarise_steps(sum, res.axis, res.run.cores, th, &res.profile);
     // Lost time per kernel at the group's last point.
     if (members.size() > 1) {
       int f = members.front(), l = members.back();
@@ -453,7 +455,8 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
         const auto& s = res.kernels[ki];
         // Counted functions overlap the regions: the sampled profile ranks their losses.
         if (s.at[f] < 0 || s.at[l] < 0 || is_counted_kind(s.kind)) continue;
-        double lost = configs[l].kernels[s.at[l]].time_s - configs[f].kernels[s.at[f]].time_s * cf / cl;
+        // Ideal: the first point's time over the concurrency ratio (strong), the same time (weak).
+        double lost = configs[l].kernels[s.at[l]].time_s - configs[f].kernels[s.at[f]].time_s * (weak ? 1.0 : cf / cl);
         if (available(lost) && lost > 0) { sum.lost.push_back({ki, lost, 0}); total += lost; }
       }
       for (auto& x : sum.lost) x.share = total > 0 ? x.lost_s / total : 0;
@@ -540,7 +543,7 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
       res.instruction.push_back(ip);
     }
   }
-  attach_profile(res);  // sampled call paths: per-function losses joined into the summaries
+  join_profile(res);  // sampled call paths: per-function losses joined into the summaries
   return res;
 }
 
