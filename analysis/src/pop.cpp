@@ -12,11 +12,12 @@ namespace {
 std::string pct(double v) { return fmt(100 * v, 3) + "%"; }
 
 
-// Blocked threads switch voluntarily on every wait: a lock or condition
-// handed back and forth gives hundreds per second per thread (64/s for 2 ms
-// units quiet, 47/s on the 2-core VM at load average 9); an OpenMP thread
-// that sleeps between a few long parallel regions, about 1.
-constexpr double kBlockingSwitchesPerThread = 20;
+// Blocked threads switch voluntarily on every wait: a lock handed back and
+// forth in 2 ms units gives about 500 per second of the process's CPU time
+// (235 on the 2-core VM at load average 10, where a thread often finds the
+// lock free after a preemption); an OpenMP app that sleeps between a few
+// long parallel regions, about 1.
+constexpr double kBlockingSwitchesPerCpuSecond = 50;
 // The machine-load factor ("up to Nx") never claims more than this share of the cores.
 constexpr double kMaxTakenShare = 0.9;
 // Below this much taken CPU time (core-seconds) the share is a few clock ticks of /proc/stat.
@@ -181,7 +182,7 @@ PopPoint pop_point(const PointUsage& usage, int threads_per_rank) {
   p.threads = threads;
   double wall_max = 0, window_max = 0, startup_max = 0, teardown_max = 0, init_max = 0;
   double useful_sum = 0, useful_max = 0, mpi_sum = 0, window_sum = 0, wall_sum = 0;
-  double cpu_sum = 0, sys_sum = 0, cpu_per_wall_sum = 0, ivcsw_rate_sum = 0, vcsw_rate_sum = 0;
+  double cpu_sum = 0, sys_sum = 0, cpu_per_wall_sum = 0, ivcsw_rate_sum = 0, vcsw_rate_sum = 0, vcsw_sum = 0;
   int cpu_n = 0, ivcsw_n = 0, vcsw_n = 0;
   // The thread level's useful time per rank (see pop.hpp), both candidates.
   double v_cpu = 0, v_sampled = 0, samples_wait = 0, samples_all = 0;
@@ -209,7 +210,11 @@ PopPoint pop_point(const PointUsage& usage, int threads_per_rank) {
       ++cpu_n;
     }
     if (available(r.involuntary_ctxsw)) { ivcsw_rate_sum += r.involuntary_ctxsw / r.wall_s; ++ivcsw_n; }
-    if (available(r.voluntary_ctxsw)) { vcsw_rate_sum += r.voluntary_ctxsw / r.wall_s; ++vcsw_n; }
+    if (available(r.voluntary_ctxsw)) {
+      vcsw_rate_sum += r.voluntary_ctxsw / r.wall_s;
+      vcsw_sum += r.voluntary_ctxsw;
+      ++vcsw_n;
+    }
     // At most every thread busy for the whole useful time (the whole wall without MPI).
     const double cap = threads * (r.mpi_initialised ? useful : r.wall_s);
     if (available(r.user_s) && available(r.system_s)) {
@@ -245,6 +250,7 @@ PopPoint pop_point(const PointUsage& usage, int threads_per_rank) {
   }
   if (ivcsw_n) p.ivcsw_rate = ivcsw_rate_sum / ivcsw_n;
   if (vcsw_n) p.vcsw_rate = vcsw_rate_sum / vcsw_n;
+  if (vcsw_n == nranks && cpu_n == nranks && cpu_sum > 0) p.vcsw_per_cpu_s = vcsw_sum / cpu_sum;
   if (v_cpu_ok) p.thread_useful_cpu_s = v_cpu;
   if (v_sampled_ok) {
     p.thread_useful_sampled_s = v_sampled;
@@ -489,8 +495,9 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
                         (!available(a.system_share) || b.system_share >= a.system_share + 0.1);
   // The thread level's loss in words: who waits, judged from the samples, the switches and CPU/wall.
   auto thread_cause = [&](double factor, std::string& words) -> std::string {
-    const double vcsw_per_thread = available(b.vcsw_rate) && b.threads > 0 ? b.vcsw_rate / b.threads : kNaN;
-    const double vcsw_before = available(a.vcsw_rate) && a.threads > 0 ? a.vcsw_rate / a.threads : kNaN;
+    // Per CPU second, not per wall second: on a busy machine a lock changes hands less often per
+    // wall second, but about as often per second the threads run.
+    const double vcsw_after = b.vcsw_per_cpu_s, vcsw_before = a.vcsw_per_cpu_s;
     const double cpu_per_wall = b.cpu_per_wall;
     const std::string basis_words = b.thread_basis == "sampled"
                                         ? "useful thread time = CPU time less the sampled runtime waits"
@@ -509,9 +516,9 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
               "whose time stays constant (serial), the largest `" + ctx.sampled.serial_function + "`";
       return "serial-fraction";
     }
-    if (b.threads >= 2 && available(vcsw_per_thread) && vcsw_per_thread >= kBlockingSwitchesPerThread &&
-        (!available(vcsw_before) || vcsw_per_thread >= 4 * vcsw_before)) {
-      words = te_words + "): " + fmt(vcsw_per_thread) + " voluntary context switches/s per thread" +
+    if (b.threads >= 2 && available(vcsw_after) && vcsw_after >= kBlockingSwitchesPerCpuSecond &&
+        (!available(vcsw_before) || vcsw_after >= 4 * vcsw_before)) {
+      words = te_words + "): " + fmt(vcsw_after) + " voluntary context switches per second of CPU time" +
               (available(vcsw_before) ? " (was " + fmt(vcsw_before) + ")" : "") +
               ": threads block and wake again and again (a lock, a critical section, a condition variable, "
               "or short serial gaps between parallel regions)";

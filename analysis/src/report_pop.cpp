@@ -126,6 +126,7 @@ json pop_json(const PopPoint& p) {
               {"sampled_wait_share", json_num(p.sampled_wait_share)},
               {"working_threads", p.working_threads >= 0 ? json(p.working_threads) : json(nullptr)},
               {"voluntary_ctxsw_per_s", json_num(p.vcsw_rate)},
+              {"voluntary_ctxsw_per_cpu_s", json_num(p.vcsw_per_cpu_s)},
               {"machine_load", load},
               {"workers", p.workers},
               {"load_balance", json_num(p.load_balance)},

@@ -117,6 +117,7 @@ struct PopPoint {
   double sampled_wait_share = kNaN;                      // sampled runtime waits / all samples
   int working_threads = -1;         // most threads of a rank that ran app work (sampled), -1 unknown
   double vcsw_rate = kNaN;          // voluntary context switches per second of wall, mean over ranks
+  double vcsw_per_cpu_s = kNaN;     // voluntary context switches per second of CPU time, over all ranks
   double computation_scalability = kNaN, global_efficiency = kNaN;
   double cpu_per_wall = kNaN;       // mean over ranks of (user+system)/wall
   double cpu_utilisation = kNaN;    // sum (user+system) / (sum wall x threads)
