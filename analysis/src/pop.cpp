@@ -565,7 +565,7 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
                   " system time, CPU/wall " + fmt(b.cpu_per_wall) + "): threads burn CPU waiting"
             : what + " per unit of work grows " + fmt(1 / s.cs_factor) + "x (computation scalability " +
                   fmt(a.computation_scalability, 3) + " -> " + fmt(b.computation_scalability, 3) +
-                  "): replicated work or cache effects");
+                  "): replicated work, cache or memory-bandwidth effects");
   }
   // Out of tolerance: a loss that explains at least the tolerance of the time,
   // or a gain beyond the superlinear margin.
