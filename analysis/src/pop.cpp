@@ -494,7 +494,7 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
   const bool spinning = available(b.system_share) && b.system_share >= 0.3 &&
                         (!available(a.system_share) || b.system_share >= a.system_share + 0.1);
   // The thread level's loss in words: who waits, judged from the samples, the switches and CPU/wall.
-  auto thread_cause = [&](double factor, std::string& words) -> std::string {
+  auto thread_cause = [&](std::string& words) -> std::string {
     // Per CPU second, not per wall second: on a busy machine a lock changes hands less often per
     // wall second, but about as often per second the threads run.
     const double vcsw_after = b.vcsw_per_cpu_s, vcsw_before = a.vcsw_per_cpu_s;
@@ -533,7 +533,6 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
             (available(b.sampled_wait_share) && b.sampled_wait_share >= 0.05
                  ? " (" + pct(b.sampled_wait_share) + " of the samples wait in the OpenMP/MPI runtime)"
                  : "");
-    (void)factor;
     return "serial-fraction";
   };
   if (same_basis && a.basis == "mpi") {
@@ -546,12 +545,12 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
             pct(b.mpi_share) + ")");
     if (thread_level) {
       std::string words;
-      const std::string cause = thread_cause(s.te_factor, words);
+      const std::string cause = thread_cause(words);
       add("thread efficiency", s.te_factor, cause, words);
     }
   } else if (same_basis) {  // cpu-time basis: threads without MPI
     std::string words;
-    const std::string cause = thread_cause(s.pe_factor, words);
+    const std::string cause = thread_cause(words);
     add("parallel efficiency", s.pe_factor, cause, words);
   }
   if (same_basis) {

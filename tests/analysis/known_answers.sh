@@ -17,7 +17,7 @@
 #   bandwidth-bound threads     -> no thread cause; ideal or computation-scaling
 #   (fixed CPU work: the named causes on a quiet machine, their evidence anywhere)
 # MODE load: the same apps while a real competing process (a busy loop pinned
-#   on each of the app's cores) runs: machine-load named besides the app's causes.
+#   on each of the app's two cores) runs: machine-load named besides the app's causes.
 # MODE weak: a zipped weak-scaling sweep of rtrace-demo; no "constant: serial"
 #   for functions whose time stays constant (the weak ideal).
 #
@@ -208,18 +208,20 @@ fi
 
 # ------------------------------------------------------------------ load
 if [ "$MODE" = load ]; then
-  [ "$(nproc)" -ge 2 ] || { echo "SKIP: fewer than 2 CPUs"; exit 77; }
   command -v taskset > /dev/null || { echo "SKIP: no taskset (util-linux)"; exit 77; }
-  # A real competing process: one busy loop pinned on each of CPUs 0 and 1;
-  # rtrace (and so the app) runs on the same two CPUs.
+  # The first two CPUs this test may use.
+  read -r CPU_A CPU_B < <(python3 -c 'import os; c=sorted(os.sched_getaffinity(0)); print(*c[:2])')
+  [ -n "${CPU_B:-}" ] || { echo "SKIP: fewer than 2 CPUs"; exit 77; }
+  # A real competing process: one busy loop pinned on each of the two CPUs;
+  # rtrace (and so the app) runs on the same two.
   LOOPS=()
   cleanup() { for p in "${LOOPS[@]}"; do kill "$p" 2> /dev/null; done; }
   trap cleanup EXIT
-  for cpu in 0 1; do
+  for cpu in "$CPU_A" "$CPU_B"; do
     taskset -c "$cpu" sh -c 'while :; do :; done' &
     LOOPS+=($!)
   done
-  LAUNCH=(taskset -c 0,1)
+  LAUNCH=(taskset -c "$CPU_A,$CPU_B")
   sleep 0.5
   if [ "$MPI_APP" != none ]; then
     sweep last3x.h5 ranks=1,2 "$MPI_APP" last3x 0.6
