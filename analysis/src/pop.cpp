@@ -136,6 +136,7 @@ PointUsage point_usage(const std::vector<store::RankRecords>& ranks) {
         u.samples_wait += t.wait;
       }
       u.working_threads = 0;
+      u.sampled_threads = static_cast<int>(threads.size());
       for (const auto& [tid, t] : threads)
         if (t.work >= 1) ++u.working_threads;  // OpenMP threads that were never used have no app samples
     }
@@ -235,6 +236,7 @@ PopPoint pop_point(const PointUsage& usage, int threads_per_rank) {
       v_cpu_ok = v_sampled_ok = false;
     }
     if (r.working_threads >= 0) p.working_threads = std::max(p.working_threads, r.working_threads);
+    if (r.sampled_threads >= 0) p.sampled_threads = std::max(p.sampled_threads, r.sampled_threads);
   }
   if (!ok || wall_max <= 0) return p;
   p.wall_s = wall_max;
@@ -506,15 +508,33 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
                                  fmt(a.basis == "mpi" ? a.thread_efficiency : a.parallel_efficiency, 3) + " -> " +
                                  fmt(a.basis == "mpi" ? b.thread_efficiency : b.parallel_efficiency, 3) + " (" +
                                  basis_words;
-    if (b.threads >= 2 && b.working_threads == 1) {
-      words = te_words + "): only one thread per rank ran app code at " + fmt(c2, 6) + " " + ctx.axis +
+    if (b.threads >= 2 && b.working_threads == 1 && b.sampled_threads == 1) {
+      words = te_words + "): only one thread per rank ran at " + fmt(c2, 6) + " " + ctx.axis +
               " (sampled): the app ignores its threads or never starts a parallel region";
       return "threads-unused";
     }
+    // Threads that burn CPU while they wait in a runtime (an active wait policy): the samples say so.
+    const bool runtime_spin = b.thread_basis == "sampled" && available(b.sampled_wait_share) &&
+                              b.sampled_wait_share >= 0.2 &&
+                              (!available(a.sampled_wait_share) || b.sampled_wait_share >= a.sampled_wait_share + 0.1) &&
+                              available(cpu_per_wall) && cpu_per_wall > 1.25;
+    const std::string spin_words = " (" + pct(b.sampled_wait_share) + " of the samples spin or wait in the "
+                                   "OpenMP/MPI runtime, CPU/wall " + fmt(cpu_per_wall) + ")";
     if (ctx.sampled.available && available(ctx.sampled.serial_share) && ctx.sampled.serial_share >= 0.5) {
       words = te_words + "): " + pct(ctx.sampled.serial_share) + " of the sampled lost time is in functions " +
-              "whose time stays constant (serial), the largest `" + ctx.sampled.serial_function + "`";
+              "whose time stays constant (serial), the largest `" + ctx.sampled.serial_function + "`" +
+              (runtime_spin ? "; the waiting threads spin" + spin_words : "");
       return "serial-fraction";
+    }
+    if (runtime_spin) {
+      words = te_words + "): threads burn CPU waiting" + spin_words +
+              ": uneven work per thread or a serial part, with an active wait policy";
+      return "spin-wait";
+    }
+    if (b.threads >= 2 && b.working_threads == 1) {
+      words = te_words + "): only one thread per rank ran app code at " + fmt(c2, 6) + " " + ctx.axis +
+              " (sampled): the added threads got no work and only waited in the runtime";
+      return "threads-unused";
     }
     if (b.threads >= 2 && available(vcsw_after) && vcsw_after >= kBlockingSwitchesPerCpuSecond &&
         (!available(vcsw_before) || vcsw_after >= 4 * vcsw_before)) {
@@ -555,7 +575,10 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
   }
   if (same_basis) {
     // CPU time for the same work that grows far more than cache effects do: threads burn it waiting.
-    const bool far_above = thread_level && available(s.cs_factor) && s.cs_factor < 1 / 1.5;
+    // Only where runtime waits count as useful time (thread basis cpu-time): the sampled basis
+    // takes them out, so there a CS loss is the app's own code (replicated work, bandwidth).
+    const bool far_above = thread_level && b.thread_basis == "cpu-time" && available(s.cs_factor) &&
+                           s.cs_factor < 1 / 1.5;
     const std::string cs_cause = (spinning || far_above) ? "spin-wait" : "computation-scaling";
     const std::string what = thread_level ? "CPU time" : "useful time";
     add("computation scalability", s.cs_factor, cs_cause,

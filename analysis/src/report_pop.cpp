@@ -125,6 +125,7 @@ json pop_json(const PopPoint& p) {
               {"thread_efficiency", json_num(p.thread_efficiency)},
               {"sampled_wait_share", json_num(p.sampled_wait_share)},
               {"working_threads", p.working_threads >= 0 ? json(p.working_threads) : json(nullptr)},
+              {"sampled_threads", p.sampled_threads >= 0 ? json(p.sampled_threads) : json(nullptr)},
               {"voluntary_ctxsw_per_s", json_num(p.vcsw_rate)},
               {"voluntary_ctxsw_per_cpu_s", json_num(p.vcsw_per_cpu_s)},
               {"machine_load", load},

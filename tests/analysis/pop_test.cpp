@@ -415,7 +415,7 @@ TEST(Pop, ThreadLossIsNamedFromSamplesAndSwitches) {
     r2.info.voluntary_ctxsw = static_cast<std::int64_t>(vcsw_per_s * 1.8);
     add_samples(r1, 0, 500, 0);
     add_samples(r2, 0, 400, 0);
-    add_samples(r2, 1, working_threads_of_two == 2 ? 100 : 0, 30);
+    if (working_threads_of_two == 2) add_samples(r2, 1, 100, 0);  // else the second thread never ran
     PopPoint a = pop_point(point_usage({r1}), 1), b = pop_point(point_usage({r2}), 2);
     std::vector<PopPoint*> pts{&a, &b};
     pop_scaling(pts, {1.0, 1.0});
@@ -431,7 +431,7 @@ TEST(Pop, ThreadLossIsNamedFromSamplesAndSwitches) {
   AppStep serial = step(2, 20, 0.9);
   EXPECT_EQ(serial.cause, "serial-fraction") << serial.explanation;
   EXPECT_NE(serial.explanation.find("`setup_mesh`"), std::string::npos) << serial.explanation;
-  // Only one thread ran app code: the app ignores its threads.
+  // Only one thread ran at all: the app ignores its threads.
   EXPECT_EQ(step(1, 20, 0.9).cause, "threads-unused");
   // Hundreds of voluntary switches per thread and second: threads block on a lock.
   EXPECT_EQ(step(2, 2000, 0.1).cause, "lock-wait");
@@ -485,4 +485,36 @@ TEST(Pop, CounterFactorsMultiplyToTheRegionsTimeScalability) {
   EXPECT_NEAR(b.instruction_scalability, 4e9 / 4.4e9, 1e-12);
   EXPECT_NEAR(b.instruction_scalability * b.ipc_scalability * b.frequency_scalability, 1.6 / 2.0, 1e-12);
   EXPECT_FALSE(available(pop_point(point_usage({rank(0, 1, 0, 0, 1)}), 1).hw_instructions));
+}
+
+TEST(Pop, SampledSpinInTheRuntimeIsSpinWaitAndAppCodeThatSlowsIsComputationScaling) {
+  auto step = [](std::int64_t wait1, double serial_share) {
+    // 1 -> 2 threads, wall 2 s at both, CPU 2 s -> 4 s (CPU/wall 2).
+    auto r1 = rank(0, 2.0, 0, 0, 2.0), r2 = rank(0, 2.0, 0, 0, 4.0);
+    r2.info.omp_threads = 2;
+    add_samples(r1, 0, 500, 0);
+    add_samples(r2, 0, 500, 0);
+    add_samples(r2, 1, 500 - wait1, wait1);
+    PopPoint a = pop_point(point_usage({r1}), 1), b = pop_point(point_usage({r2}), 2);
+    std::vector<PopPoint*> pts{&a, &b};
+    pop_scaling(pts, {1.0, 1.0});
+    StepContext ctx;
+    ctx.axis = "threads";
+    ctx.cores = 2;
+    ctx.sampled.available = available(serial_share);
+    ctx.sampled.serial_share = serial_share;
+    ctx.sampled.serial_function = "setup";
+    return classify_app_step(a, b, 1, 2, 2.0, 2.0, 0, ctx, Thresholds{});
+  };
+  // The second thread spins at the barrier (an active wait policy): idle time, spin-wait.
+  AppStep spin = step(500, kNaN);
+  EXPECT_EQ(spin.cause, "spin-wait") << spin.explanation;
+  EXPECT_NEAR(spin.pe_factor, 0.5, 1e-9);
+  // ... while the first runs serial code: the serial part is the cause, the spinning its symptom.
+  AppStep serial = step(500, 1.0);
+  EXPECT_EQ(serial.cause, "serial-fraction") << serial.explanation;
+  EXPECT_NE(serial.explanation.find("the waiting threads spin"), std::string::npos) << serial.explanation;
+  // Both threads in app code for twice the CPU time (memory bandwidth, replicated work): CS, not spinning.
+  AppStep slow = step(0, kNaN);
+  EXPECT_EQ(slow.cause, "computation-scaling") << slow.explanation;
 }

@@ -51,6 +51,7 @@ struct RankUsage {
   // threads that were never given work have none).
   double samples_work = 0, samples_wait = 0;
   int working_threads = -1;        // -1: not sampled
+  int sampled_threads = -1;        // threads with any sample (work or wait), -1: not sampled
   bool mpi_initialised = false;    // window fields set or an Init row present
   // The window of this rank (seconds); the whole wall when MPI is not used.
   double window_s() const noexcept;
@@ -116,6 +117,7 @@ struct PopPoint {
   double thread_useful_sampled_s = kNaN;                 // sum V, CPU time less the sampled runtime waits
   double sampled_wait_share = kNaN;                      // sampled runtime waits / all samples
   int working_threads = -1;         // most threads of a rank that ran app work (sampled), -1 unknown
+  int sampled_threads = -1;         // most threads of a rank with any sample, -1 unknown
   double vcsw_rate = kNaN;          // voluntary context switches per second of wall, mean over ranks
   double vcsw_per_cpu_s = kNaN;     // voluntary context switches per second of CPU time, over all ranks
   double computation_scalability = kNaN, global_efficiency = kNaN;
