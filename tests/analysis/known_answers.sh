@@ -213,6 +213,15 @@ if [ "$MODE" = load ]; then
   # The first two CPUs this test may use.
   read -r CPU_A CPU_B < <(python3 -c 'import os; c=sorted(os.sched_getaffinity(0)); print(*c[:2])')
   [ -n "${CPU_B:-}" ] || { echo "SKIP: fewer than 2 CPUs"; exit 77; }
+  # The app's own causes under our competing loops are judged only where nothing
+  # else loaded the machine before them: with a third party on top (ctest -j2 in
+  # CI) the samples of a 0.5 s app at 2 threads can show one thread only, a fact
+  # of that machine, not of the cause model. machine-load is checked regardless.
+  case_start
+  OUTSIDE_LOAD=$(case_quiet)
+  app_cause_under_load() {  # app_cause_under_load JSON EXPR MESSAGE
+    if [ "$OUTSIDE_LOAD" = quiet ]; then check "$@"; else skip_check "$3" "$OUTSIDE_LOAD before the competing loops"; fi
+  }
   # A real competing process: one busy loop pinned on each of the two CPUs;
   # rtrace (and so the app) runs on the same two.
   LOOPS=()
@@ -228,17 +237,21 @@ if [ "$MODE" = load ]; then
     sweep last3x.h5 ranks=1,2 "$MPI_APP" last3x 0.6
     check last3x.json 'all((p["pop"]["machine_load"]["taken_share"] or 0) >= d["thresholds"]["load_share"] for p in s["points"])' \
       "the competing process is measured at every point"
-    check last3x.json 'sorted(causes()) == ["computation-scaling", "imbalance", "machine-load"]' \
+    check last3x.json '"machine-load" in causes()' "last rank 3x under load: machine-load"
+    app_cause_under_load last3x.json 'sorted(causes()) == ["computation-scaling", "imbalance", "machine-load"]' \
       "last rank 3x under load: machine-load besides both factors"
     check last3x.json '"at ranks=2 other processes took" in s["steps"][0]["explanation"]' "the load's evidence in the sentence"
     identities last3x.json
   fi
   sweep serial.h5 threads=1,2 "$OMP_APP" serial 0.5
-  check serial.json '"machine-load" in causes() and "serial-fraction" in causes()' "serial setup under load"
+  check serial.json '"machine-load" in causes()' "serial setup under load: machine-load"
+  app_cause_under_load serial.json '"serial-fraction" in causes()' "serial setup under load"
   sweep ignore.h5 threads=1,2 "$OMP_APP" ignore 0.5
-  check ignore.json '"machine-load" in causes() and "threads-unused" in causes()' "ignored threads under load"
+  check ignore.json '"machine-load" in causes()' "ignored threads under load: machine-load"
+  app_cause_under_load ignore.json '"threads-unused" in causes()' "ignored threads under load"
   sweep lock.h5 threads=1,2 "$OMP_APP" lock 0.5
-  check lock.json '"machine-load" in causes() and "lock-wait" in causes()' "threads on a lock under load"
+  check lock.json '"machine-load" in causes()' "threads on a lock under load: machine-load"
+  app_cause_under_load lock.json '"lock-wait" in causes()' "threads on a lock under load"
   finish
 fi
 
