@@ -104,11 +104,22 @@ void add_usage_warnings(AnalysisResult& res) {
                                "(e.g. Fortran bindings that call PMPI directly); MPI share unavailable");
     }
   }
-  // A busy worker far below one CPU: the machine was shared, and CPU-time evidence shows its load.
-  double starved = kNaN;
-  std::string starved_label;
+  // A busy machine: the launcher's measurement from outside the app where the
+  // file has it (1.7), else a single-threaded rank far below one CPU.
+  double busiest = kNaN, starved = kNaN;
+  std::string busiest_label, starved_label;
+  bool measured = false;
   for (const auto& c : res.run.configs) {
     const PopPoint& p = c.pop.pop;
+    if (p.load_measured) {
+      measured = true;
+      if (available(p.taken_share) && p.taken_share >= res.thresholds.load_share &&
+          (!available(busiest) || p.taken_share > busiest)) {
+        busiest = p.taken_share;
+        busiest_label = c.label;
+      }
+      continue;
+    }
     // Only single-threaded ranks tell load apart from an app that leaves its threads idle.
     double per_worker = p.threads == 1 ? p.cpu_per_wall : kNaN;
     if (available(per_worker) && per_worker < 0.5 && (!available(starved) || per_worker < starved)) {
@@ -116,12 +127,18 @@ void add_usage_warnings(AnalysisResult& res) {
       starved_label = c.label;
     }
   }
-  if (available(starved)) {
-    char buf[32];
+  char buf[32];
+  if (available(busiest)) {
+    std::snprintf(buf, sizeof buf, "%.0f%%", 100 * busiest);
+    res.warnings.push_back("the machine was busy with other work: at '" + busiest_label + "' other processes took " +
+                           buf + " of the point's cores (measured by the launcher from outside the app), so the "
+                           "factors measured on the wall clock show the machine's load besides the application's");
+  } else if (available(starved) && !measured) {
     std::snprintf(buf, sizeof buf, "%.0f%%", 100 * starved);
-    res.warnings.push_back("the machine was busy with other work: at '" + starved_label + "' a single-threaded rank got " +
-                           buf + " of a CPU, so the CPU-time causes (threads-unused, spin-wait, serial-fraction) may show "
-                           "the machine's load rather than the application");
+    res.warnings.push_back("the machine may have been busy with other work: at '" + starved_label +
+                           "' a single-threaded rank got " + buf + " of a CPU (a file before 1.7 has no measurement "
+                           "of other processes), so the CPU-time causes (threads-unused, spin-wait, serial-fraction) "
+                           "may show the machine's load rather than the application");
   }
   if (old_file)
     res.warnings.push_back("no MPI window in this run file (recorded before the tracer timed MPI_Init and "
@@ -405,6 +422,8 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
     }
   }
 
+  // Sampled call paths first: the steps' causes use the functions' shapes.
+  read_profile(res);
   // Whole-application summary per group.
   for (const auto& key : group_order) {
     const auto& members = groups[key];
@@ -443,7 +462,7 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
       }
     }
     sum.final_efficiency = sum.points.back().efficiency;
-    summarise_steps(sum, res.axis, res.run.cores, th);
+    summarise_steps(sum, res.axis, res.run.cores, th, &res.profile);
     // Lost time per kernel at the group's last point.
     if (members.size() > 1) {
       int f = members.front(), l = members.back();
@@ -453,7 +472,8 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
         const auto& s = res.kernels[ki];
         // Counted functions overlap the regions: the sampled profile ranks their losses.
         if (s.at[f] < 0 || s.at[l] < 0 || is_counted_kind(s.kind)) continue;
-        double lost = configs[l].kernels[s.at[l]].time_s - configs[f].kernels[s.at[f]].time_s * cf / cl;
+        // Ideal: the first point's time over the concurrency ratio (strong), the same time (weak).
+        double lost = configs[l].kernels[s.at[l]].time_s - configs[f].kernels[s.at[f]].time_s * (weak ? 1.0 : cf / cl);
         if (available(lost) && lost > 0) { sum.lost.push_back({ki, lost, 0}); total += lost; }
       }
       for (auto& x : sum.lost) x.share = total > 0 ? x.lost_s / total : 0;
@@ -540,7 +560,7 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
       res.instruction.push_back(ip);
     }
   }
-  attach_profile(res);  // sampled call paths: per-function losses joined into the summaries
+  join_profile(res);  // sampled call paths: per-function losses joined into the summaries
   return res;
 }
 

@@ -6,7 +6,8 @@
 #include <sstream>
 
 namespace rtrace::analysis {
-void summarise_steps(AppSummary& sum, const std::string& axis, int cores, const Thresholds& th) {
+void summarise_steps(AppSummary& sum, const std::string& axis, int cores, const Thresholds& th,
+                     const ProfileResult* profile) {
   if (sum.points.empty()) return;
   std::vector<PopPoint*> pops;
   std::vector<double> work;
@@ -29,6 +30,8 @@ void summarise_steps(AppSummary& sum, const std::string& axis, int cores, const 
     // its wall time keeps the step's product identity exact.
     double t1 = available(a.pop.wall_s) ? a.pop.wall_s : a.time_s;
     double t2 = available(b.pop.wall_s) ? b.pop.wall_s : b.time_s;
+    ctx.sampled = profile ? sampled_step(*profile, a.config, b.config, a.concurrency, b.concurrency, sum.weak)
+                          : SampledStep{};
     AppStep st = classify_app_step(a.pop, b.pop, a.concurrency, b.concurrency, t1, t2, std::max(a.spread, b.spread),
                                    ctx, th);
     st.from = static_cast<int>(i);
@@ -38,35 +41,48 @@ void summarise_steps(AppSummary& sum, const std::string& axis, int cores, const 
   }
 }
 
+std::string cause_names(const AppStep& st) {
+  std::string out;
+  for (const auto& c : st.causes) out += (out.empty() ? "" : " + ") + c.cause;
+  return out.empty() ? st.cause : out;
+}
+
 std::vector<std::string> step_sentences(const AppSummary& sum, const std::string& axis, const Thresholds& th) {
   std::vector<std::string> out;
   if (sum.steps.empty()) return out;
-  bool superlinear = false, noise = false;
+  bool superlinear = false, noise = false, offsetting = false;
   for (const auto& st : sum.steps) {
     superlinear |= st.diagnosis == "superlinear";
     noise |= st.diagnosis == "noise";
+    offsetting |= st.diagnosis == "offsetting";
   }
   if (sum.breaks_after >= 0) {
     const AppStep& st = sum.steps[static_cast<std::size_t>(sum.breaks_after)];
-    out.push_back("Scaling breaks past " + axis + "=" + fmt(st.c1, 6) + ": " + st.cause + " - " + st.explanation + ".");
-    // Later losses with another cause, once each.
-    std::string seen = st.cause;
+    out.push_back("Scaling breaks past " + axis + "=" + fmt(st.c1, 6) + ": " + cause_names(st) + " - " +
+                  st.explanation + ".");
+    // Later losses with other causes, once each.
+    std::string seen = " " + cause_names(st) + " ";
     for (std::size_t i = static_cast<std::size_t>(sum.breaks_after) + 1; i < sum.steps.size(); ++i) {
       const AppStep& s = sum.steps[i];
-      if (s.diagnosis != "loss" || seen.find(s.cause) != std::string::npos) continue;
-      seen += " " + s.cause;
-      out.push_back("Past " + axis + "=" + fmt(s.c1, 6) + ": " + s.cause + " - " + s.explanation + ".");
+      if (s.diagnosis != "loss" || seen.find(" " + cause_names(s) + " ") != std::string::npos) continue;
+      seen += cause_names(s) + " ";
+      out.push_back("Past " + axis + "=" + fmt(s.c1, 6) + ": " + cause_names(s) + " - " + s.explanation + ".");
     }
-  } else if (!superlinear && !noise) {
-    out.push_back("The application scales within " + fmt(100 * th.ideal_tolerance, 3) + "% of ideal at every step.");
-  } else if (!superlinear) {
+  } else if (!superlinear && !noise && !offsetting) {
+    // Ideal means every POP factor of every step within tolerance, not only the efficiency.
+    out.push_back("The application scales within " + fmt(100 * th.ideal_tolerance, 3) +
+                  "% of ideal at every step, every POP factor within tolerance.");
+  } else if (!superlinear && !offsetting) {
     out.push_back("No step loses more than the repeats' spread: the remaining differences are noise.");
   }
   for (const auto& st : sum.steps) {
+    const std::string where = axis + " " + fmt(st.c1, 6) + "->" + fmt(st.c2, 6);
     if (st.diagnosis == "superlinear")
-      out.push_back("Superlinear at " + axis + " " + fmt(st.c1, 6) + "->" + fmt(st.c2, 6) + ": " + st.explanation + ".");
+      out.push_back("Superlinear at " + where + ": " + st.explanation + ".");
     else if (st.diagnosis == "noise")
-      out.push_back("Noise at " + axis + " " + fmt(st.c1, 6) + "->" + fmt(st.c2, 6) + ": " + st.explanation + ".");
+      out.push_back("Noise at " + where + ": " + st.explanation + ".");
+    else if (st.diagnosis == "offsetting")
+      out.push_back("Factors offset at " + where + " (" + cause_names(st) + "): " + st.explanation + ".");
   }
   return out;
 }

@@ -769,6 +769,10 @@ RunData load_run(const std::string& path) {
         }
         PointAggregate agg = aggregate_ranks(ranks);
         agg.point_id = row.point_id;
+        if (pg.exists("machine_load")) {  // schema >= 1.7: the launcher's view of the node
+          const auto load = pg.read_table<store::MachineLoadRow>("machine_load");
+          if (load.size() == 1) agg.usage.machine_load = machine_load_usage(load.front());
+        }
         if (ranks.empty()) run.warnings.push_back("point " + std::to_string(row.point_id) + " has no rank data");
         for (auto& w : agg.rank_warnings) run.warnings.push_back("point " + std::to_string(row.point_id) + ": " + w);
         aggs.push_back(std::move(agg));

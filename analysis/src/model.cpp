@@ -180,6 +180,7 @@ void Thresholds::validate() const {
   check("launch-floor-us", launch_floor_s * 1e6, 0, 1e6);
   check("tail-efficiency", tail_efficiency, 0, 1);
   check("mpi-share-rise", mpi_share_rise, 0, 1);
+  check("load-share", load_share, 0.001, 1);
 }
 
 double karp_flatt(double speedup, double p) noexcept {

@@ -11,12 +11,36 @@ namespace {
 
 std::string pct(double v) { return fmt(100 * v, 3) + "%"; }
 
-// Involuntary context switches per second per worker above which the machine
-// was busy with other work. Measured on this project's 2-core VM: 1-14/s per
-// worker idle, 80-140/s at load average 3 (docs/analysis.md).
-constexpr double kBusyMachinePreemptionsPerWorker = 50;
-double per_worker_preemptions(const PopPoint& p) {
-  return available(p.ivcsw_rate) && p.threads > 0 ? p.ivcsw_rate / p.threads : kNaN;
+
+// Blocked threads switch voluntarily on every wait: a lock handed back and
+// forth in 2 ms units gives about 500 per second of the process's CPU time
+// (235 on the 2-core VM at load average 10, where a thread often finds the
+// lock free after a preemption); an OpenMP app that sleeps between a few
+// long parallel regions, about 1.
+constexpr double kBlockingSwitchesPerCpuSecond = 50;
+// The machine-load factor ("up to Nx") never claims more than this share of the cores.
+constexpr double kMaxTakenShare = 0.9;
+// Below this much taken CPU time (core-seconds) the share is a few clock ticks of /proc/stat.
+constexpr double kMinTakenCpuS = 0.05;
+
+// Per thread of a rank: samples of work (app code, and system code it called)
+// and of waiting in a runtime (MPI, OpenMP, the tracer). System code counts
+// for the category of its first non-system caller, as in the profile.
+struct ThreadSamples { double work = 0, wait = 0; };
+std::map<int, ThreadSamples> sampled_threads(const store::RankRecords& rec) {
+  std::map<int, ThreadSamples> out;
+  const auto& rows = rec.callpaths;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].self_samples <= 0) continue;
+    std::string cat = store::get_str(rows[i].category);
+    for (std::int64_t n = rows[i].parent_id; cat == "system" && n >= 0 && static_cast<std::size_t>(n) < i;
+         n = rows[static_cast<std::size_t>(n)].parent_id)
+      cat = store::get_str(rows[static_cast<std::size_t>(n)].category);
+    auto& t = out[rows[i].thread];
+    if (cat == "app" || cat == "system") t.work += static_cast<double>(rows[i].self_samples);
+    else t.wait += static_cast<double>(rows[i].self_samples);
+  }
+  return out;
 }
 
 bool is_init(const std::string& n) { return n == "MPI_Init" || n == "MPI_Init_thread"; }
@@ -31,6 +55,24 @@ double median_of(std::vector<double> v) {
 }
 
 }  // namespace
+
+MachineLoadUsage machine_load_usage(const store::MachineLoadRow& row) {
+  MachineLoadUsage m;
+  m.note = store::get_str(row.note);
+  m.load_average = std::max(available(row.load_avg_start) ? row.load_avg_start : 0.0,
+                            available(row.load_avg_end) ? row.load_avg_end : 0.0);
+  if (!available(row.load_avg_start) && !available(row.load_avg_end)) m.load_average = kNaN;
+  if (store::get_str(row.status) != "ok" || row.cpus <= 0 || !available(row.interval_s) || row.interval_s <= 0 ||
+      !available(row.other_cpu_s))
+    return m;
+  m.measured = true;
+  m.cpus = row.cpus;
+  m.interval_s = row.interval_s;
+  m.other_cpu_s = row.other_cpu_s;
+  m.steal_s = available(row.steal_s) ? row.steal_s : 0;
+  m.tree_cpu_s = row.tree_cpu_s;
+  return m;
+}
 
 double RankUsage::window_s() const noexcept {
   if (!available(wall_s)) return kNaN;
@@ -87,6 +129,17 @@ PointUsage point_usage(const std::vector<store::RankRecords>& ranks) {
       s.bytes += static_cast<double>(std::max<std::int64_t>(0, m.bytes_sent) + std::max<std::int64_t>(0, m.bytes_received));
       call_rank_time[it->second][r] += t;
     }
+    if (!rec.callpaths.empty()) {
+      const auto threads = sampled_threads(rec);
+      for (const auto& [tid, t] : threads) {
+        u.samples_work += t.work;
+        u.samples_wait += t.wait;
+      }
+      u.working_threads = 0;
+      u.sampled_threads = static_cast<int>(threads.size());
+      for (const auto& [tid, t] : threads)
+        if (t.work >= 1) ++u.working_threads;  // OpenMP threads that were never used have no app samples
+    }
     for (const auto& row : rec.regions) {
       if (!available(row.hw_instructions) || !available(row.hw_cycles) || !available(row.time_s)) continue;
       u.hw_instructions = (available(u.hw_instructions) ? u.hw_instructions : 0) + row.hw_instructions;
@@ -130,8 +183,11 @@ PopPoint pop_point(const PointUsage& usage, int threads_per_rank) {
   p.threads = threads;
   double wall_max = 0, window_max = 0, startup_max = 0, teardown_max = 0, init_max = 0;
   double useful_sum = 0, useful_max = 0, mpi_sum = 0, window_sum = 0, wall_sum = 0;
-  double cpu_sum = 0, sys_sum = 0, cpu_per_wall_sum = 0, ivcsw_rate_sum = 0;
-  int cpu_n = 0, ivcsw_n = 0;
+  double cpu_sum = 0, sys_sum = 0, cpu_per_wall_sum = 0, ivcsw_rate_sum = 0, vcsw_rate_sum = 0, vcsw_sum = 0;
+  int cpu_n = 0, ivcsw_n = 0, vcsw_n = 0;
+  // The thread level's useful time per rank (see pop.hpp), both candidates.
+  double v_cpu = 0, v_sampled = 0, samples_wait = 0, samples_all = 0;
+  bool v_cpu_ok = true, v_sampled_ok = true;
   bool ok = true;
   for (const auto& r : usage.ranks) {
     double w = r.window_s();
@@ -155,6 +211,32 @@ PopPoint pop_point(const PointUsage& usage, int threads_per_rank) {
       ++cpu_n;
     }
     if (available(r.involuntary_ctxsw)) { ivcsw_rate_sum += r.involuntary_ctxsw / r.wall_s; ++ivcsw_n; }
+    if (available(r.voluntary_ctxsw)) {
+      vcsw_rate_sum += r.voluntary_ctxsw / r.wall_s;
+      vcsw_sum += r.voluntary_ctxsw;
+      ++vcsw_n;
+    }
+    // At most every thread busy for the whole useful time (the whole wall without MPI).
+    const double cap = threads * (r.mpi_initialised ? useful : r.wall_s);
+    if (available(r.user_s) && available(r.system_s)) {
+      const double cpu = r.user_s + r.system_s;
+      // CPU time less the MPI calls' (Open MPI polls: an MPI second is a CPU second of the calling thread).
+      const double outside_mpi = r.mpi_initialised ? cpu - r.init_s - r.mpi_s - r.finalize_s : cpu;
+      v_cpu += std::clamp(outside_mpi, 0.0, cap);
+      const double samples = r.samples_work + r.samples_wait;
+      // 20 samples (0.08 s at 250 Hz) at least, or the share is mostly noise.
+      if (samples >= 20) {
+        v_sampled += std::clamp(cpu * r.samples_work / samples, 0.0, cap);
+        samples_wait += r.samples_wait;
+        samples_all += samples;
+      } else {
+        v_sampled_ok = false;
+      }
+    } else {
+      v_cpu_ok = v_sampled_ok = false;
+    }
+    if (r.working_threads >= 0) p.working_threads = std::max(p.working_threads, r.working_threads);
+    if (r.sampled_threads >= 0) p.sampled_threads = std::max(p.sampled_threads, r.sampled_threads);
   }
   if (!ok || wall_max <= 0) return p;
   p.wall_s = wall_max;
@@ -169,6 +251,28 @@ PopPoint pop_point(const PointUsage& usage, int threads_per_rank) {
     p.system_share = cpu_sum > 0 ? sys_sum / cpu_sum : kNaN;
   }
   if (ivcsw_n) p.ivcsw_rate = ivcsw_rate_sum / ivcsw_n;
+  if (vcsw_n) p.vcsw_rate = vcsw_rate_sum / vcsw_n;
+  if (vcsw_n == nranks && cpu_n == nranks && cpu_sum > 0) p.vcsw_per_cpu_s = vcsw_sum / cpu_sum;
+  if (v_cpu_ok) p.thread_useful_cpu_s = v_cpu;
+  if (v_sampled_ok) {
+    p.thread_useful_sampled_s = v_sampled;
+    p.sampled_wait_share = samples_all > 0 ? samples_wait / samples_all : kNaN;
+  }
+  // The node's load besides the app (launcher, from outside).
+  if (const auto& m = usage.machine_load; m.measured) {
+    const int used = std::min(p.workers, m.cpus);
+    const double capacity = used * m.interval_s;
+    // Other processes first fill the cores this point leaves idle; what is left took the point's cores.
+    const double excess = std::max(0.0, m.other_cpu_s - (m.cpus - used) * m.interval_s);
+    p.load_measured = true;
+    p.load_cpus = m.cpus;
+    p.other_cpu_s = m.other_cpu_s;
+    p.other_share = capacity > 0 ? excess / capacity : kNaN;
+    p.steal_share = m.cpus > 0 ? m.steal_s / (m.cpus * m.interval_s) : kNaN;
+    p.taken_share = std::min(1.0, p.other_share + p.steal_share);
+    p.taken_cpu_s = excess + m.steal_s * used / m.cpus;
+  }
+  p.load_average = usage.machine_load.load_average;
   bool counters = true;
   double ins = 0, cyc = 0, hwt = 0;
   for (const auto& r : usage.ranks) {
@@ -183,23 +287,50 @@ PopPoint pop_point(const PointUsage& usage, int threads_per_rank) {
     p.hw_time_s = hwt;
   }
   if (mpi) {
-    // Wall-clock useful time per rank; with t threads per rank every rank is
-    // t workers, so the sums count t x useful (PE is unchanged by t).
+    // Wall-clock useful time per rank (process level).
     p.basis = "mpi";
-    p.useful_sum_s = useful_sum * threads;
+    p.process_useful_sum_s = useful_sum;
     p.useful_max_s = useful_max;
     p.useful_mean_s = useful_sum / nranks;
     p.mpi_share = window_sum > 0 && !usage.calls_not_intercepted() ? mpi_sum / window_sum : kNaN;
     if (useful_max > 0) p.load_balance = p.useful_mean_s / useful_max;
     if (window_max > 0) p.communication_efficiency = useful_max / window_max;
-    p.parallel_efficiency = p.load_balance * p.communication_efficiency;
   } else if (available(p.cpu_s)) {
-    // No MPI: the useful time is the CPU time (per-thread useful time is not measured).
+    // No MPI: one process; the thread level is all there is.
     p.basis = "cpu-time";
-    p.useful_sum_s = p.cpu_s;
-    p.parallel_efficiency = p.cpu_s / (p.workers * wall_max);
+    p.process_useful_sum_s = wall_max;
   }
+  // Alone, a point takes the sampled basis when it has one; pop_scaling makes a group agree.
+  const bool thread_level = p.basis == "cpu-time" || (p.basis == "mpi" && threads >= 2);
+  apply_thread_basis(p, !thread_level                             ? ""
+                        : available(p.thread_useful_sampled_s) ? "sampled"
+                        : available(p.thread_useful_cpu_s)     ? "cpu-time"
+                                                               : "");
   return p;
+}
+
+void apply_thread_basis(PopPoint& p, const std::string& thread_basis) {
+  const double v = thread_basis == "sampled"    ? p.thread_useful_sampled_s
+                   : thread_basis == "cpu-time" ? p.thread_useful_cpu_s
+                                                : kNaN;
+  p.thread_basis = available(v) ? thread_basis : "";
+  p.thread_efficiency = kNaN;
+  if (p.basis == "mpi") {
+    if (available(v) && p.process_useful_sum_s > 0) {
+      p.thread_efficiency = v / (p.threads * p.process_useful_sum_s);
+      p.useful_sum_s = v;
+      p.parallel_efficiency = p.load_balance * p.communication_efficiency * p.thread_efficiency;
+    } else {
+      // One thread per rank (or no CPU time): every rank is t workers busy for its useful time.
+      p.useful_sum_s = p.process_useful_sum_s * p.threads;
+      p.parallel_efficiency = p.load_balance * p.communication_efficiency;
+    }
+  } else if (p.basis == "cpu-time") {
+    const double useful = available(v) ? v : p.cpu_s;
+    p.useful_sum_s = useful;
+    p.parallel_efficiency = p.workers > 0 && p.wall_s > 0 ? useful / (p.workers * p.wall_s) : kNaN;
+    p.thread_efficiency = p.parallel_efficiency;
+  }
 }
 
 PopConfig combine_pop(const std::vector<PointUsage>& repeats, int threads_per_rank) {
@@ -230,11 +361,22 @@ PopConfig combine_pop(const std::vector<PointUsage>& repeats, int threads_per_ra
 
 void pop_scaling(std::vector<PopPoint*>& points, const std::vector<double>& work) {
   if (points.empty()) return;
+  // One thread basis for the whole group, so that CS compares like with like:
+  // a thread level when any point runs >= 2 threads per rank (always without
+  // MPI); sampled when every point was sampled, else CPU time.
+  bool thread_level = false, all_sampled = true, all_cpu = true;
+  for (const PopPoint* p : points) {
+    thread_level |= p->basis == "cpu-time" || p->threads >= 2;
+    all_sampled &= available(p->thread_useful_sampled_s);
+    all_cpu &= available(p->thread_useful_cpu_s);
+  }
+  const std::string basis = !thread_level ? "" : all_sampled ? "sampled" : all_cpu ? "cpu-time" : "";
+  for (PopPoint* p : points) apply_thread_basis(*p, basis);
   const PopPoint& ref = *points.front();
   for (std::size_t i = 0; i < points.size(); ++i) {
     PopPoint& p = *points[i];
     if (available(ref.useful_sum_s) && available(p.useful_sum_s) && p.useful_sum_s > 0 && work[i] > 0 &&
-        work[0] > 0 && p.basis == ref.basis)
+        work[0] > 0 && p.basis == ref.basis && p.thread_basis == ref.thread_basis)
       p.computation_scalability = (ref.useful_sum_s / work[0]) / (p.useful_sum_s / work[i]);
     p.global_efficiency = p.parallel_efficiency * p.computation_scalability;
     if (available(ref.hw_instructions) && available(p.hw_instructions) && work[i] > 0 && work[0] > 0) {
@@ -244,6 +386,29 @@ void pop_scaling(std::vector<PopPoint*>& points, const std::vector<double>& work
     }
   }
 }
+
+namespace {
+
+// The share of the point's cores others took, bounded so that a correction stays finite.
+double taken(const PopPoint& p) { return available(p.taken_share) ? std::min(p.taken_share, kMaxTakenShare) : 0.0; }
+
+bool loaded(const PopPoint& p, const Thresholds& th) {
+  // A share of the cores and a few clock ticks at least: /proc/stat counts whole ticks.
+  return p.load_measured && available(p.taken_share) && p.taken_share >= th.load_share &&
+         p.taken_cpu_s >= kMinTakenCpuS;
+}
+
+std::string load_words(const PopPoint& p, double c, const std::string& axis) {
+  std::ostringstream os;
+  os << "at " << axis << "=" << fmt(c, 6) << " other processes took " << pct(p.other_share) << " of the "
+     << std::min(p.workers, p.load_cpus) << (std::min(p.workers, p.load_cpus) == 1 ? " core" : " cores")
+     << " the point used";
+  if (available(p.steal_share) && p.steal_share >= 0.005) os << ", steal " << pct(p.steal_share);
+  if (available(p.load_average)) os << ", load average " << fmt(p.load_average, 2);
+  return os.str();
+}
+
+}  // namespace
 
 AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, double c2, double t1, double t2,
                           double spread, const StepContext& ctx, const Thresholds& th) {
@@ -264,20 +429,22 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
   }
   s.speedup = t2 > 0 ? t1 / t2 : kNaN;
   s.efficiency = ctx.weak ? s.speedup : s.speedup / s.ratio;
-  std::ostringstream why;
   if (!available(s.efficiency)) {
     s.diagnosis = "loss";
     s.cause = "slowdown";
+    s.causes.push_back({s.cause, kNaN, "no wall time recorded at one of the points"});
     s.explanation = "no wall time recorded at one of the points";
     return s;
   }
-  const bool same_basis = !a.basis.empty() && a.basis == b.basis;
+  const bool same_basis = !a.basis.empty() && a.basis == b.basis && a.thread_basis == b.thread_basis;
+  const bool thread_level = same_basis && !b.thread_basis.empty();
   if (same_basis) {
     s.pe_factor = b.parallel_efficiency / a.parallel_efficiency;
     s.cs_factor = b.computation_scalability / a.computation_scalability;
     if (a.basis == "mpi") {
       s.lb_factor = b.load_balance / a.load_balance;
       s.comm_factor = b.communication_efficiency / a.communication_efficiency;
+      if (thread_level) s.te_factor = b.thread_efficiency / a.thread_efficiency;
       s.startup_factor = s.wall_efficiency / s.efficiency;  // (W2/T2)/(W1/T1): outside the window
     } else {
       s.startup_factor = 1;
@@ -296,6 +463,7 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
     s.cause = "startup";
     s.explanation = eff_words + ", but startup and teardown outside the window grow " + fmt(outside1) + " s -> " +
                     fmt(outside2) + " s, so the wall-clock efficiency is " + pct(s.wall_efficiency);
+    s.causes.push_back({s.cause, s.wall_efficiency > 0 ? 1 / s.wall_efficiency : kNaN, s.explanation});
     return s;
   }
   // A change within the repeats' own spread is not evidence of anything.
@@ -305,106 +473,207 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
     s.explanation = eff_words + " lies within the repeats' spread of " + pct(spread);
     return s;
   }
-  if (gain > 1 + th.superlinear_margin) {
-    s.diagnosis = "superlinear";
-    s.explanation = eff_words + ": faster than ideal";
-    if (spread <= 0) s.explanation += "; a single sample per point cannot rule out a disturbed baseline";
-    return s;
-  }
-  if (gain >= 1 - th.ideal_tolerance) {
-    s.diagnosis = "ideal";
-    s.explanation = eff_words;
-    return s;
-  }
-  s.diagnosis = "loss";
 
-  struct Candidate { std::string cause; double factor; std::string words; };
-  std::vector<Candidate> cand;
-  auto add = [&](const std::string& cause, double factor, const std::string& words) {
-    if (available(factor) && factor > 0) cand.push_back({cause, 1 / factor, words});  // extra-time factor
+  // The machine's load, measured from outside the app (launcher). It is named
+  // besides the app's own causes, never instead of them: how much of a factor
+  // measured on the wall clock (CS of useful wall time, CPU over wall time)
+  // the load took cannot be told apart without per-thread run-queue times.
+  const bool load1 = loaded(a, th), load2 = loaded(b, th);
+
+  // The POP factors of the step, each a candidate cause.
+  struct Factor {
+    std::string name;      // the POP factor
+    double value = kNaN;   // its step ratio
+    std::string cause;
+    std::string words;
   };
-  // CPU/wall near 1 per rank with several threads per rank: the threads do not run.
-  const bool threads_idle = available(b.cpu_per_wall) && b.threads >= 2 && b.cpu_per_wall <= 1.25;
+  std::vector<Factor> factors;
+  auto add = [&](const std::string& name, double value, const std::string& cause, const std::string& words) {
+    if (available(value) && value > 0) factors.push_back({name, value, cause, words});
+  };
   // Spinning is a change across the step: an app whose own work already ran in the kernel at the
   // first point (syscall-heavy timing, I/O) is not spinning because the share is still high.
   const bool spinning = available(b.system_share) && b.system_share >= 0.3 &&
-                       (!available(a.system_share) || b.system_share >= a.system_share + 0.1);
+                        (!available(a.system_share) || b.system_share >= a.system_share + 0.1);
+  // The thread level's loss in words: who waits, judged from the samples, the switches and CPU/wall.
+  auto thread_cause = [&](std::string& words) -> std::string {
+    // Per CPU second, not per wall second: on a busy machine a lock changes hands less often per
+    // wall second, but about as often per second the threads run.
+    const double vcsw_after = b.vcsw_per_cpu_s, vcsw_before = a.vcsw_per_cpu_s;
+    const double cpu_per_wall = b.cpu_per_wall;
+    const std::string basis_words = b.thread_basis == "sampled"
+                                        ? "useful thread time = CPU time less the sampled runtime waits"
+                                        : "useful thread time = CPU time less MPI time";
+    const std::string te_words = (a.basis == "mpi" ? "thread efficiency " : "parallel efficiency ") +
+                                 fmt(a.basis == "mpi" ? a.thread_efficiency : a.parallel_efficiency, 3) + " -> " +
+                                 fmt(a.basis == "mpi" ? b.thread_efficiency : b.parallel_efficiency, 3) + " (" +
+                                 basis_words;
+    if (b.threads >= 2 && b.working_threads == 1 && b.sampled_threads == 1) {
+      words = te_words + "): only one thread per rank ran at " + fmt(c2, 6) + " " + ctx.axis +
+              " (sampled): the app ignores its threads or never starts a parallel region";
+      return "threads-unused";
+    }
+    // Threads that burn CPU while they wait in a runtime (an active wait policy): the samples say so.
+    const bool runtime_spin = b.thread_basis == "sampled" && available(b.sampled_wait_share) &&
+                              b.sampled_wait_share >= 0.2 &&
+                              (!available(a.sampled_wait_share) || b.sampled_wait_share >= a.sampled_wait_share + 0.1) &&
+                              available(cpu_per_wall) && cpu_per_wall > 1.25;
+    const std::string spin_words = " (" + pct(b.sampled_wait_share) + " of the samples spin or wait in the "
+                                   "OpenMP/MPI runtime, CPU/wall " + fmt(cpu_per_wall) + ")";
+    if (ctx.sampled.available && available(ctx.sampled.serial_share) && ctx.sampled.serial_share >= 0.5) {
+      words = te_words + "): " + pct(ctx.sampled.serial_share) + " of the sampled lost time is in functions " +
+              "whose time stays constant (serial), the largest `" + ctx.sampled.serial_function + "`" +
+              (runtime_spin ? "; the waiting threads spin" + spin_words : "");
+      return "serial-fraction";
+    }
+    if (runtime_spin) {
+      words = te_words + "): threads burn CPU waiting" + spin_words +
+              ": uneven work per thread or a serial part, with an active wait policy";
+      return "spin-wait";
+    }
+    if (b.threads >= 2 && b.working_threads == 1) {
+      words = te_words + "): only one thread per rank ran app code at " + fmt(c2, 6) + " " + ctx.axis +
+              " (sampled): the added threads got no work and only waited in the runtime";
+      return "threads-unused";
+    }
+    if (b.threads >= 2 && available(vcsw_after) && vcsw_after >= kBlockingSwitchesPerCpuSecond &&
+        (!available(vcsw_before) || vcsw_after >= 4 * vcsw_before)) {
+      words = te_words + "): " + fmt(vcsw_after) + " voluntary context switches per second of CPU time" +
+              (available(vcsw_before) ? " (was " + fmt(vcsw_before) + ")" : "") +
+              ": threads block and wake again and again (a lock, a critical section, a condition variable, "
+              "or short serial gaps between parallel regions)";
+      return "lock-wait";
+    }
+    if (b.threads >= 2 && available(cpu_per_wall) && cpu_per_wall <= 1.25) {
+      words = te_words + "): CPU/wall per rank is " + fmt(b.cpu_per_wall) + " at " + fmt(c2, 6) + " " + ctx.axis +
+              ": the added threads mostly wait (never given work, or blocked)";
+      return "threads-unused";
+    }
+    words = te_words + "): part of the run uses fewer threads" +
+            (available(b.sampled_wait_share) && b.sampled_wait_share >= 0.05
+                 ? " (" + pct(b.sampled_wait_share) + " of the samples wait in the OpenMP/MPI runtime)"
+                 : "");
+    return "serial-fraction";
+  };
   if (same_basis && a.basis == "mpi") {
-    add("imbalance", s.lb_factor,
+    add("load balance", s.lb_factor, "imbalance",
         "load balance " + fmt(a.load_balance, 3) + " -> " + fmt(b.load_balance, 3) + " (useful time per rank: max " +
             fmt(b.useful_max_s) + " s, mean " + fmt(b.useful_mean_s) + " s)");
-    add("mpi", s.comm_factor,
-        "communication efficiency " + fmt(a.communication_efficiency, 3) + " -> " + fmt(b.communication_efficiency, 3) +
-            " (MPI share of the window " + pct(a.mpi_share) + " -> " + pct(b.mpi_share) + ")");
-    std::string cs_cause = threads_idle ? "threads-unused" : spinning ? "spin-wait" : "computation-scaling";
-    add(cs_cause, s.cs_factor,
-        cs_cause == "threads-unused"
-            ? "CPU/wall per rank is " + fmt(b.cpu_per_wall) + " at " + fmt(c2, 6) + " " + ctx.axis +
-                  ": the added threads mostly wait (never given work, or blocked on a lock or critical section)"
-        : cs_cause == "spin-wait"
-            ? "computation scalability " + fmt(s.cs_factor) + " with " + pct(b.system_share) +
-                  " of the CPU time in the kernel (threads spinning or yielding)"
-            : "useful time per unit of work grows " + fmt(1 / s.cs_factor) +
-                  "x (computation scalability " + fmt(a.computation_scalability, 3) + " -> " +
-                  fmt(b.computation_scalability, 3) + "): replicated work or cache effects");
+    add("communication efficiency", s.comm_factor, "mpi",
+        "communication efficiency " + fmt(a.communication_efficiency, 3) + " -> " +
+            fmt(b.communication_efficiency, 3) + " (MPI share of the window " + pct(a.mpi_share) + " -> " +
+            pct(b.mpi_share) + ")");
+    if (thread_level) {
+      std::string words;
+      const std::string cause = thread_cause(words);
+      add("thread efficiency", s.te_factor, cause, words);
+    }
   } else if (same_basis) {  // cpu-time basis: threads without MPI
-    add(threads_idle ? "threads-unused" : "serial-fraction", s.pe_factor,
-        threads_idle ? "CPU/wall is " + fmt(b.cpu_per_wall) + " at " + fmt(c2, 6) + " " + ctx.axis +
-                           ": the added threads mostly wait (never given work, or blocked on a lock or "
-                           "critical section)"
-                     : "CPU utilisation " + pct(a.parallel_efficiency) + " -> " + pct(b.parallel_efficiency) +
-                           " of the " + std::to_string(b.workers) + " workers' time: a part runs on fewer threads");
-    const bool far_above = available(s.cs_factor) && s.cs_factor < 1 / 1.5;
-    std::string cs_cause = (spinning || far_above) ? "spin-wait" : "computation-scaling";
-    add(cs_cause, s.cs_factor,
-        cs_cause == "spin-wait"
-            ? "CPU time grows " + fmt(1 / s.cs_factor) + "x for the same work (" + pct(b.system_share) +
-                  " system time, CPU/wall " + fmt(b.cpu_per_wall) + "): threads burn CPU waiting"
-            : "CPU time per unit of work grows " + fmt(1 / s.cs_factor) + "x: replicated work or cache effects");
+    std::string words;
+    const std::string cause = thread_cause(words);
+    add("parallel efficiency", s.pe_factor, cause, words);
   }
-  const Candidate* best = nullptr;
-  for (const auto& c : cand)
-    if (!best || c.factor > best->factor) best = &c;
+  if (same_basis) {
+    // CPU time for the same work that grows far more than cache effects do: threads burn it waiting.
+    // Only where runtime waits count as useful time (thread basis cpu-time): the sampled basis
+    // takes them out, so there a CS loss is the app's own code (replicated work, bandwidth).
+    const bool far_above = thread_level && b.thread_basis == "cpu-time" && available(s.cs_factor) &&
+                           s.cs_factor < 1 / 1.5;
+    const std::string cs_cause = (spinning || far_above) ? "spin-wait" : "computation-scaling";
+    const std::string what = thread_level ? "CPU time" : "useful time";
+    add("computation scalability", s.cs_factor, cs_cause,
+        cs_cause == "spin-wait"
+            ? what + " per unit of work grows " + fmt(1 / s.cs_factor) + "x (" + pct(b.system_share) +
+                  " system time, CPU/wall " + fmt(b.cpu_per_wall) + "): threads burn CPU waiting"
+            : what + " per unit of work grows " + fmt(1 / s.cs_factor) + "x (computation scalability " +
+                  fmt(a.computation_scalability, 3) + " -> " + fmt(b.computation_scalability, 3) +
+                  "): replicated work, cache or memory-bandwidth effects");
+  }
+  // Out of tolerance: a loss that explains at least the tolerance of the time,
+  // or a gain beyond the superlinear margin.
+  std::vector<const Factor*> losses, gains;
+  for (const auto& f : factors) {
+    if (f.value <= 1 - th.ideal_tolerance) losses.push_back(&f);
+    else if (f.value > 1 + th.superlinear_margin) gains.push_back(&f);
+  }
+  std::sort(losses.begin(), losses.end(), [](const Factor* x, const Factor* y) { return x->value < y->value; });
+
+  std::ostringstream why;
+  auto factor_list = [&](const std::vector<const Factor*>& list) {
+    std::string out;
+    for (const Factor* f : list) out += (out.empty() ? "" : ", ") + f->name + " " + fmt(f->value, 3);
+    return out;
+  };
+  const std::string load_evidence =
+      (load1 ? load_words(a, c1, ctx.axis) : "") + (load1 && load2 ? "; " : "") + (load2 ? load_words(b, c2, ctx.axis) : "");
+  auto machine_load_cause = [&]() {
+    const double share = std::max(load1 ? taken(a) : 0.0, load2 ? taken(b) : 0.0);
+    return StepCause{"machine-load", 1 / (1 - share),
+                     load_evidence + " (measured outside the app: /proc/stat less the app's process tree): up to " +
+                         fmt(1 / (1 - share)) + "x of the time may be the machine's, inside the factors measured " +
+                         "on the wall clock; rerun on an idle or exclusive node"};
+  };
+
+  if (gain > 1 + th.superlinear_margin && losses.empty()) {
+    s.diagnosis = "superlinear";
+    s.explanation = eff_words + ": faster than ideal";
+    if (spread <= 0) s.explanation += "; a single sample per point cannot rule out a disturbed baseline";
+    if (load1 || load2) s.explanation += "; measured on a busy machine (" + load_evidence + ")";
+    return s;
+  }
+  if (gain >= 1 - th.ideal_tolerance && losses.empty() && gains.empty()) {
+    s.diagnosis = "ideal";
+    s.explanation = eff_words;
+    if (load1 || load2) s.explanation += "; measured on a busy machine (" + load_evidence + ")";
+    return s;
+  }
+  // Factors out of tolerance that cancel: the step looks ideal (or better), but is not.
+  const bool offsetting = gain >= 1 - th.ideal_tolerance && (!gains.empty() || gain >= 1 || losses.empty());
+  s.diagnosis = offsetting ? "offsetting" : "loss";
+
   // More runnable workers than cores: the losses come from time slicing.
   const bool oversubscribed = ctx.cores > 0 && b.workers > ctx.cores;
-  // No more workers than cores, yet each is preempted often: other processes
-  // ran on the cores, and a loss that only says "more time for the same work"
-  // (computation scaling, a serial part, a slowdown, threads that got no CPU)
-  // is the machine's, not the app's. Spinning keeps its name: its evidence
-  // (kernel time) is the app's own.
-  const double preempt1 = per_worker_preemptions(a), preempt2 = per_worker_preemptions(b);
-  const bool machine_busy = !oversubscribed && available(preempt2) && preempt2 >= kBusyMachinePreemptionsPerWorker &&
-                            (!available(preempt1) || preempt2 >= 2 * preempt1 ||
-                             preempt1 >= kBusyMachinePreemptionsPerWorker);
-  const bool best_is_named = best && best->factor >= 1 + th.cause_min / 2;
-  if (machine_busy && (!best_is_named || best->cause == "computation-scaling" || best->cause == "serial-fraction" ||
-                       best->cause == "threads-unused")) {
-    s.cause = "machine-load";
-    why << eff_words << "; " << fmt(preempt2) << " involuntary context switches/s per worker";
-    if (available(preempt1)) why << " (was " << fmt(preempt1) << ")";
-    why << " with no more workers than cores: other processes took the cores, so the extra time is not the "
-        << "app's; rerun on an idle or exclusive node";
-    s.explanation = why.str();
-    return s;
-  }
-  if (oversubscribed && (!best || best->cause != "startup")) {
-    s.cause = "oversubscription";
-    why << eff_words << "; " << b.workers << " workers on " << ctx.cores << " cores";
-    if (available(b.ivcsw_rate)) why << ", " << fmt(b.ivcsw_rate) << " involuntary context switches/s per rank";
-    if (available(a.ivcsw_rate)) why << " (was " << fmt(a.ivcsw_rate) << ")";
-    s.explanation = why.str();
-    return s;
-  }
-  if (best_is_named) {
-    s.cause = best->cause;
-    why << eff_words << "; " << best->words << " accounts for " << fmt(best->factor) << "x over ideal";
-  } else if (s.speedup < 1 - th.cause_min) {
-    s.cause = "slowdown";
-    why << eff_words << "; slower with more workers and no factor of the model explains it: contention for a "
-        << "shared resource or run-to-run noise";
+  if (oversubscribed) {
+    std::ostringstream ev;
+    ev << b.workers << " workers on " << ctx.cores << " cores";
+    if (available(b.ivcsw_rate)) ev << ", " << fmt(b.ivcsw_rate) << " involuntary context switches/s per rank";
+    if (available(a.ivcsw_rate)) ev << " (was " << fmt(a.ivcsw_rate) << " at " << fmt(c1, 6) << " " << ctx.axis << ")";
+    s.causes.push_back({"oversubscription", gain > 0 ? 1 / gain : kNaN, ev.str()});
   } else {
-    s.cause = "serial-fraction";
-    why << eff_words << "; Karp-Flatt serial fraction " << fmt(karp_flatt(s.speedup, s.ratio), 2);
+    for (const Factor* f : losses) s.causes.push_back({f->cause, 1 / f->value, f->words});
+    if (s.causes.empty() && !offsetting) {
+      // No single factor out of tolerance: the largest one, if it explains enough.
+      const Factor* best = nullptr;
+      for (const auto& f : factors)
+        if (!best || f.value < best->value) best = &f;
+      if (best && 1 / best->value >= 1 + th.cause_min / 2)
+        s.causes.push_back({best->cause, 1 / best->value, best->words});
+    }
+  }
+  if (load1 || load2) {
+    const StepCause m = machine_load_cause();
+    auto at = std::find_if(s.causes.begin(), s.causes.end(), [&](const StepCause& c) { return c.factor < m.factor; });
+    s.causes.insert(at, m);
+  }
+  if (s.causes.empty()) {
+    if (s.speedup < 1 - th.cause_min)
+      s.causes.push_back({"slowdown", s.speedup > 0 ? 1 / s.speedup : kNaN,
+                          "slower with more workers and no factor of the model explains it: contention for a "
+                          "shared resource or run-to-run noise"});
+    else
+      s.causes.push_back({"serial-fraction", gain > 0 ? 1 / gain : kNaN,
+                          "Karp-Flatt serial fraction " + fmt(karp_flatt(s.speedup, s.ratio), 2)});
+  }
+  s.cause = s.causes.front().cause;
+  why << eff_words;
+  if (offsetting) {
+    why << ", within " << fmt(100 * th.ideal_tolerance, 3) << "% of ideal only because the factors offset: "
+        << factor_list(losses) << (losses.empty() ? "" : " lose") << (losses.empty() || gains.empty() ? "" : ", ")
+        << factor_list(gains) << (gains.empty() ? "" : " gain");
+  }
+  for (const auto& c : s.causes) {
+    why << "; " << c.cause << ": " << c.evidence;
+    if (c.cause != "machine-load" && available(c.factor)) why << " explains " << fmt(c.factor) << "x";
   }
   s.explanation = why.str();
   return s;

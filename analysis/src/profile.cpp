@@ -148,11 +148,18 @@ void disambiguate_openmp_regions(std::vector<FunctionSeries>& functions) {
   }
 }
 
-std::string scaling_shape(double t1, double t2, double c1, double c2, const std::string& category) {
+std::string scaling_shape(double t1, double t2, double c1, double c2, const std::string& category, bool weak) {
   const bool runtime = category == "mpi" || category == "openmp";
   if (!(t1 > 0)) return runtime ? "growing: communication or waiting, absent at the first point"
                                 : "growing: appears with concurrency";
   const double r = t2 / t1, k = c2 / c1;
+  if (weak) {
+    // The work per worker is constant: constant time is ideal, and a serial
+    // part grows with the total work (k times).
+    if (!runtime && k > 1 && r >= 0.8 * k) return "growing with the total work: serial";
+    if (r >= 1.25) return runtime ? "growing: communication or waiting" : "growing: replicated work or communication";
+    return runtime ? "constant: waiting" : "constant: weak-scaling ideal";
+  }
   if (r >= 1.25) return runtime ? "growing: communication or waiting" : "growing: replicated work or communication";
   if (r >= 0.8) return runtime ? "constant: waiting" : "constant: serial";
   if (k > 0 && r > 1.25 / k) return "shrinking slower than ideal";
@@ -345,7 +352,8 @@ std::map<std::string, FunctionAtPoint> functions_at_point(const std::vector<Rank
 
 }  // namespace
 
-ProfileResult build_profile(const AnalysisResult& res, const std::vector<std::vector<store::RankRecords>>& per_config) {
+ProfileResult profile_functions(const AnalysisResult& res,
+                                const std::vector<std::vector<store::RankRecords>>& per_config) {
   ProfileResult out;
   const auto& configs = res.run.configs;
   const int nconf = static_cast<int>(configs.size());
@@ -399,7 +407,40 @@ ProfileResult build_profile(const AnalysisResult& res, const std::vector<std::ve
   // Sorted by critical-path time; indices stay valid after this point only.
   std::stable_sort(out.functions.begin(), out.functions.end(),
                    [](const FunctionSeries& a, const FunctionSeries& b) { return a.total_time_s > b.total_time_s; });
-  if (!out.available || res.axis.empty()) return out;
+  return out;
+}
+
+SampledStep sampled_step(const ProfileResult& p, int config1, int config2, double c1, double c2, bool weak) {
+  SampledStep out;
+  if (!p.available || !available(p.period_s) || config1 < 0 || config2 < 0) return out;
+  double total = 0, serial = 0, largest = 0;
+  for (const auto& f : p.functions) {
+    if (static_cast<std::size_t>(std::max(config1, config2)) >= f.at.size()) continue;
+    const auto& a = f.at[static_cast<std::size_t>(config1)];
+    const auto& b = f.at[static_cast<std::size_t>(config2)];
+    if (!available(b.time_s) || b.time_s < 3 * p.period_s) continue;  // too few samples to judge
+    const double t1 = available(a.time_s) ? a.time_s : 0;
+    const double lost = b.time_s - t1 * (weak ? 1.0 : c1 / c2);
+    if (!(lost > 0.05 * b.time_s)) continue;  // sampling noise (as in the groups)
+    total += lost;
+    if (f.category == "app" && scaling_shape(t1, b.time_s, c1, c2, f.category, weak) == "constant: serial") {
+      serial += lost;
+      if (lost > largest) {
+        largest = lost;
+        out.serial_function = f.short_name;
+      }
+    }
+  }
+  if (total <= 0) return out;
+  out.available = true;
+  out.serial_share = serial / total;
+  return out;
+}
+
+void profile_groups(ProfileResult& out, const AnalysisResult& res) {
+  out.groups.clear();
+  if (!out.available || res.axis.empty()) return;
+  const auto& configs = res.run.configs;
 
   // Groups along the axis: the same ones as the application summaries.
   for (const auto& sum : res.summaries) {
@@ -412,7 +453,10 @@ ProfileResult build_profile(const AnalysisResult& res, const std::vector<std::ve
     const double cl = configs[static_cast<std::size_t>(l)].concurrency(res.axis);
     const auto& pf = sum.points.front();
     const auto& pl = sum.points.back();
-    if (available(pf.time_s) && available(pl.time_s)) g.wall_lost_s = pl.time_s - pf.time_s * pf.concurrency / pl.concurrency;
+    // The ideal time at the last point: the first point's time (weak: constant
+    // time per worker) or that time over the concurrency ratio (strong).
+    const double ideal_ratio = sum.weak ? 1.0 : cf / cl;
+    if (available(pf.time_s) && available(pl.time_s)) g.wall_lost_s = pl.time_s - pf.time_s * ideal_ratio;
     double total = 0;
     for (int fi = 0; fi < static_cast<int>(out.functions.size()); ++fi) {
       const auto& s = out.functions[static_cast<std::size_t>(fi)];
@@ -420,12 +464,13 @@ ProfileResult build_profile(const AnalysisResult& res, const std::vector<std::ve
       const auto& al = s.at[static_cast<std::size_t>(l)];
       if (!available(al.time_s) || al.time_s < 3 * out.period_s) continue;  // too few samples to judge
       const double tf = available(af.time_s) ? af.time_s : 0;
-      const double lost = al.time_s - tf * cf / cl;
-      if (!(lost > 0)) continue;
+      const double lost = al.time_s - tf * ideal_ratio;
+      // Within 5% of its own ideal time a function's loss is sampling noise, not a finding.
+      if (!(lost > 0.05 * al.time_s)) continue;
       FunctionLoss fl;
       fl.function = fi;
       fl.lost_s = lost;
-      fl.shape = scaling_shape(tf, al.time_s, cf, cl, s.category);
+      fl.shape = scaling_shape(tf, al.time_s, cf, cl, s.category, sum.weak);
       fl.imbalance = al.imbalance;
       // The roofline verdict where the function is also an annotated region or a kernel.
       for (int ki = 0; ki < static_cast<int>(res.kernels.size()); ++ki) {
@@ -460,6 +505,11 @@ ProfileResult build_profile(const AnalysisResult& res, const std::vector<std::ve
     g.sentence = s.str();
     out.groups.push_back(std::move(g));
   }
+}
+
+ProfileResult build_profile(const AnalysisResult& res, const std::vector<std::vector<store::RankRecords>>& per_config) {
+  ProfileResult out = profile_functions(res, per_config);
+  profile_groups(out, res);
   return out;
 }
 
@@ -483,7 +533,7 @@ std::string symbol_hint(const std::vector<UnnamedModule>& unnamed, double min_sh
   return s.str();
 }
 
-void attach_profile(AnalysisResult& res) noexcept {
+void read_profile(AnalysisResult& res) noexcept {
   try {
     const std::string& path = res.run.path;
     struct stat st {};
@@ -503,18 +553,31 @@ void attach_profile(AnalysisResult& res) noexcept {
       store::Group rg = pg.open_group("ranks");
       for (const auto& child : rg.children()) per_config.back().push_back(store::read_rank(rg.open_group(child)));
     }
-    res.profile = build_profile(res, per_config);
+    res.profile = profile_functions(res, per_config);
     if (std::string hint = symbol_hint(res.profile.unnamed); !hint.empty()) res.hints.push_back(hint);
+  } catch (const std::exception& e) {
+    res.warnings.push_back(std::string("sampled call paths unreadable: ") + e.what());
+  } catch (...) {
+    res.warnings.push_back("sampled call paths unreadable");
+  }
+}
+
+void join_profile(AnalysisResult& res) noexcept {
+  try {
+    profile_groups(res.profile, res);
     for (const auto& g : res.profile.groups) {
       if (g.sentence.empty()) continue;
       for (auto& sum : res.summaries)
         if (sum.fixed == g.fixed) sum.sentences.push_back(g.sentence);
     }
   } catch (const std::exception& e) {
-    res.warnings.push_back(std::string("sampled call paths unreadable: ") + e.what());
-  } catch (...) {
-    res.warnings.push_back("sampled call paths unreadable");
+    res.warnings.push_back(std::string("sampled call paths: ") + e.what());
   }
+}
+
+void attach_profile(AnalysisResult& res) noexcept {
+  read_profile(res);
+  join_profile(res);
 }
 
 nlohmann::json profile_to_json(const ProfileResult& p, int max_functions) {

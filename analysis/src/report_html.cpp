@@ -196,7 +196,9 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
     << "<tr><td class=\"l\">minimum explained slowdown for a cause</td><td>" << html_num(th.cause_min) << "</td></tr>\n"
     << "<tr><td class=\"l\">launch floor (s)</td><td>" << html_num(th.launch_floor_s) << "</td></tr>\n"
     << "<tr><td class=\"l\">tail efficiency</td><td>" << html_num(th.tail_efficiency) << "</td></tr>\n"
-    << "<tr><td class=\"l\">MPI share rise</td><td>" << html_num(th.mpi_share_rise) << "</td></tr>\n</table>\n";
+    << "<tr><td class=\"l\">MPI share rise</td><td>" << html_num(th.mpi_share_rise) << "</td></tr>\n"
+    << "<tr><td class=\"l\">machine load (share of a point's cores taken by others)</td><td>"
+    << html_num(th.load_share) << "</td></tr>\n</table>\n";
   h << "</body></html>\n";
   return h.str();
 }

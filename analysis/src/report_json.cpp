@@ -90,7 +90,7 @@ json to_json(const AnalysisResult& res) {
                        {"ai_drop", th.ai_drop},                   {"ai_rise", th.ai_rise},
                        {"on_ceiling", th.on_ceiling},             {"cause_min", th.cause_min},
                        {"launch_floor_s", th.launch_floor_s},     {"tail_efficiency", th.tail_efficiency},
-                       {"mpi_share_rise", th.mpi_share_rise}};
+                       {"mpi_share_rise", th.mpi_share_rise},     {"load_share", th.load_share}};
 
   json jc = json::array();
   for (std::size_t ci = 0; ci < configs.size(); ++ci) {

@@ -39,9 +39,65 @@ const AppStep* step_into(const AppSummary& sum, std::size_t i) {
     if (st.to == static_cast<int>(i)) return &st;
   return nullptr;
 }
+// The step column: the first cause, "+N" for the others (the sentences list them all).
 std::string step_label(const AppStep* st) {
   if (!st) return "";
-  return st->diagnosis == "loss" ? st->cause : st->diagnosis;
+  if (st->diagnosis != "loss" && st->diagnosis != "offsetting") return st->diagnosis;
+  std::string label = st->diagnosis == "offsetting" ? "offsetting: " + st->cause : st->cause;
+  if (st->causes.size() > 1) label += " +" + std::to_string(st->causes.size() - 1);
+  return label;
+}
+
+// What the useful time of a summary's points is, in words (text and HTML).
+std::string basis_words(const AppSummary& sum) {
+  std::string basis, thread;
+  for (const auto& p : sum.points) {
+    if (basis.empty()) basis = p.pop.basis;
+    if (thread.empty()) thread = p.pop.thread_basis;
+  }
+  const std::string thread_time =
+      thread == "sampled"    ? "CPU time less the sampled waits in the OpenMP/MPI runtimes (thread basis sampled)"
+      : thread == "cpu-time" ? "CPU time less MPI time (thread basis cpu-time: no samples; a thread spinning in "
+                               "a runtime counts as useful)"
+                             : "";
+  if (basis == "mpi" && thread.empty())
+    return "useful time per rank = MPI window - MPI time; PE = LB x CommE; CS from the ranks' useful time";
+  if (basis == "mpi")
+    return "useful time per rank = MPI window - MPI time; thread level TE = useful thread time / (threads x useful "
+           "rank time), useful thread time = " + thread_time + "; PE = LB x CommE x TE; CS from the useful thread time";
+  if (basis == "cpu-time")
+    return "no MPI: PE = useful thread time / (wall x threads), useful thread time = " +
+           (thread_time.empty() ? std::string("CPU time") : thread_time) +
+           "; CS from the useful thread time; LB and CommE need MPI ranks";
+  return "";
+}
+
+// The node's load besides the app per point (launcher, from outside), "" when never measured.
+std::string load_line(const AppSummary& sum, const std::string& axis) {
+  if (std::none_of(sum.points.begin(), sum.points.end(), [](const AppPoint& p) { return p.pop.load_measured; }))
+    return "";
+  std::string line = "machine load besides the app (other processes' share of the point's cores, from /proc/stat "
+                     "less the app's process tree):";
+  for (const auto& p : sum.points) {
+    line += " " + num(p.concurrency, 6) + ": ";
+    if (!p.pop.load_measured) {
+      line += "not measured;";
+      continue;
+    }
+    line += num(100 * p.pop.other_share, 2) + "%";
+    if (available(p.pop.steal_share) && p.pop.steal_share >= 0.005) line += " + steal " + num(100 * p.pop.steal_share, 2) + "%";
+    if (available(p.pop.load_average)) line += " (load avg " + fixed2(p.pop.load_average) + ")";
+    line += ";";
+  }
+  line.pop_back();
+  (void)axis;
+  return line;
+}
+
+bool any_thread_level(const AppSummary& sum) {
+  return std::any_of(sum.points.begin(), sum.points.end(), [](const AppPoint& p) {
+    return p.pop.basis == "mpi" && !p.pop.thread_basis.empty();
+  });
 }
 
 // Heat colour of an efficiency: red (<= 0.5) through amber to green (>= 0.95).
@@ -57,7 +113,22 @@ std::string heat(double e) {
 }  // namespace
 
 json pop_json(const PopPoint& p) {
+  json load = json{{"measured", p.load_measured},
+                   {"other_share", json_num(p.other_share)},
+                   {"steal_share", json_num(p.steal_share)},
+                   {"taken_share", json_num(p.taken_share)},
+                   {"other_cpu", {{"value", json_num(p.other_cpu_s)}, {"unit", "s"}}},
+                   {"load_average", json_num(p.load_average)},
+                   {"cpus", p.load_cpus}};
   return json{{"basis", p.basis.empty() ? json(nullptr) : json(p.basis)},
+              {"thread_basis", p.thread_basis.empty() ? json(nullptr) : json(p.thread_basis)},
+              {"thread_efficiency", json_num(p.thread_efficiency)},
+              {"sampled_wait_share", json_num(p.sampled_wait_share)},
+              {"working_threads", p.working_threads >= 0 ? json(p.working_threads) : json(nullptr)},
+              {"sampled_threads", p.sampled_threads >= 0 ? json(p.sampled_threads) : json(nullptr)},
+              {"voluntary_ctxsw_per_s", json_num(p.vcsw_rate)},
+              {"voluntary_ctxsw_per_cpu_s", json_num(p.vcsw_per_cpu_s)},
+              {"machine_load", load},
               {"workers", p.workers},
               {"load_balance", json_num(p.load_balance)},
               {"communication_efficiency", json_num(p.communication_efficiency)},
@@ -78,6 +149,9 @@ json pop_json(const PopPoint& p) {
 }
 
 json app_step_json(const AppStep& st) {
+  json causes = json::array();
+  for (const auto& c : st.causes)
+    causes.push_back({{"cause", c.cause}, {"factor", json_num(c.factor)}, {"evidence", c.evidence}});
   return json{{"c1", json_num(st.c1)},
               {"c2", json_num(st.c2)},
               {"speedup", json_num(st.speedup)},
@@ -88,10 +162,12 @@ json app_step_json(const AppStep& st) {
                 {"communication_efficiency", json_num(st.comm_factor)},
                 {"computation_scalability", json_num(st.cs_factor)},
                 {"startup", json_num(st.startup_factor)},
-                {"parallel_efficiency", json_num(st.pe_factor)}}},
+                {"parallel_efficiency", json_num(st.pe_factor)},
+                {"thread_efficiency", json_num(st.te_factor)}}},
               {"spread", json_num(st.spread)},
               {"diagnosis", st.diagnosis},
               {"cause", st.cause.empty() ? json(nullptr) : json(st.cause)},
+              {"causes", causes},
               {"explanation", st.explanation}};
 }
 
@@ -122,10 +198,12 @@ std::string render_pop_text(const AnalysisResult& res, const AppSummary& sum, in
   }
   os << "\n";
   const bool mpi_basis = std::any_of(sum.points.begin(), sum.points.end(), [](const AppPoint& p) { return p.pop.basis == "mpi"; });
-  // axis(7) time(8) speedup(7) eff(6) MPI%(5) CPU/w(5) LB CommE PE CS GE (5 each) step(rest)
+  const bool te_column = any_thread_level(sum);
+  // axis(7) time(8) speedup(7) eff(6) MPI%(5) CPU/w(5) LB CommE [TE] PE CS GE (5 each) step(rest)
   os << "  " << pad(axis, 7) << " " << pad("time s", 8) << " " << pad(sum.weak ? "scaled" : "speedup", 7) << " "
      << pad("eff", 6) << " " << pad("MPI %", 5) << " " << pad("CPU/w", 5) << " " << pad("LB", 5) << " "
-     << pad("CommE", 5) << " " << pad("PE", 5) << " " << pad("CS", 5) << " " << pad("GE", 5) << "  step\n";
+     << pad("CommE", 5) << " " << (te_column ? pad("TE", 5) + " " : "") << pad("PE", 5) << " " << pad("CS", 5) << " "
+     << pad("GE", 5) << "  step\n";
   bool any_spread = false;
   for (std::size_t i = 0; i < sum.points.size(); ++i) {
     const AppPoint& p = sum.points[i];
@@ -136,13 +214,13 @@ std::string render_pop_text(const AnalysisResult& res, const AppSummary& sum, in
     os << "  " << pad(num(p.concurrency, 6), 7) << " " << pad(time, 8) << " " << pad(num(p.speedup), 7) << " "
        << pad(available(p.efficiency) ? num(100 * p.efficiency, 3) + "%" : "-", 6) << " " << pad(mpi, 5) << " "
        << pad(fixed2(q.cpu_per_wall), 5) << " " << pad(fixed2(q.load_balance), 5) << " "
-       << pad(fixed2(q.communication_efficiency), 5) << " " << pad(fixed2(q.parallel_efficiency), 5) << " "
+       << pad(fixed2(q.communication_efficiency), 5) << " " << (te_column ? pad(fixed2(q.thread_efficiency), 5) + " " : "")
+       << pad(fixed2(q.parallel_efficiency), 5) << " "
        << pad(fixed2(q.computation_scalability), 5) << " " << pad(fixed2(q.global_efficiency), 5) << "  "
        << step_label(step_into(sum, i)) << "\n";
   }
-  if (!mpi_basis && std::any_of(sum.points.begin(), sum.points.end(), [](const AppPoint& p) { return p.pop.basis == "cpu-time"; }))
-    os << wrap("(no MPI: PE = CPU time / (wall x threads), CS from CPU time; LB and CommE need per-thread useful "
-               "time)", static_cast<std::size_t>(width), "  ");
+  if (const std::string b = basis_words(sum); !b.empty()) os << wrap(b, static_cast<std::size_t>(width), "  ");
+  if (const std::string l = load_line(sum, axis); !l.empty()) os << wrap(l, static_cast<std::size_t>(width), "  ");
   if (mpi_basis) {
     std::string line = "time s is the MPI window; startup (exec to MPI_Init end) / teardown (MPI_Finalize to "
                        "exit) and wall, s:";
@@ -203,7 +281,7 @@ void write_pop_csv(const AnalysisResult& res, const std::string& dir, std::vecto
     out << "fixed,scaling,configuration,concurrency,time_s,efficiency,repeats,spread,basis,workers,window_s,startup_s,"
            "teardown_s,mpi_share,load_balance,communication_efficiency,parallel_efficiency,computation_scalability,"
            "global_efficiency,cpu_per_wall,system_share,involuntary_ctxsw_per_s,step_diagnosis,step_cause,"
-           "step_explanation\n";
+           "step_explanation,thread_basis,thread_efficiency,other_share,steal_share,step_causes\n";
     for (const auto& sum : res.summaries)
       for (std::size_t i = 0; i < sum.points.size(); ++i) {
         const auto& p = sum.points[i];
@@ -217,7 +295,9 @@ void write_pop_csv(const AnalysisResult& res, const std::string& dir, std::vecto
             << csv_num(q.parallel_efficiency) << "," << csv_num(q.computation_scalability) << ","
             << csv_num(q.global_efficiency) << "," << csv_num(q.cpu_per_wall) << "," << csv_num(q.system_share) << ","
             << csv_num(q.ivcsw_rate) << "," << (st ? st->diagnosis : "") << "," << (st ? st->cause : "") << ","
-            << csv_field(st ? st->explanation : "") << "\n";
+            << csv_field(st ? st->explanation : "") << "," << q.thread_basis << "," << csv_num(q.thread_efficiency) << ","
+            << csv_num(q.other_share) << "," << csv_num(q.steal_share) << ","
+            << csv_field(st ? cause_names(*st) : "") << "\n";
       }
   }
   bool any_calls = std::any_of(configs.begin(), configs.end(), [](const Configuration& c) { return !c.pop.calls.empty(); });
@@ -241,7 +321,7 @@ std::string render_pop_html(const AnalysisResult& res, const AppSummary& sum) {
   const std::string axis = res.axis.empty() ? "point" : xml_escape(res.axis);
   o << "<table><tr><th>" << axis << "</th><th>time (s)</th><th>" << (sum.weak ? "scaled speedup" : "speedup")
     << "</th><th>efficiency</th><th>MPI share</th><th>CPU/wall</th><th>load balance</th><th>comm. eff.</th>"
-    << "<th>parallel eff.</th><th>comp. scalability</th><th>global eff.</th><th>startup/teardown (s)</th>"
+    << (any_thread_level(sum) ? "<th>thread eff.</th>" : "") << "<th>parallel eff.</th><th>comp. scalability</th><th>global eff.</th><th>startup/teardown (s)</th>"
     << "<th class=\"l\">step</th></tr>\n";
   for (std::size_t i = 0; i < sum.points.size(); ++i) {
     const auto& p = sum.points[i];
@@ -252,21 +332,27 @@ std::string render_pop_html(const AnalysisResult& res, const AppSummary& sum) {
       << (p.repeats > 1 ? " &plusmn;" + h(50 * p.spread, 2) + "%" : "") << "</td><td>" << h(p.speedup) << "</td>"
       << cell(p.efficiency) << "<td>" << (available(p.mpi_share) ? format::percent(p.mpi_share) : "&ndash;")
       << "</td><td>" << h(q.cpu_per_wall) << "</td>" << cell(q.load_balance) << cell(q.communication_efficiency)
-      << cell(q.parallel_efficiency) << cell(q.computation_scalability) << cell(q.global_efficiency) << "<td>"
+      << (any_thread_level(sum) ? cell(q.thread_efficiency) : "") << cell(q.parallel_efficiency) << cell(q.computation_scalability) << cell(q.global_efficiency) << "<td>"
       << (q.basis == "mpi" ? h(q.startup_s, 2) + " / " + h(q.teardown_s, 2) : "&ndash;") << "</td><td class=\"l\">"
       << (st ? "<span title=\"" + xml_escape(st->explanation) + "\">" + xml_escape(step_label(st)) + "</span>" : "")
       << "</td></tr>\n";
   }
   o << "</table>\n";
+  if (const std::string b = basis_words(sum); !b.empty()) o << "<p>" << xml_escape(b) << "</p>\n";
+  if (const std::string l = load_line(sum, axis); !l.empty()) o << "<p>" << xml_escape(l) << "</p>\n";
   if (!sum.steps.empty()) {
-    o << "<table><tr><th>step</th><th>efficiency</th><th>LB &times;</th><th>CommE &times;</th><th>CS &times;</th>"
+    o << "<table><tr><th>step</th><th>efficiency</th><th>LB &times;</th><th>CommE &times;</th>"
+      << (any_thread_level(sum) ? "<th>TE &times;</th>" : "") << "<th>CS &times;</th>"
       << "<th>startup &times;</th><th class=\"l\">diagnosis</th><th class=\"l\">evidence</th></tr>\n";
     for (const auto& st : sum.steps) {
-      const char* cls = st.diagnosis == "loss" ? "bad" : st.diagnosis == "noise" ? "warn" : "good";
+      const char* cls = st.diagnosis == "loss" ? "bad" : st.diagnosis == "noise" || st.diagnosis == "offsetting" ? "warn" : "good";
       o << "<tr><td>" << h(st.c1, 6) << "&rarr;" << h(st.c2, 6) << "</td><td>" << h(100 * st.efficiency) << "%</td><td>"
-        << h(st.lb_factor) << "</td><td>" << h(st.comm_factor) << "</td><td>" << h(st.cs_factor) << "</td><td>"
+        << h(st.lb_factor) << "</td><td>" << h(st.comm_factor) << "</td><td>"
+        << (any_thread_level(sum) ? h(st.te_factor) + "</td><td>" : "") << h(st.cs_factor) << "</td><td>"
         << h(st.startup_factor) << "</td><td class=\"l\"><span class=\"badge " << cls << "\">"
-        << xml_escape(step_label(&st)) << "</span></td><td class=\"l\">" << xml_escape(st.explanation) << "</td></tr>\n";
+        << xml_escape(st.diagnosis == "loss" || st.diagnosis == "offsetting" ? st.diagnosis + ": " + cause_names(st)
+                                                                             : step_label(&st))
+        << "</span></td><td class=\"l\">" << xml_escape(st.explanation) << "</td></tr>\n";
     }
     o << "</table>\n";
   }

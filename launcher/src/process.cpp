@@ -523,6 +523,8 @@ ProcessResult run_process(const ProcessSpec& spec) {
 
   Pipe out, err, exec_status;
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  MachineLoadProbe load_probe;
+  if (spec.measure_machine_load) load_probe.start();
   r.start_time = unix_now();
   const double t0 = mono_now();
   const pid_t rtrace_pid = getpid();
@@ -634,6 +636,9 @@ ProcessResult run_process(const ProcessSpec& spec) {
   if (sout.open()) close(sout.fd);
   if (serr.open()) close(serr.fd);
   keeper.release();
+  // Every process of the tree has been reaped: its CPU time is complete.
+  if (spec.measure_machine_load) r.machine_load = load_probe.finish(r.user_s + r.system_s);
+  else r.machine_load.note = spec.machine_load_off_reason.empty() ? "not measured" : spec.machine_load_off_reason;
 
   r.stdout_tail = sout.tail.str();
   r.stderr_tail = serr.tail.str();

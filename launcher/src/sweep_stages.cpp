@@ -613,6 +613,10 @@ PointResult run_point(const SweepPoint& p, const PointCommand& cmd, const RunOpt
   spec.timeout_s = o.timeout_s;
   spec.grace_s = o.grace_s;
   spec.echo = o.verbose;
+  if (cmd.launch == LaunchKind::Srun) {
+    spec.measure_machine_load = false;
+    spec.machine_load_off_reason = "ranks ran under srun (slurmstepd), outside rtrace's process tree";
+  }
   ProcessResult r;
   try {
     r = run_process(spec);
@@ -648,6 +652,8 @@ void commit_point(store::RunFile& rf, const PointCommit& c, std::vector<std::str
     out.stdout_bytes = r.stdout_bytes;
     out.stderr_bytes = r.stderr_bytes;
     store::write_output(g, out);
+    g.write_table<store::MachineLoadRow>("machine_load", {machine_load_row(r.machine_load)},
+                                         "the node's load during the point besides the app (from outside it)");
     store::Group ranks = g.require_group("ranks");
     std::size_t copied = 0;
     if (c.tracer_mode != "none") {

@@ -288,6 +288,24 @@ const RowLayout& CallPathRow::layout() {
   return l;
 }
 
+const RowLayout& MachineLoadRow::layout() {
+  using R = MachineLoadRow;
+  static const RowLayout l = RowLayout("machine_load", sizeof(R))
+                                 .add("source", &R::source)
+                                 .add("status", &R::status)
+                                 .add("note", &R::note)
+                                 .add("interval_s", &R::interval_s, "s")
+                                 .add("cpus", &R::cpus, "1")
+                                 .add("busy_cpu_s", &R::busy_cpu_s, "s")
+                                 .add("tree_cpu_s", &R::tree_cpu_s, "s")
+                                 .add("other_cpu_s", &R::other_cpu_s, "s")
+                                 .add("steal_s", &R::steal_s, "s")
+                                 .add("idle_s", &R::idle_s, "s")
+                                 .add("load_avg_start", &R::load_avg_start, "1")
+                                 .add("load_avg_end", &R::load_avg_end, "1");
+  return l;
+}
+
 const RowLayout& CountInfoRow::layout() {
   using R = CountInfoRow;
   static const RowLayout l = RowLayout("count_info", sizeof(R))

@@ -377,3 +377,26 @@ TEST(Analyze, FixedStartupIsNotAScalingLossButGrowingStartupIs) {
   remove_run(path);
   EXPECT_EQ(res.summaries.at(0).steps.at(0).cause, "startup");
 }
+
+TEST(Analyze, OffsettingFactorsAreReportedAsSuchNotAsIdeal) {
+  // 1 -> 2 ranks: load balance 0.85 offset by computation scalability 1.2 (the
+  // ranks' useful time shrinks to 0.98 s and 0.69 s from 2 s): efficiency 1.02.
+  std::string path = temp_path("offset");
+  synth::write_run(path, {{"ranks", "1,2"}},
+                   {mpi_point(0, "ranks=1", 1, {2.0}, 0.3), mpi_point(1, "ranks=2", 2, {0.98, 0.6867}, 0.3)});
+  AnalysisResult res = analyze(load_run(path), {});
+  remove_run(path);
+  ASSERT_EQ(res.summaries.size(), 1u);
+  const auto& st = res.summaries[0].steps.at(0);
+  EXPECT_NEAR(st.efficiency, 2.0 / (2 * 0.98), 1e-9);
+  EXPECT_EQ(st.diagnosis, "offsetting") << st.explanation;
+  EXPECT_EQ(st.cause, "imbalance");
+  const std::string text = render_text(res);
+  EXPECT_EQ(text.find("scales within"), std::string::npos) << text;
+  EXPECT_NE(text.find("Factors offset at ranks 1->2 (imbalance)"), std::string::npos) << text;
+  EXPECT_NE(text.find("offsetting: imbalance"), std::string::npos) << text;  // the table's step column
+  nlohmann::json doc = to_json(res);
+  auto errors = validate_json(doc, nlohmann::json::parse(kAnalysisSchemaJson));
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_EQ(doc["summary"][0]["steps"][0]["causes"][0]["cause"], "imbalance");
+}

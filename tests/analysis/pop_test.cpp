@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace rtrace;
@@ -166,33 +167,276 @@ TEST(Pop, OversubscribedStepNamesOversubscription) {
   EXPECT_EQ(s.cause, "oversubscription");
 }
 
-TEST(Pop, PreemptedWorkersOnABusyMachineNameMachineLoad) {
-  // threads 1 -> 2 on 2 cores: CPU time for the same work grows 1.4x. With
-  // few preemptions that is the app's (computation scaling); with 100 per
-  // second per worker, up from 5, other processes took the cores.
-  auto step = [](std::int64_t ivcsw1, std::int64_t ivcsw2) {
-    auto r1 = rank(0, 2.0, 0, 0, 2.0), r2 = rank(0, 1.6, 0, 0, 2.8);
-    r1.info.involuntary_ctxsw = ivcsw1;
-    r2.info.involuntary_ctxsw = ivcsw2;
+// The node's load as the launcher measured it (run-file 1.7 machine_load).
+MachineLoadUsage load(int cpus, double interval, double other_cpu, double steal = 0) {
+  MachineLoadUsage m;
+  m.measured = true;
+  m.cpus = cpus;
+  m.interval_s = interval;
+  m.other_cpu_s = other_cpu;
+  m.steal_s = steal;
+  m.tree_cpu_s = 0;
+  m.load_average = 1;
+  return m;
+}
+
+std::vector<std::string> cause_list(const AppStep& s) {
+  std::vector<std::string> out;
+  for (const auto& c : s.causes) out.push_back(c.cause);
+  return out;
+}
+
+// The MPI app of issue 23: at 2 ranks each rank gets half the work and the last
+// rank three times that, so the total work doubles (CS 0.5, 2x) and the ranks
+// are imbalanced (LB 1/1.5, 1.5x). `busy`: a competing process took half of
+// the point's cores at both points.
+// The rank with its MPI window recorded: MPI_Init ends at `init`, MPI_Finalize starts at the end.
+store::RankRecords windowed(store::RankRecords r, double init) {
+  r.info.mpi_init_end = init;
+  r.info.mpi_finalize_start = r.info.wall_s;
+  return r;
+}
+
+AppStep last_rank_triple(bool busy, std::int64_t ivcsw_per_rank) {
+  // 1 rank: window 1.0 s of work. 2 ranks: 0.5 s and 1.5 s of work (rank 0 waits 1.0 s).
+  PointUsage u1 = point_usage({windowed(rank(0, 1.4, 0.4, 0.0, 1.4), 0.4)});
+  auto a0 = windowed(rank(0, 1.9, 0.4, 1.0, 1.9), 0.4), a1 = windowed(rank(1, 1.9, 0.4, 0.0, 1.9), 0.4);
+  a0.info.involuntary_ctxsw = a1.info.involuntary_ctxsw = ivcsw_per_rank;
+  PointUsage u2 = point_usage({a0, a1});
+  // 1 rank on 2 cores: the competitor's 1.5 core-s/s leave 0.5 on the rank's core.
+  u1.machine_load = busy ? load(2, 1.4, 1.5 * 1.4) : load(2, 1.4, 0.01);
+  u2.machine_load = busy ? load(2, 1.9, 1.0 * 1.9) : load(2, 1.9, 0.02);
+  PopPoint a = pop_point(u1, 1), b = pop_point(u2, 1);
+  std::vector<PopPoint*> pts{&a, &b};
+  pop_scaling(pts, {1.0, 1.0});
+  StepContext ctx;
+  ctx.axis = "ranks";
+  ctx.cores = 2;
+  return classify_app_step(a, b, 1, 2, a.wall_s, b.wall_s, 0, ctx, Thresholds{});
+}
+
+TEST(Pop, EveryLargeFactorIsNamedLargestFirst) {
+  AppStep s = last_rank_triple(false, 10);
+  EXPECT_EQ(s.diagnosis, "loss");
+  ASSERT_EQ(cause_list(s), (std::vector<std::string>{"computation-scaling", "imbalance"})) << s.explanation;
+  EXPECT_EQ(s.cause, "computation-scaling");
+  EXPECT_NEAR(s.causes[0].factor, 2.0, 0.01);
+  EXPECT_NEAR(s.causes[1].factor, 1.5, 0.01);
+  EXPECT_NEAR(s.lb_factor * s.comm_factor * s.cs_factor, s.efficiency, 1e-12);
+  // The sentence gives each factor.
+  EXPECT_NE(s.explanation.find("computation-scaling: "), std::string::npos) << s.explanation;
+  EXPECT_NE(s.explanation.find("explains 2x"), std::string::npos) << s.explanation;
+  EXPECT_NE(s.explanation.find("imbalance: load balance 1 -> 0.667"), std::string::npos) << s.explanation;
+  EXPECT_NE(s.explanation.find("explains 1.5x"), std::string::npos) << s.explanation;
+}
+
+TEST(Pop, PreemptionsAloneAreNotMachineLoad) {
+  // 124 involuntary switches/s per rank (Open MPI's helpers and the sampler
+  // share the cores) on a machine the launcher measured as quiet: the app's
+  // own causes, no machine-load (issue 23).
+  AppStep s = last_rank_triple(false, static_cast<std::int64_t>(124 * 1.9));
+  EXPECT_EQ(cause_list(s), (std::vector<std::string>{"computation-scaling", "imbalance"})) << s.explanation;
+  // Without the launcher's measurement (files before 1.7) there is no machine-load either.
+  auto r1 = rank(0, 2.0, 0, 0, 2.0), r2 = rank(0, 1.6, 0, 0, 2.8);
+  r1.info.involuntary_ctxsw = 10;
+  r2.info.involuntary_ctxsw = 320;
+  r2.info.omp_threads = 2;
+  PopPoint a = pop_point(point_usage({r1}), 1), b = pop_point(point_usage({r2}), 2);
+  std::vector<PopPoint*> pts{&a, &b};
+  pop_scaling(pts, {1.0, 1.0});
+  StepContext ctx;
+  ctx.axis = "threads";
+  ctx.cores = 2;
+  AppStep t = classify_app_step(a, b, 1, 2, 2.0, 1.6, 0, ctx, Thresholds{});
+  EXPECT_EQ(t.diagnosis, "loss");
+  for (const auto& c : t.causes) EXPECT_NE(c.cause, "machine-load") << t.explanation;
+}
+
+TEST(Pop, MachineLoadIsNamedBesidesTheAppsCauses) {
+  AppStep s = last_rank_triple(true, 300);
+  EXPECT_EQ(s.diagnosis, "loss");
+  const auto causes = cause_list(s);
+  ASSERT_EQ(causes.size(), 3u) << s.explanation;
+  EXPECT_NE(std::find(causes.begin(), causes.end(), "machine-load"), causes.end()) << s.explanation;
+  EXPECT_NE(std::find(causes.begin(), causes.end(), "computation-scaling"), causes.end()) << s.explanation;
+  EXPECT_NE(std::find(causes.begin(), causes.end(), "imbalance"), causes.end()) << s.explanation;
+  for (std::size_t i = 1; i < s.causes.size(); ++i) EXPECT_GE(s.causes[i - 1].factor, s.causes[i].factor);
+  EXPECT_NE(s.explanation.find("other processes took 50% of the 2 cores the point used"), std::string::npos)
+      << s.explanation;
+  // Steal time alone is evidence too.
+  PointUsage u1 = point_usage({rank(0, 2.0, 0, 0, 2.0)}), u2 = point_usage({rank(0, 1.0, 0, 0, 2.0)});
+  u1.machine_load = load(2, 2.0, 0.0, 0.0);
+  u2.machine_load = load(2, 1.0, 0.0, 0.5);  // 25% of the node's time stolen
+  PopPoint a = pop_point(u1, 1), b = pop_point(u2, 2);
+  EXPECT_NEAR(b.taken_share, 0.25, 1e-12);
+  std::vector<PopPoint*> pts{&a, &b};
+  pop_scaling(pts, {1.0, 1.0});
+  StepContext ctx;
+  ctx.axis = "threads";
+  ctx.cores = 2;
+  AppStep t = classify_app_step(a, b, 1, 2, 2.0, 1.0, 0, ctx, Thresholds{});
+  EXPECT_EQ(t.diagnosis, "ideal");  // a busy machine alone never makes a loss
+  EXPECT_NE(t.explanation.find("busy machine"), std::string::npos) << t.explanation;
+}
+
+TEST(Pop, OtherProcessesOnIdleCoresAreNotTheAppsLoad) {
+  // 1 rank on a 2-core node while another process keeps the second core busy:
+  // the point's own core was free, so no evidence.
+  PointUsage u = point_usage({rank(0, 2.0, 0, 0, 2.0)});
+  u.machine_load = load(2, 2.0, 2.0);
+  PopPoint p = pop_point(u, 1);
+  EXPECT_TRUE(p.load_measured);
+  EXPECT_NEAR(p.other_share, 0.0, 1e-12);
+  u.machine_load = load(2, 2.0, 3.0);  // 1.5 cores: half of the point's core
+  EXPECT_NEAR(pop_point(u, 1).other_share, 0.5, 1e-12);
+}
+
+TEST(Pop, IdealOnlyWhenEveryFactorIsWithinTolerance) {
+  // Synthetic POP numbers: PE 0.85 offset by CS 1.20 -> step efficiency 1.02.
+  PopPoint a, b;
+  a.basis = b.basis = "mpi";
+  a.load_balance = a.communication_efficiency = a.parallel_efficiency = a.computation_scalability = 1;
+  a.wall_s = a.window_s = 2.0;
+  b.load_balance = 0.85;
+  b.communication_efficiency = 1;
+  b.parallel_efficiency = 0.85;
+  b.computation_scalability = 1.2;
+  b.wall_s = b.window_s = 2.0 / (2 * 0.85 * 1.2);
+  b.useful_max_s = 0.98;
+  b.useful_mean_s = 0.83;
+  a.workers = 1;
+  b.workers = 2;
+  StepContext ctx;
+  ctx.axis = "ranks";
+  AppStep s = classify_app_step(a, b, 1, 2, a.wall_s, b.wall_s, 0, ctx, Thresholds{});
+  EXPECT_NEAR(s.efficiency, 1.02, 1e-9);
+  EXPECT_EQ(s.diagnosis, "offsetting") << s.explanation;
+  EXPECT_EQ(s.cause, "imbalance");
+  EXPECT_NE(s.explanation.find("factors offset: load balance 0.85 lose, computation scalability 1.2 gain"),
+            std::string::npos)
+      << s.explanation;
+  // 90.3% with load balance 0.88 (out of tolerance) and CS 1.026: a loss, not ideal.
+  b.load_balance = b.parallel_efficiency = 0.88;
+  b.computation_scalability = 0.903 / 0.88;
+  b.wall_s = b.window_s = 2.0 / (2 * 0.903);
+  s = classify_app_step(a, b, 1, 2, a.wall_s, b.wall_s, 0, ctx, Thresholds{});
+  EXPECT_NEAR(s.efficiency, 0.903, 1e-9);
+  EXPECT_EQ(s.diagnosis, "loss") << s.explanation;
+  EXPECT_EQ(s.cause, "imbalance");
+  // Every factor within tolerance: ideal.
+  b.load_balance = b.parallel_efficiency = 0.95;
+  b.computation_scalability = 0.97;
+  b.wall_s = b.window_s = 2.0 / (2 * 0.95 * 0.97);
+  EXPECT_EQ(classify_app_step(a, b, 1, 2, a.wall_s, b.wall_s, 0, ctx, Thresholds{}).diagnosis, "ideal");
+}
+
+TEST(Pop, ThreadsUnderMpiHaveTheirOwnUsefulTime) {
+  // An OpenMP code linked with MPI, one rank: 1 -> 2 threads, CPU/wall 1.88 at 2
+  // threads (6% idle). The thread level puts the idle time in PE, not in CS (issue 25).
+  PointUsage u1 = point_usage({windowed(rank(0, 2.4, 0.4, 0.0, 2.0), 0.4)});  // window 2.0 s, 2.0 s CPU of work
+  auto r2 = windowed(rank(0, 1.4, 0.4, 0.0, 1.88), 0.4);                     // window 1.0 s, 1.88 s CPU of work
+  r2.info.omp_threads = 2;
+  PointUsage u2 = point_usage({r2});
+  // rusage CPU includes MPI_Init's: the rank spent init_s in it, busy (Open MPI polls).
+  u1.ranks[0].user_s += 0.4;
+  u2.ranks[0].user_s += 0.4;
+  PopPoint a = pop_point(u1, 1), b = pop_point(u2, 2);
+  std::vector<PopPoint*> pts{&a, &b};
+  pop_scaling(pts, {1.0, 1.0});
+  EXPECT_EQ(b.basis, "mpi");
+  EXPECT_EQ(b.thread_basis, "cpu-time");
+  EXPECT_EQ(a.thread_basis, "cpu-time");  // one basis for the whole group
+  EXPECT_NEAR(b.thread_efficiency, 0.94, 1e-9);
+  EXPECT_NEAR(b.parallel_efficiency, 0.94, 1e-9);
+  EXPECT_NEAR(a.parallel_efficiency, 1.0, 1e-9);
+  EXPECT_NEAR(b.computation_scalability, 2.0 / 1.88, 1e-9);
+  EXPECT_NEAR(b.global_efficiency, b.parallel_efficiency * b.computation_scalability, 1e-12);
+  StepContext ctx;
+  ctx.axis = "threads";
+  AppStep s = classify_app_step(a, b, 1, 2, a.wall_s, b.wall_s, 0, ctx, Thresholds{});
+  EXPECT_NEAR(s.lb_factor * s.comm_factor * s.te_factor * s.cs_factor, s.efficiency, 1e-12);
+  // A rank sweep keeps the process level only.
+  PopPoint c = pop_point(point_usage({rank(0, 2.0, 0.1, 0.0, 2.0)}), 1);
+  EXPECT_EQ(c.thread_basis, "");
+  EXPECT_FALSE(available(c.thread_efficiency));
+}
+
+namespace {
+// Call paths of one thread: `work` samples in main, `wait` in the OpenMP runtime.
+void add_samples(store::RankRecords& r, int thread, std::int64_t work, std::int64_t wait) {
+  if (r.sampling.empty()) {
+    store::SamplingRow row{};
+    row.rate_hz = 250;
+    row.period_s = 0.004;
+    r.sampling.push_back(row);
+  }
+  auto node = [&](std::int64_t parent, const char* fn, const char* cat, std::int64_t self) {
+    store::CallPathRow c{};
+    c.node_id = static_cast<std::int64_t>(r.callpaths.size());
+    c.parent_id = parent;
+    c.thread = thread;
+    c.function_id = name_id(r, fn);
+    c.module_id = -1;
+    c.file_id = -1;
+    store::set_str(c.category, cat);
+    c.self_samples = self;
+    c.inclusive_samples = self;
+    r.callpaths.push_back(c);
+    return c.node_id;
+  };
+  const auto root = node(-1, "main", "app", work);
+  if (wait > 0) node(root, "gomp_barrier_wait", "openmp", wait);
+}
+}  // namespace
+
+TEST(Pop, SampledOpenMpWaitIsIdleThreadTime) {
+  // 2 threads, 1 s window: thread 1 spins 0.4 s at the barrier (CPU/wall 2.0,
+  // so the CPU time says nothing); its samples in the OpenMP runtime are idle time.
+  auto r1 = rank(0, 1.0, 0, 0, 1.0);
+  add_samples(r1, 0, 250, 0);
+  auto r2 = rank(0, 1.0, 0, 0, 2.0);
+  r2.info.omp_threads = 2;
+  add_samples(r2, 0, 250, 0);
+  add_samples(r2, 1, 150, 100);
+  PopPoint a = pop_point(point_usage({r1}), 1), b = pop_point(point_usage({r2}), 2);
+  EXPECT_EQ(b.basis, "cpu-time");
+  EXPECT_EQ(b.thread_basis, "sampled");
+  EXPECT_NEAR(b.parallel_efficiency, 0.8, 1e-9);  // 20% of the workers' time idle
+  EXPECT_EQ(b.working_threads, 2);
+  EXPECT_NEAR(b.sampled_wait_share, 0.2, 1e-9);
+}
+
+TEST(Pop, ThreadLossIsNamedFromSamplesAndSwitches) {
+  // 1 -> 2 threads, wall 2.0 -> 1.8, CPU/wall 1.2 at 2 threads.
+  auto step = [](int working_threads_of_two, double vcsw_per_s, double serial_share) {
+    auto r1 = rank(0, 2.0, 0, 0, 2.0), r2 = rank(0, 1.8, 0, 0, 2.16);
     r2.info.omp_threads = 2;
+    r1.info.voluntary_ctxsw = 10;
+    r2.info.voluntary_ctxsw = static_cast<std::int64_t>(vcsw_per_s * 1.8);
+    add_samples(r1, 0, 500, 0);
+    add_samples(r2, 0, 400, 0);
+    if (working_threads_of_two == 2) add_samples(r2, 1, 100, 0);  // else the second thread never ran
     PopPoint a = pop_point(point_usage({r1}), 1), b = pop_point(point_usage({r2}), 2);
     std::vector<PopPoint*> pts{&a, &b};
     pop_scaling(pts, {1.0, 1.0});
     StepContext ctx;
     ctx.axis = "threads";
     ctx.cores = 2;
-    return classify_app_step(a, b, 1, 2, 2.0, 1.6, 0, ctx, Thresholds{});
+    ctx.sampled.available = available(serial_share);
+    ctx.sampled.serial_share = serial_share;
+    ctx.sampled.serial_function = "setup_mesh";
+    return classify_app_step(a, b, 1, 2, 2.0, 1.8, 0, ctx, Thresholds{});
   };
-  AppStep quiet = step(10, 40);  // 5 -> 12.5 per second per worker
-  EXPECT_EQ(quiet.diagnosis, "loss");
-  EXPECT_EQ(quiet.cause, "computation-scaling") << quiet.explanation;
-  AppStep busy = step(10, 320);  // 5 -> 100 per second per worker
-  EXPECT_EQ(busy.diagnosis, "loss");
-  EXPECT_EQ(busy.cause, "machine-load") << busy.explanation;
-  EXPECT_NE(busy.explanation.find("100 involuntary context switches/s per worker (was 5)"), std::string::npos)
-      << busy.explanation;
-  // Busy at both points (80 -> 100 per worker): still the machine's.
-  EXPECT_EQ(step(160, 320).cause, "machine-load");
+  // The sampled functions say serial: serial-fraction, not threads-unused (CPU/wall 1.2).
+  AppStep serial = step(2, 20, 0.9);
+  EXPECT_EQ(serial.cause, "serial-fraction") << serial.explanation;
+  EXPECT_NE(serial.explanation.find("`setup_mesh`"), std::string::npos) << serial.explanation;
+  // Only one thread ran at all: the app ignores its threads.
+  EXPECT_EQ(step(1, 20, 0.9).cause, "threads-unused");
+  // Hundreds of voluntary switches per thread and second: threads block on a lock.
+  EXPECT_EQ(step(2, 2000, 0.1).cause, "lock-wait");
+  // Nothing says why: CPU/wall says the added thread waits.
+  EXPECT_EQ(step(2, 20, kNaN).cause, "threads-unused");
 }
 
 TEST(Pop, ChangeWithinTheRepeatSpreadIsNoiseAndSuperlinearIsNeverIdeal) {
@@ -241,4 +485,36 @@ TEST(Pop, CounterFactorsMultiplyToTheRegionsTimeScalability) {
   EXPECT_NEAR(b.instruction_scalability, 4e9 / 4.4e9, 1e-12);
   EXPECT_NEAR(b.instruction_scalability * b.ipc_scalability * b.frequency_scalability, 1.6 / 2.0, 1e-12);
   EXPECT_FALSE(available(pop_point(point_usage({rank(0, 1, 0, 0, 1)}), 1).hw_instructions));
+}
+
+TEST(Pop, SampledSpinInTheRuntimeIsSpinWaitAndAppCodeThatSlowsIsComputationScaling) {
+  auto step = [](std::int64_t wait1, double serial_share) {
+    // 1 -> 2 threads, wall 2 s at both, CPU 2 s -> 4 s (CPU/wall 2).
+    auto r1 = rank(0, 2.0, 0, 0, 2.0), r2 = rank(0, 2.0, 0, 0, 4.0);
+    r2.info.omp_threads = 2;
+    add_samples(r1, 0, 500, 0);
+    add_samples(r2, 0, 500, 0);
+    add_samples(r2, 1, 500 - wait1, wait1);
+    PopPoint a = pop_point(point_usage({r1}), 1), b = pop_point(point_usage({r2}), 2);
+    std::vector<PopPoint*> pts{&a, &b};
+    pop_scaling(pts, {1.0, 1.0});
+    StepContext ctx;
+    ctx.axis = "threads";
+    ctx.cores = 2;
+    ctx.sampled.available = available(serial_share);
+    ctx.sampled.serial_share = serial_share;
+    ctx.sampled.serial_function = "setup";
+    return classify_app_step(a, b, 1, 2, 2.0, 2.0, 0, ctx, Thresholds{});
+  };
+  // The second thread spins at the barrier (an active wait policy): idle time, spin-wait.
+  AppStep spin = step(500, kNaN);
+  EXPECT_EQ(spin.cause, "spin-wait") << spin.explanation;
+  EXPECT_NEAR(spin.pe_factor, 0.5, 1e-9);
+  // ... while the first runs serial code: the serial part is the cause, the spinning its symptom.
+  AppStep serial = step(500, 1.0);
+  EXPECT_EQ(serial.cause, "serial-fraction") << serial.explanation;
+  EXPECT_NE(serial.explanation.find("the waiting threads spin"), std::string::npos) << serial.explanation;
+  // Both threads in app code for twice the CPU time (memory bandwidth, replicated work): CS, not spinning.
+  AppStep slow = step(0, kNaN);
+  EXPECT_EQ(slow.cause, "computation-scaling") << slow.explanation;
 }

@@ -1,7 +1,10 @@
-// Display names of sampled functions (analysis/src/profile.cpp).
+// Display names of sampled functions and their losses against the ideal (analysis/src/profile.cpp).
 #include "rtrace/analysis/profile.hpp"
+#include "rtrace/analysis/analyze.hpp"
 
 #include <gtest/gtest.h>
+
+#include <string>
 
 using rtrace::analysis::short_function_name;
 
@@ -98,4 +101,71 @@ TEST(ProfileHostFunctions, InlinedCodeCountsForItsHostOnTheCriticalThread) {
   EXPECT_DOUBLE_EQ(t["main"], 2e-3);
   EXPECT_DOUBLE_EQ(t["memcpy"], 3e-3);
   EXPECT_EQ(t.count("g(int)"), 0u);
+}
+
+// ---- per-function losses and shapes against the right ideal (issue 25)
+
+namespace {
+
+using namespace rtrace;
+using namespace rtrace::analysis;
+
+// One rank whose main thread spent `samples` samples (4 ms each) in `fn`.
+store::RankRecords sampled_rank(const std::string& fn, std::int64_t samples) {
+  store::RankRecords r;
+  r.info = store::RankInfoRow{};
+  r.names = {fn};
+  store::SamplingRow s{};
+  s.rate_hz = 250;
+  s.period_s = 0.004;
+  r.sampling.push_back(s);
+  store::CallPathRow c{};
+  c.parent_id = -1;
+  c.function_id = 0;
+  c.module_id = c.file_id = -1;
+  store::set_str(c.category, "app");
+  c.self_samples = c.inclusive_samples = samples;
+  r.callpaths.push_back(c);
+  return r;
+}
+
+// threads 1 -> 2, the function's time constant (1.0 s -> 1.005 s), the app 99.5% efficient (weak).
+std::string sentence(bool weak) {
+  AnalysisResult res;
+  res.axis = "threads";
+  for (int t : {1, 2}) {
+    Configuration c;
+    c.threads = t;
+    c.label = "threads=" + std::to_string(t);
+    res.run.configs.push_back(c);
+  }
+  AppSummary sum;
+  sum.weak = weak;
+  for (int i = 0; i < 2; ++i) {
+    AppPoint p;
+    p.config = i;
+    p.concurrency = i + 1;
+    p.time_s = i == 0 ? 1.0 : 1.005;
+    sum.points.push_back(p);
+  }
+  res.summaries.push_back(sum);
+  ProfileResult p = build_profile(res, {{sampled_rank("PairLJCut::compute()", 250)},
+                                        {sampled_rank("PairLJCut::compute()", 251)}});
+  EXPECT_EQ(p.groups.size(), 1u);
+  return p.groups.empty() ? "" : p.groups[0].sentence;
+}
+
+}  // namespace
+
+TEST(ProfileShapes, WeakScalingIdealIsConstantTime) {
+  const std::string weak = sentence(true);
+  EXPECT_EQ(weak.find("constant: serial"), std::string::npos) << weak;
+  EXPECT_NE(weak.find("lost 0.005 s"), std::string::npos) << weak;  // against T(1), not T(1)/2
+  EXPECT_NE(weak.find("no function loses time"), std::string::npos) << weak;
+  // The same numbers under strong scaling: the function should have halved.
+  const std::string strong = sentence(false);
+  EXPECT_NE(strong.find("100% in `PairLJCut::compute` (constant: serial)"), std::string::npos) << strong;
+  EXPECT_EQ(scaling_shape(1.0, 1.02, 1, 2, "app", true), "constant: weak-scaling ideal");
+  EXPECT_EQ(scaling_shape(1.0, 1.9, 1, 2, "app", true), "growing with the total work: serial");
+  EXPECT_EQ(scaling_shape(1.0, 1.02, 1, 2, "app", false), "constant: serial");
 }

@@ -35,6 +35,11 @@ if [ "$MODE" = omp ]; then
   check omp.json 'g["lost"][0]["share"] > 0.5' "serial function's share"
   check omp.json 'all(l["short_name"] != "parallel_sweep (OpenMP region)" or l["share"] < 0.2 for l in g["lost"])' "parallel loop loses little"
   grep -q 'Sampled: .* in `setup_mesh` (constant: serial' omp.txt || fail "no sampled sentence in the diagnosis"
+  # The sampled shapes decide the thread loss: a mostly serial app is serial-fraction, even
+  # when CPU/wall at 2 threads is as low as that of threads that never run (issue 23).
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=[x["cause"] for x in d["summary"][0]["steps"][0]["causes"]]
+sys.exit(0 if "serial-fraction" in c and "threads-unused" not in c else 1)' omp.json ||
+    { cat omp.txt; fail "mostly serial app at 2 threads: expected serial-fraction, not threads-unused"; }
   ls svg/flame-c000.svg svg/flame-c001.svg svg/scaling-by-function.svg > /dev/null || fail "missing profile SVGs"
   grep -q "Where the time goes" omp.html || fail "no profile section in the HTML"
   grep -q "setup_mesh" svg/flame-c001.svg || fail "flame graph without setup_mesh"

@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
+#include <set>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -264,4 +267,79 @@ TEST(LauncherProcess, AppTreeCarriesItsOwnToken) {
   EXPECT_NE(ta[0], tb[0]);
   EXPECT_EQ(a.orphans_reaped, 0);  // the keeper is not part of the app's tree
   EXPECT_EQ(a.leftover, 0);
+}
+
+// ---- the machine's load besides the tree (machine_load.hpp)
+
+TEST(LauncherMachineLoad, ParsesProcStat) {
+  const std::string text =
+      "cpu  100 20 30 1000 50 5 5 40 0 0\n"
+      "cpu0 50 10 15 500 25 2 3 20 0 0\n"
+      "cpu1 50 10 15 500 25 3 2 20 0 0\n"
+      "intr 12345\nctxt 999\n";
+  auto t = parse_proc_stat(text, 100);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->cpus, 2);
+  EXPECT_DOUBLE_EQ(t->busy_s, (100 + 20 + 30 + 5 + 5) / 100.0);  // user nice system irq softirq
+  EXPECT_DOUBLE_EQ(t->idle_s, (1000 + 50) / 100.0);               // idle + iowait
+  EXPECT_DOUBLE_EQ(t->steal_s, 0.4);
+  // An old kernel's four fields still parse (no steal); garbage does not.
+  auto old = parse_proc_stat("cpu 1 2 3 4\ncpu0 1 2 3 4\n", 100);
+  ASSERT_TRUE(old.has_value());
+  EXPECT_DOUBLE_EQ(old->steal_s, 0);
+  EXPECT_FALSE(parse_proc_stat("cpu x y\ncpu0 1 2 3 4\n", 100).has_value());
+  EXPECT_FALSE(parse_proc_stat("intr 1\n", 100).has_value());
+  EXPECT_FALSE(parse_proc_stat("cpu 1 2 3 4\n", 100).has_value());  // no cpuN line: no CPU count
+  // Only the CPUs the app may run on (the launcher's affinity).
+  const std::set<int> cpu1{1};
+  auto one = parse_proc_stat(text, 100, &cpu1);
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(one->cpus, 1);
+  EXPECT_DOUBLE_EQ(one->busy_s, (50 + 10 + 15 + 3 + 2) / 100.0);
+  EXPECT_DOUBLE_EQ(one->steal_s, 0.2);
+  const std::set<int> none{7};
+  EXPECT_FALSE(parse_proc_stat(text, 100, &none).has_value());
+  EXPECT_DOUBLE_EQ(parse_load_average("0.52 0.58 0.59 1/123 4567\n"), 0.52);
+  EXPECT_TRUE(std::isnan(parse_load_average("")));
+}
+
+TEST(LauncherMachineLoad, OtherCpuIsTheNodesBusyTimeLessTheTree) {
+  MachineLoad m;
+  m.measured = true;
+  m.interval_s = 2;
+  m.start = CpuTimes{10, 100, 1, 2};
+  m.end = CpuTimes{13.5, 100.4, 1.1, 2};
+  m.tree_cpu_s = 2.0;
+  auto row = machine_load_row(m);
+  EXPECT_EQ(rtrace::store::get_str(row.status), "ok");
+  EXPECT_EQ(row.cpus, 2);
+  EXPECT_NEAR(row.busy_cpu_s, 3.5, 1e-12);
+  EXPECT_NEAR(row.other_cpu_s, 1.5, 1e-12);
+  EXPECT_NEAR(row.steal_s, 0.1, 1e-12);
+  m.tree_cpu_s = 4.0;  // rusage is precise, ticks are not: never negative
+  EXPECT_EQ(machine_load_row(m).other_cpu_s, 0.0);
+  MachineLoad off;
+  off.note = "ranks ran under srun";
+  auto none = machine_load_row(off);
+  EXPECT_EQ(rtrace::store::get_str(none.status), "unavailable");
+  EXPECT_EQ(rtrace::store::get_str(none.note), "ranks ran under srun");
+  EXPECT_TRUE(std::isnan(none.other_cpu_s));
+}
+
+TEST(LauncherMachineLoad, TreeCpuCountsEveryReapedProcess) {
+  // Parent and child burn 0.3 s of CPU each: the tree's CPU time has both,
+  // and the node's busy time (which includes the tree) is not below it.
+  auto r = run_app({"burn-tree", "0.3"}, 60);
+  ASSERT_EQ(r.kind, ExitKind::Exited);
+  ASSERT_TRUE(r.machine_load.measured) << r.machine_load.note;
+  EXPECT_GE(r.machine_load.tree_cpu_s, 0.6 * 0.95);
+  EXPECT_GE(r.user_s + r.system_s, 0.6 * 0.95);
+  auto row = machine_load_row(r.machine_load);
+  EXPECT_GE(row.busy_cpu_s, row.tree_cpu_s * 0.8) << "busy " << row.busy_cpu_s << " tree " << row.tree_cpu_s;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  EXPECT_EQ(row.cpus, CPU_COUNT(&allowed));
+  EXPECT_NEAR(row.interval_s, r.wall_s, 0.2);
+  EXPECT_TRUE(row.load_avg_start >= 0);
 }

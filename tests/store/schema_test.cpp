@@ -46,7 +46,8 @@ TEST(Schema, LayoutsMatchJson) {
   expect_matches(t, CountInfoRow::layout());
   expect_matches(t, CountLevelRow::layout());
   expect_matches(t, CountRow::layout());
-  EXPECT_EQ(t.size(), 16u) << "a table in the JSON has no C++ layout";
+  expect_matches(t, MachineLoadRow::layout());
+  EXPECT_EQ(t.size(), 17u) << "a table in the JSON has no C++ layout";
 }
 
 TEST(Schema, CompiledInCopyIsTheSourceFile) {
@@ -57,7 +58,7 @@ TEST(Schema, CompiledInCopyIsTheSourceFile) {
 TEST(Schema, EveryNumericFieldHasAUnitOrIsAnId) {
   for (const RowLayout* l : {&SweepPointRow::layout(), &CeilingRow::layout(), &RankInfoRow::layout(), &RegionRow::layout(),
                              &KernelRow::layout(), &MpiRow::layout(), &CountInfoRow::layout(),
-                             &CountLevelRow::layout(), &CountRow::layout()})
+                             &CountLevelRow::layout(), &CountRow::layout(), &MachineLoadRow::layout()})
     for (const auto& f : l->fields()) {
       if (f.type == FieldType::F64) {
         EXPECT_FALSE(f.unit.empty()) << l->kind() << "." << f.name;

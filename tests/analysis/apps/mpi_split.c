@@ -2,6 +2,9 @@
  * split over the ranks, then one barrier.
  *   mpi_split balanced SECONDS   every rank gets SECONDS / ranks
  *   mpi_split 3:1 SECONDS        rank 0 gets 3 parts, every other rank 1 part
+ *   mpi_split last3x SECONDS     every rank gets SECONDS / ranks, the last rank 3 times that
+ *                                (issue 23: at 2 ranks the total work doubles and the ranks
+ *                                are imbalanced: factors 2x and 1.5x)
  *   mpi_split none SECONDS       no MPI call between Init and Finalize (communication-free)
  * Work is busy computing for a wall-clock time, so the shares (and the known
  * answers) do not depend on how loaded the machine is. */
@@ -28,7 +31,7 @@ static void busy(double seconds) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: %s balanced|3:1|none SECONDS\n", argv[0]);
+    fprintf(stderr, "usage: %s balanced|3:1|last3x|none SECONDS\n", argv[0]);
     return 2;
   }
   double total = atof(argv[2]);
@@ -41,6 +44,7 @@ int main(int argc, char** argv) {
     double part = total / (size + 2);  /* rank 0: 3 parts, the others 1 part each */
     share = rank == 0 ? 3 * part : part;
   }
+  if (strcmp(argv[1], "last3x") == 0 && size > 1 && rank == size - 1) share *= 3;
   busy(share);
   if (strcmp(argv[1], "none") != 0) MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();

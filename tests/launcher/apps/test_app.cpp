@@ -1,8 +1,11 @@
 // A misbehaving app for the launcher tests: each mode is one fault.
 //   exit N | segv | hang PIDFILE | ignore-term PIDFILE | flood MIB | close-stdout |
 //   sleep MS | env NAME... | args ARG... | fail CODE MESSAGE | annotated (a region
-//   with FLOPs and bytes, through the preloaded tracer's rtrace_region_* when present)
+//   with FLOPs and bytes, through the preloaded tracer's rtrace_region_* when present) |
+//   burn-tree CPU_S (a child and its parent each burn CPU_S seconds of CPU time; the parent reaps it)
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <ctime>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +22,19 @@ void write_pids(const char* file, const std::string& pids) {
   std::fputs(pids.c_str(), f);
   std::fclose(f);
   std::rename(tmp.c_str(), file);
+}
+
+double process_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+void burn_cpu(double seconds) {
+  volatile double x = 1;
+  const double start = process_cpu_s();
+  while (process_cpu_s() - start < seconds)
+    for (int i = 0; i < 100000; ++i) x = x * 1.0000001 + 1e-9;
 }
 
 [[noreturn]] void sleep_forever() {
@@ -70,6 +86,18 @@ int main(int argc, char** argv) {
     close(1);
     usleep(200000);
     std::fprintf(stderr, "still here\n");
+    return 0;
+  }
+  if (mode == "burn-tree" && argc > 2) {
+    const double seconds = std::atof(argv[2]);
+    const pid_t child = fork();
+    if (child == 0) {
+      burn_cpu(seconds);
+      _exit(0);
+    }
+    burn_cpu(seconds);
+    int status = 0;
+    if (child > 0) waitpid(child, &status, 0);
     return 0;
   }
   if (mode == "sleep" && argc > 2) {

@@ -102,9 +102,13 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options);
 
 // Fills sum.points[].pop's cross-point factors, sum.steps (with their causes)
 // and sum.breaks_after (the last point before the first step that loses time).
-void summarise_steps(AppSummary& sum, const std::string& axis, int cores, const Thresholds& th);
+// With a profile, the samples' shapes join the evidence (serial-fraction).
+void summarise_steps(AppSummary& sum, const std::string& axis, int cores, const Thresholds& th,
+                     const ProfileResult* profile = nullptr);
 // The steps in words: where scaling breaks and why, superlinear and noise steps.
 std::vector<std::string> step_sentences(const AppSummary& sum, const std::string& axis, const Thresholds& th);
+// A step's causes joined: "computation-scaling + imbalance" (its cause when it has no list).
+std::string cause_names(const AppStep& st);
 
 // The "fixed" key of a configuration along an axis: its label without that axis' token.
 std::string fixed_key(const Configuration& c, const std::string& axis);

@@ -163,6 +163,7 @@ struct Thresholds {
   double launch_floor_s = 10e-6;     // GPU launches shorter than this are launch-overhead bound
   double tail_efficiency = 0.80;     // last-wave fill below this is a tail effect
   double mpi_share_rise = 0.05;      // MPI share rising by 5 points of wall time is MPI evidence
+  double load_share = 0.15;          // other processes + steal took >= 15% of a point's cores: machine-load
   void validate() const;             // throws InputError naming the bad value
 };
 

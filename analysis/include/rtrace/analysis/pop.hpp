@@ -15,8 +15,13 @@
 //   computation scalability CS = (sum U_ref / work_ref) / (sum U / work)
 //   global efficiency GE = PE x CS
 // Work is constant in strong scaling and proportional to the concurrency in
-// weak scaling. Thread sweeps without MPI use CPU time as the useful time
-// (per-thread useful time is not measured): PE = (user+system)/(wall x threads).
+// weak scaling. With threads (t >= 2 per rank anywhere in a group, or no MPI)
+// a thread level joins: the useful thread time V_r of a rank is its CPU time
+// less the sampled runtime waits (thread basis "sampled"), or its CPU time
+// less its MPI time ("cpu-time"), at most t x U_r;
+//   thread efficiency TE = sum V / (t x sum U),  PE = LB x CommE x TE,
+//   CS = (sum V_ref / work_ref) / (sum V / work)
+// and without MPI PE = TE = sum V / (t x wall). docs/analysis.md.
 #pragma once
 
 #include "rtrace/analysis/model.hpp"
@@ -40,6 +45,13 @@ struct RankUsage {
   double init_s = 0, finalize_s = 0;
   // Hardware counters of the annotated regions (NaN when unavailable).
   double hw_instructions = kNaN, hw_cycles = kNaN, hw_time_s = kNaN;
+  // Sampled call paths (empty when not sampled): samples of work (app code and
+  // system code it called) and of waiting in a runtime (MPI, OpenMP, the
+  // tracer), and the threads that ran app work (any sample of it: OpenMP
+  // threads that were never given work have none).
+  double samples_work = 0, samples_wait = 0;
+  int working_threads = -1;        // -1: not sampled
+  int sampled_threads = -1;        // threads with any sample (work or wait), -1: not sampled
   bool mpi_initialised = false;    // window fields set or an Init row present
   // The window of this rank (seconds); the whole wall when MPI is not used.
   double window_s() const noexcept;
@@ -56,8 +68,23 @@ struct MpiCallStats {
   double rank_min_s = kNaN, rank_mean_s = kNaN, rank_max_s = kNaN;  // per-rank time (absent rank = 0)
 };
 
+// The node's load during the point besides the app, measured by the launcher
+// from outside the app (run-file schema 1.7 `machine_load`; absent before).
+struct MachineLoadUsage {
+  bool measured = false;
+  int cpus = 0;                     // logical CPUs of the node
+  double interval_s = kNaN;         // the measured interval (the point's wall time)
+  double other_cpu_s = kNaN;        // CPU time of other processes (node busy time - the app's tree)
+  double steal_s = kNaN;            // hypervisor steal time
+  double tree_cpu_s = kNaN;         // the app's process tree (mpirun, prted, ranks) + rtrace
+  double load_average = kNaN;       // 1-minute load average, the larger of start and end
+  std::string note;                 // why not measured
+};
+MachineLoadUsage machine_load_usage(const store::MachineLoadRow& row);
+
 // The usage of one point (one repeat), per rank.
 struct PointUsage {
+  MachineLoadUsage machine_load;    // set by the reader when the point file has it
   std::vector<RankUsage> ranks;
   std::vector<MpiCallStats> calls;  // sorted by time, largest first; Init/Finalize included
   bool any_mpi_rows = false;        // a row other than Init/Finalize
@@ -72,6 +99,9 @@ PointUsage point_usage(const std::vector<store::RankRecords>& ranks);
 // The POP metrics of one point. Cross-point factors (CS, GE) are filled by pop_scaling.
 struct PopPoint {
   std::string basis;                // "mpi" (window and MPI time), "cpu-time" (threads), "" (unavailable)
+  // The thread level's useful time (see the header): "sampled", "cpu-time", or
+  // "" (no thread level: one thread per rank under MPI, or unavailable).
+  std::string thread_basis;
   int workers = 0;                  // ranks x threads
   int threads = 1;                  // threads per rank
   double window_s = kNaN;           // max over ranks
@@ -81,12 +111,30 @@ struct PopPoint {
   double useful_sum_s = kNaN, useful_max_s = kNaN, useful_mean_s = kNaN;
   double mpi_share = kNaN;          // sum MPI in window / sum window
   double load_balance = kNaN, communication_efficiency = kNaN, parallel_efficiency = kNaN;
+  double thread_efficiency = kNaN;  // sum V / (threads x sum U); NaN without a thread level
+  double process_useful_sum_s = kNaN;                    // sum U over ranks (window - MPI); cpu-time: wall
+  double thread_useful_cpu_s = kNaN;                     // sum V, CPU time less MPI time
+  double thread_useful_sampled_s = kNaN;                 // sum V, CPU time less the sampled runtime waits
+  double sampled_wait_share = kNaN;                      // sampled runtime waits / all samples
+  int working_threads = -1;         // most threads of a rank that ran app work (sampled), -1 unknown
+  int sampled_threads = -1;         // most threads of a rank with any sample, -1 unknown
+  double vcsw_rate = kNaN;          // voluntary context switches per second of wall, mean over ranks
+  double vcsw_per_cpu_s = kNaN;     // voluntary context switches per second of CPU time, over all ranks
   double computation_scalability = kNaN, global_efficiency = kNaN;
   double cpu_per_wall = kNaN;       // mean over ranks of (user+system)/wall
   double cpu_utilisation = kNaN;    // sum (user+system) / (sum wall x threads)
   double system_share = kNaN;       // system / (user+system), summed over ranks
   double cpu_s = kNaN;              // sum user+system
   double ivcsw_rate = kNaN;         // involuntary context switches per second of wall, mean over ranks
+  // The node's load besides the app (launcher, from outside). taken_share: the
+  // share of the point's cores that other processes and steal took:
+  //   (max(0, other - (cpus - used) x interval) + steal x used / cpus) / (used x interval),
+  // used = min(workers, cpus): other processes first fill the cores the point leaves idle.
+  bool load_measured = false;
+  double other_share = kNaN, steal_share = kNaN, taken_share = kNaN;
+  double other_cpu_s = kNaN, load_average = kNaN;
+  double taken_cpu_s = 0;           // the CPU time behind taken_share (core-seconds)
+  int load_cpus = 0;
   // Hardware-counter factors of the annotated regions' time against the group's first point:
   // instruction x IPC x frequency scalability = the regions' computation scalability (exact).
   double hw_instructions = kNaN, hw_cycles = kNaN, hw_time_s = kNaN;  // summed over ranks
@@ -94,6 +142,10 @@ struct PopPoint {
   bool mpi_initialised = false, mpi_calls_seen = false, window_measured = false;
 };
 PopPoint pop_point(const PointUsage& usage, int threads_per_rank);
+
+// Sets PE, TE and the useful time behind CS for a thread basis ("" = none);
+// pop_scaling applies one basis to a whole group.
+void apply_thread_basis(PopPoint& p, const std::string& thread_basis);
 
 // A configuration's repeats: the representative repeat (median window time)
 // supplies all POP values, so the identities hold exactly; the spread is kept.
@@ -109,11 +161,19 @@ PopConfig combine_pop(const std::vector<PointUsage>& repeats, int threads_per_ra
 // A step c1 -> c2 of the whole application, decomposed:
 //   e = (T1/T2) x (work2/work1) / r, T = the MPI window (mpi basis with the window
 //     measured) or the wall time
-//     = LB ratio x CommE ratio x CS step                           (mpi basis)
+//     = LB ratio x CommE ratio x TE ratio x CS step               (mpi basis; TE with threads)
 //     = PE ratio x CS step                                         (cpu-time basis)
 //   wall-clock e = e x startup factor (the window's share of the wall time).
-// Each factor < 1 is a loss; the largest loss names the cause. Startup and
-// teardown that grow with the concurrency are the cause `startup`.
+// Each factor < 1 is a loss. Every factor that explains at least the ideal
+// tolerance of the time names a cause, largest first; `machine-load` joins
+// them on the launcher's evidence. A step is ideal only when every factor is
+// within tolerance; factors out of tolerance that cancel are `offsetting`.
+// Startup and teardown that grow with the concurrency are the cause `startup`.
+struct StepCause {
+  std::string cause;                // one of kAppCauses
+  double factor = kNaN;             // extra time it explains (1/step factor; machine-load: up to)
+  std::string evidence;             // in words
+};
 struct AppStep {
   int from = -1, to = -1;           // indices into AppSummary::points
   double c1 = kNaN, c2 = kNaN, ratio = kNaN;
@@ -121,18 +181,29 @@ struct AppStep {
   double efficiency = kNaN;         // step efficiency (weak: T1/T2) = LB x CommE x CS factors
   double wall_efficiency = kNaN;    // the same on the wall clock = efficiency x startup factor
   double lb_factor = kNaN, comm_factor = kNaN, cs_factor = kNaN, startup_factor = kNaN, pe_factor = kNaN;
+  double te_factor = kNaN;          // thread efficiency ratio (mpi basis with a thread level)
   double spread = 0;                // the larger repeat spread of the two points
-  std::string diagnosis;            // ideal | superlinear | noise | loss
-  std::string cause;                // loss: one of kAppCauses
+  std::string diagnosis;            // ideal | superlinear | noise | loss | offsetting
+  std::string cause;                // loss/offsetting: causes.front().cause
+  std::vector<StepCause> causes;    // loss/offsetting: every large factor, largest first
   std::string explanation;          // the evidence in one sentence
 };
-inline constexpr const char* kAppCauses[] = {"imbalance", "mpi", "computation-scaling", "startup", "threads-unused",
-                                             "spin-wait", "oversubscription", "serial-fraction", "slowdown"};
+inline constexpr const char* kAppCauses[] = {"imbalance",      "mpi",          "computation-scaling", "startup",
+                                             "threads-unused", "lock-wait",    "spin-wait",           "oversubscription",
+                                             "machine-load",   "serial-fraction", "slowdown"};
+
+// What the sampled call paths say about a step (analyze.cpp from profile.cpp).
+struct SampledStep {
+  bool available = false;
+  double serial_share = kNaN;       // of the step's lost function time: app functions of shape "constant: serial"
+  std::string serial_function;      // the largest of them (short name)
+};
 
 struct StepContext {
   int cores = 0;                    // cores the run may use (machine info), 0 unknown
   bool weak = false;
   std::string axis;
+  SampledStep sampled;
 };
 AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, double c2, double t1, double t2,
                           double spread, const StepContext& ctx, const Thresholds& th);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "rtrace/analysis/model.hpp"
+#include "rtrace/analysis/pop.hpp"
 
 #include <rtrace/store/run_file.hpp>
 
@@ -118,20 +119,34 @@ bool is_standard_library_function(const std::string& name);
 // The marker between an inlined function and its caller in a function's name.
 inline constexpr const char* kInlinedIn = " [inlined in ";
 
-// Classifies the time trajectory of one function: t1 at concurrency c1, t2 at c2.
-std::string scaling_shape(double t1, double t2, double c1, double c2, const std::string& category);
+// Classifies the time trajectory of one function: t1 at concurrency c1, t2 at
+// c2. Strong scaling: the ideal time falls with the concurrency, so constant
+// time is "constant: serial". Weak (the work grows with the concurrency):
+// constant time is ideal, and a serial part grows with the total work.
+std::string scaling_shape(double t1, double t2, double c1, double c2, const std::string& category, bool weak = false);
 
 // The hint for modules whose sampled code had no symbol (share >= min_share
 // of the samples): which, and how to get their symbols. "" when none.
 std::string symbol_hint(const std::vector<UnnamedModule>& unnamed, double min_share = 0.01);
 
-// Reads the sampled call paths of every used point of `res.run` (its file) and
-// joins them into `res` (trajectories, losses, sentences in res.summaries).
-// Never throws: problems become res.warnings.
+// Reads the sampled call paths of every used point of `res.run` (its file)
+// into res.profile: per-function time per configuration (read_profile, before
+// the steps are classified: their causes use it); then the groups' losses and
+// sentences once res.summaries exist (join_profile). attach_profile = both.
+// Never throw: problems become res.warnings.
+void read_profile(AnalysisResult& res) noexcept;
+void join_profile(AnalysisResult& res) noexcept;
 void attach_profile(AnalysisResult& res) noexcept;
 
-// Builds the profile from per-configuration rank records (first repeat), for tests.
+// The two halves on rank records in memory (first repeat per configuration);
+// build_profile = both, for tests.
+ProfileResult profile_functions(const AnalysisResult& res, const std::vector<std::vector<store::RankRecords>>& per_config);
+void profile_groups(ProfileResult& profile, const AnalysisResult& res);
 ProfileResult build_profile(const AnalysisResult& res, const std::vector<std::vector<store::RankRecords>>& per_config);
+
+// What the samples say about one step between two configurations (indices):
+// the share of its lost function time in app functions of shape "constant: serial".
+SampledStep sampled_step(const ProfileResult& profile, int config1, int config2, double c1, double c2, bool weak);
 
 // Folded-stack text ("a;b;c 12\n") and speedscope JSON of one configuration.
 std::string folded_text(const std::map<std::string, double>& folded);

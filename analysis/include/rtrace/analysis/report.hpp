@@ -15,6 +15,7 @@ namespace rtrace::analysis {
 // 1.1: cause `slowdown`; 1.2: POP, app steps, MPI calls; 1.3: profile; 1.4: cause `machine-load`;
 // 1.5: counted kernels (kinds `application`, `function`), `counts_source`, step `cache`, `counts`;
 //      `failed_points` and profile `cpu_s`, `unnamed_modules` (issue 25); kernel `metrics_provenance`
+//      steps' `causes` list, `offsetting`, `lock-wait`, the thread basis, the launcher's machine load
 inline constexpr const char* kAnalysisSchemaVersion = "1.5.0";
 extern const char* const kAnalysisSchemaJson;  // schemas/analysis-v1.json, compiled in
 

@@ -3,6 +3,8 @@
 // to the whole tree, and no orphans left behind.
 #pragma once
 
+#include "rtrace/launcher/machine_load.hpp"
+
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -47,6 +49,10 @@ struct ProcessSpec {
   double grace_s = 5;              // SIGTERM -> SIGKILL
   std::size_t tail_bytes = 64 * 1024;
   bool echo = false;               // copy the child's output to our stdout/stderr as it comes
+  // Measure the machine's load besides the tree (/proc/stat around the run).
+  // Off where the app's work runs outside this process tree (srun's ranks).
+  bool measure_machine_load = true;
+  std::string machine_load_off_reason;  // recorded when off
 };
 
 enum class ExitKind { Exited, Signalled, TimedOut, Interrupted, LaunchError };
@@ -65,6 +71,7 @@ struct ProcessResult {
   int leftover = 0;           // processes of the tree still alive at return (should be 0)
   std::string stdout_tail, stderr_tail;
   std::int64_t stdout_bytes = 0, stderr_bytes = 0;
+  MachineLoad machine_load;   // the node's load during the run besides the tree
 };
 
 // Runs the process tree to completion. Never throws for child failures (they

@@ -294,6 +294,30 @@ struct CallPathRow {
   static const RowLayout& layout();
 };
 
+// /points/<p>/machine_load (schema 1.7): one row, what the machine did during
+// the point besides the app, measured by the launcher from outside the app:
+// /proc/stat (the CPUs of rtrace's affinity, which the app inherits) before
+// the fork and after the last process of the tree was
+// reaped, minus the CPU time of the app's process tree (wait4 rusage of every
+// process rtrace reaped: the app, mpirun/prted, their children) and of rtrace
+// itself. Absent in older files and for points whose ranks ran outside the
+// launcher's process tree (srun); status "unavailable" says why.
+struct MachineLoadRow {
+  char source[32];             // "proc-stat" (the launcher's node), "" when unavailable
+  char status[16];             // "ok" | "unavailable"
+  char note[160];              // why unavailable, or what the measurement cannot see
+  double interval_s;           // wall time between the two /proc/stat readings
+  std::int32_t cpus;           // logical CPUs measured: those rtrace (and so the app) may run on
+  double busy_cpu_s;           // CPU time of everything on the node (user+nice+system+irq+softirq)
+  double tree_cpu_s;           // the app's process tree plus rtrace itself (user+system)
+  double other_cpu_s;          // busy_cpu_s - tree_cpu_s, at least 0: other processes and kernel threads
+  double steal_s;              // CPU time the hypervisor gave to other guests
+  double idle_s;               // idle + iowait
+  double load_avg_start;       // 1-minute load average (/proc/loadavg) before the fork
+  double load_avg_end;         // and after the tree was reaped
+  static const RowLayout& layout();
+};
+
 // --- Counted operations (schema 1.7): the counting pass (`rtrace run --counts`,
 // counts/) or the PMU. Counts live in the rank group of the point whose
 // configuration they describe, next to the timed run's records: times come
