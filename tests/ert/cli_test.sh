@@ -81,5 +81,5 @@ expect_usage "unrecognised option '--bogus'" "$rtrace" ert --bogus
 if [ ! -e /dev/nvidia0 ]; then
   expect_usage "rtrace ert: --sms needs an NVIDIA GPU: no GPU found (libcuda.so.1 not loadable)" "$rtrace" ert --sms 5
 fi
-"$rtrace" ert --help | grep -q -- "--threads" || fail "--help does not list --threads"
+help=$("$rtrace" ert --help) && grep -q -- "--threads" <<< "$help" || fail "--help does not list --threads"
 echo PASS

@@ -24,7 +24,9 @@ rm -rf "$WORK_DIR"
 mkdir -p "$WORK_DIR"
 cd "$WORK_DIR"
 
-rtrace_has_sweep() { "$BIN_DIR/rtrace" run --help 2>/dev/null | grep -q -- '--sweep'; }
+# The help is read whole before grep: `grep -q` quits at the first match, and
+# under pipefail the SIGPIPE that rtrace then gets read as "no launcher" (skip).
+rtrace_has_sweep() { local help; help=$("$BIN_DIR/rtrace" run --help 2>/dev/null) && grep -q -- '--sweep' <<< "$help"; }
 if ! rtrace_has_sweep; then
   echo "SKIP: $BIN_DIR/rtrace has no launcher (rtrace run --help shows no --sweep)" >&2
   exit 77
