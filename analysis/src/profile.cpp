@@ -437,6 +437,18 @@ SampledStep sampled_step(const ProfileResult& p, int config1, int config2, doubl
   return out;
 }
 
+namespace {
+// MPI startup and teardown run outside the MPI window (exec to MPI_Init's end,
+// MPI_Finalize to exit). Where a summary's time is that window, their samples
+// are not part of the loss it states. C and Fortran (mpi_init_, MPI_INIT) names.
+bool outside_mpi_window(const std::string& name) {
+  std::string n;
+  for (char c : name) n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  while (!n.empty() && n.back() == '_') n.pop_back();
+  return n == "mpi_init" || n == "mpi_init_thread" || n == "mpi_finalize";
+}
+}  // namespace
+
 void profile_groups(ProfileResult& out, const AnalysisResult& res) {
   out.groups.clear();
   if (!out.available || res.axis.empty()) return;
@@ -457,9 +469,11 @@ void profile_groups(ProfileResult& out, const AnalysisResult& res) {
     // time per worker) or that time over the concurrency ratio (strong).
     const double ideal_ratio = sum.weak ? 1.0 : cf / cl;
     if (available(pf.time_s) && available(pl.time_s)) g.wall_lost_s = pl.time_s - pf.time_s * ideal_ratio;
+    const bool windowed = pf.pop.basis == "mpi" && pf.pop.window_measured && pl.pop.basis == "mpi" && pl.pop.window_measured;
     double total = 0;
     for (int fi = 0; fi < static_cast<int>(out.functions.size()); ++fi) {
       const auto& s = out.functions[static_cast<std::size_t>(fi)];
+      if (windowed && outside_mpi_window(s.short_name)) continue;
       const auto& af = s.at[static_cast<std::size_t>(f)];
       const auto& al = s.at[static_cast<std::size_t>(l)];
       if (!available(al.time_s) || al.time_s < 3 * out.period_s) continue;  // too few samples to judge

@@ -155,7 +155,51 @@ std::string sentence(bool weak) {
   return p.groups.empty() ? "" : p.groups[0].sentence;
 }
 
+// ranks 1 -> 2 on the MPI window (1.0 s -> 0.6 s), whose startup the samples
+// also see: MPI_Init 0.1 s -> 0.3 s, outside the window.
+std::string windowed_sentence() {
+  AnalysisResult res;
+  res.axis = "ranks";
+  for (int r : {1, 2}) {
+    Configuration c;
+    c.ranks = r;
+    c.label = "ranks=" + std::to_string(r);
+    res.run.configs.push_back(c);
+  }
+  AppSummary sum;
+  for (int i = 0; i < 2; ++i) {
+    AppPoint p;
+    p.config = i;
+    p.concurrency = i + 1;
+    p.time_s = i == 0 ? 1.0 : 0.6;
+    p.pop.basis = "mpi";
+    p.pop.window_measured = true;
+    sum.points.push_back(p);
+  }
+  res.summaries.push_back(sum);
+  auto rank = [](std::int64_t work, std::int64_t init) {
+    store::RankRecords r = sampled_rank("compute", work);
+    r.names.push_back("MPI_Init");
+    store::CallPathRow c = r.callpaths[0];
+    c.node_id = 1;
+    c.function_id = 1;
+    store::set_str(c.category, "mpi");
+    c.self_samples = c.inclusive_samples = init;
+    r.callpaths.push_back(c);
+    return r;
+  };
+  ProfileResult p = build_profile(res, {{rank(250, 25)}, {rank(150, 75), rank(150, 75)}});
+  EXPECT_EQ(p.groups.size(), 1u);
+  return p.groups.empty() ? "" : p.groups[0].sentence;
+}
+
 }  // namespace
+
+TEST(ProfileShapes, StartupOutsideTheMpiWindowIsNotItsLoss) {
+  const std::string s = windowed_sentence();
+  EXPECT_EQ(s.find("MPI_Init"), std::string::npos) << s;
+  EXPECT_NE(s.find("100% in `compute`"), std::string::npos) << s;
+}
 
 TEST(ProfileShapes, WeakScalingIdealIsConstantTime) {
   const std::string weak = sentence(true);
