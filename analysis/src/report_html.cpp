@@ -127,6 +127,8 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
         << xml_escape(e.binding_ceiling) << "</td></tr>\n";
     }
     h << "</table>\n";
+    if (const std::string note = replayed_counts_note(res, s); !note.empty())
+      h << "<p class=\"warning\">" << xml_escape(note) << "</p>\n";
     int ti = 0;
     for (const auto& t : res.trajectories) {
       ++ti;

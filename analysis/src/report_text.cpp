@@ -40,6 +40,23 @@ std::string single_point_text(const AnalysisResult& res) {
 
 }  // namespace
 
+std::string replayed_counts_note(const AnalysisResult& res, const KernelSeries& s) {
+  const auto& configs = res.run.configs;
+  std::string replayed;
+  for (std::size_t ci = 0; ci < configs.size() && ci < s.at.size(); ++ci) {
+    if (s.at[ci] < 0) continue;
+    const std::string& pv = configs[ci].kernels[static_cast<std::size_t>(s.at[ci])].metrics_provenance;
+    if (pv == "replayed outside the partition" || pv == "mixed")
+      replayed += (replayed.empty() ? "" : ", ") +
+                  (res.axis.empty() ? std::to_string(ci) : num(configs[ci].concurrency(res.axis), 6));
+  }
+  if (replayed.empty()) return "";
+  return "counts at " + (res.axis.empty() ? std::string("point") : res.axis) + " " + replayed +
+         " were replayed outside the SM partition (CUPTI could not profile inside it): FLOPs, instructions and L1 "
+         "bytes are the kernel's own, but L2 and HBM bytes were measured with the whole GPU's SMs competing for L2 "
+         "and may differ from the partitioned run's; times are the partitioned run's";
+}
+
 std::string describe_step(const StepDiagnosis& d) {
   std::string s = d.diagnosis;
   // The cache that overflowed, then the level whose intensity shows it.
@@ -143,20 +160,8 @@ std::string render_text(const AnalysisResult& res, int width) {
       if (s.at[ci] >= 0) spread = std::max(spread, configs[ci].kernels[s.at[ci]].time_spread);
     if (spread > 0) os << "  (repeats: median time; largest spread " << num(100 * spread, 2) << "%)\n";
     // Counts from outside the point's SM partition: say what that means.
-    std::string replayed;
-    for (int ci : order) {
-      const std::string& pv = configs[ci].kernels[s.at[ci]].metrics_provenance;
-      if (pv == "replayed outside the partition" || pv == "mixed")
-        replayed += (replayed.empty() ? "" : ", ") +
-                    (res.axis.empty() ? std::to_string(ci) : num(configs[ci].concurrency(res.axis), 6));
-    }
-    if (!replayed.empty())
-      os << wrap("  counts at " + axis + " " + replayed +
-                     " were replayed outside the SM partition (CUPTI could not profile inside it): FLOPs, "
-                     "instructions and L1 bytes are the kernel's own, but L2 and HBM bytes were measured with the "
-                     "whole GPU's SMs competing for L2 and may differ from the partitioned run's; times are the "
-                     "partitioned run's",
-                 static_cast<std::size_t>(width), "    ");
+    if (const std::string note = replayed_counts_note(res, s); !note.empty())
+      os << wrap("  " + note, static_cast<std::size_t>(width), "    ");
     // Unreliable ceilings under this kernel's points: never silent.
     for (int ci : order)
       for (const auto& c : configs[ci].ceilings.all())

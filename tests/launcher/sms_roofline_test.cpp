@@ -201,9 +201,14 @@ TEST_F(sms_roofline, AnUnannotatedCudaAppGetsCountsErtAndATrajectoryOnEveryParti
 #endif
 
   std::string out;
-  ASSERT_EQ(analyze({"--json", path("analysis.json")}, out), 0) << out;
+  ASSERT_EQ(analyze({"--json", path("analysis.json"), "--html", path("report.html")}, out), 0) << out;
   EXPECT_NE(out.find("kernel fake_triad"), std::string::npos) << out;
   EXPECT_NE(out.find("were replayed outside the SM partition"), std::string::npos) << out;
+  {  // The HTML report says it too (one note for both).
+    std::ifstream html(path("report.html"));
+    const std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
+    EXPECT_NE(page.find("were replayed outside the SM partition"), std::string::npos);
+  }
   EXPECT_NE(out.find("bandwidth-contention on HBM"), std::string::npos) << out;
   std::ifstream in(path("analysis.json"));
   const auto j = nlohmann::json::parse(in);

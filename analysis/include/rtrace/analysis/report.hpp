@@ -63,4 +63,9 @@ std::string render_pop_html(const AnalysisResult& res, const AppSummary& sum);
 // Human sentence for one step ("cache-capacity at L2: ...").
 std::string describe_step(const StepDiagnosis& d);
 
+// The sentence for a GPU kernel whose metrics were replayed outside its SM
+// partition at some configurations ("" where none were): what such counts mean.
+// One model for the text and the HTML report.
+std::string replayed_counts_note(const AnalysisResult& res, const KernelSeries& s);
+
 }  // namespace rtrace::analysis
