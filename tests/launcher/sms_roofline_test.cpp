@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
 
 using namespace rtrace;
 using rtrace::test::fields;
