@@ -96,18 +96,19 @@ static Bool parse_level(const HChar* val, LevelOption* out)
 
 static Bool rc_process_cmd_line_option(const HChar* arg)
 {
-   const HChar* val = NULL;
+   /* Not `val`: the option macros declare their own. */
+   const HChar* spec = NULL;
    if VG_STR_CLO(arg, "--out-dir", clo_out_dir) {}
-   else if VG_STR_CLO(arg, "--L1", val) {
-      if (!parse_level(val, &clo_level[0]) || !clo_level[0].present)
+   else if VG_STR_CLO(arg, "--L1", spec) {
+      if (!parse_level(spec, &clo_level[0]) || !clo_level[0].present)
          VG_(fmsg_bad_option)(arg, "expected SIZE,ASSOC,LINE (bytes; K/M suffixes; LINE a power of two)\n");
    }
-   else if VG_STR_CLO(arg, "--L2", val) {
-      if (!parse_level(val, &clo_level[1]))
+   else if VG_STR_CLO(arg, "--L2", spec) {
+      if (!parse_level(spec, &clo_level[1]))
          VG_(fmsg_bad_option)(arg, "expected SIZE,ASSOC,LINE or none\n");
    }
-   else if VG_STR_CLO(arg, "--L3", val) {
-      if (!parse_level(val, &clo_level[2]))
+   else if VG_STR_CLO(arg, "--L3", spec) {
+      if (!parse_level(spec, &clo_level[2]))
          VG_(fmsg_bad_option)(arg, "expected SIZE,ASSOC,LINE or none\n");
    }
    else if VG_BINT_CLO(arg, "--L1-sharers", clo_level[0].sharers, 1, 4096) {}
@@ -137,13 +138,21 @@ static void rc_print_debug_usage(void) { VG_(printf)("    (none)\n"); }
 
 /* A set-associative, write-back, write-allocate cache with LRU replacement.
    Each set holds `assoc` entries ordered most- to least-recently used;
-   an entry is (line << 1) | dirty, EMPTY when unused. */
+   an entry is (tag << 1) | dirty, EMPTY when unused. The tag is the line
+   address ("wide" caches: 64-bit entries; the L1, whose MRU way the
+   generated code reads) or, where it fits, the line address without its
+   set index bits ("narrow": 32-bit entries, half the memory to scan in the
+   large L2/L3 tag arrays). */
 #define EMPTY (~(UWord)0)
+#define EMPTY32 (~(UInt)0)
 
 typedef struct {
-   UWord* tags;
+   UWord* tags;       /* wide */
+   UInt*  tags32;     /* narrow */
+   Bool   narrow;
    UWord  sets;
    UWord  set_mask;   /* sets - 1 when sets is a power of two */
+   Int    set_shift;  /* log2(sets) when a power of two */
    Bool   pow2;
    Int    assoc;
    Long   sim_size;   /* sets * assoc * line */
@@ -157,40 +166,87 @@ static Cache cache_geometry[MAX_LEVELS];
 static void cache_init(Cache* c, const Cache* geometry)
 {
    *c = *geometry;
-   c->tags = VG_(malloc)("rc.cache", c->sets * c->assoc * sizeof(UWord));
-   for (UWord i = 0; i < c->sets * c->assoc; i++) c->tags[i] = EMPTY;
+   UWord n = c->sets * (UWord)c->assoc;
+   if (c->narrow) {
+      c->tags32 = VG_(malloc)("rc.cache", n * sizeof(UInt));
+      for (UWord i = 0; i < n; i++) c->tags32[i] = EMPTY32;
+   } else {
+      c->tags = VG_(malloc)("rc.cache", n * sizeof(UWord));
+      for (UWord i = 0; i < n; i++) c->tags[i] = EMPTY;
+   }
 }
 
-static inline UWord* set_of(const Cache* c, UWord line)
+/* References `line` in a wide cache. A hit moves it to the front (or-ing
+   in `dirty`) and returns True. A miss inserts it at the front and returns
+   the evicted line in *victim, (line << 1) | dirty (EMPTY: the way was free). */
+static inline Bool cache_ref_wide(const Cache* c, UWord line, UWord dirty, UWord* victim)
 {
    UWord s = c->pow2 ? (line & c->set_mask) : (line % c->sets);
-   return c->tags + s * (UWord)c->assoc;
+   UWord* set = c->tags + s * (UWord)c->assoc;
+   const UWord key = line << 1;
+   UWord prev = set[0];
+   if ((prev & ~(UWord)1) == key) {
+      set[0] = prev | dirty;
+      return True;
+   }
+   /* One pass: each entry moves down one way until the line is found (it
+      goes to the front) or the set ends (the last entry is the victim). */
+   const Int assoc = c->assoc;
+   for (Int i = 1; i < assoc; i++) {
+      UWord e = set[i];
+      set[i] = prev;
+      if ((e & ~(UWord)1) == key) {
+         set[0] = e | dirty;
+         return True;
+      }
+      prev = e;
+   }
+   *victim = prev;
+   set[0] = key | dirty;
+   return False;
 }
 
-/* References `line`. A hit moves it to the front (or-ing in `dirty`) and
-   returns True. A miss inserts it at the front and returns the evicted
-   entry in *victim (EMPTY when the way was free). */
-static inline Bool cache_ref(const Cache* c, UWord line, UWord dirty, UWord* victim)
+static inline Bool cache_ref_narrow(const Cache* c, UWord line, UWord dirty, UWord* victim)
 {
-   UWord* set = set_of(c, line);
-   const UWord key = line << 1;
-   if ((set[0] & ~(UWord)1) == key) {
-      set[0] |= dirty;
+   UWord s, tag;
+   if (c->pow2) {
+      s = line & c->set_mask;
+      tag = line >> c->set_shift;
+   } else {
+      s = line % c->sets;
+      tag = line / c->sets;
+   }
+   UInt* set = c->tags32 + s * (UWord)c->assoc;
+   const UInt key = (UInt)(tag << 1);
+   UInt prev = set[0];
+   if ((prev & ~1U) == key) {
+      set[0] = prev | (UInt)dirty;
       return True;
    }
    const Int assoc = c->assoc;
    for (Int i = 1; i < assoc; i++) {
-      if ((set[i] & ~(UWord)1) == key) {
-         UWord e = set[i] | dirty;
-         for (Int j = i; j > 0; j--) set[j] = set[j - 1];
-         set[0] = e;
+      UInt e = set[i];
+      set[i] = prev;
+      if ((e & ~1U) == key) {
+         set[0] = e | (UInt)dirty;
          return True;
       }
+      prev = e;
    }
-   *victim = set[assoc - 1];
-   for (Int j = assoc - 1; j > 0; j--) set[j] = set[j - 1];
-   set[0] = key | dirty;
+   set[0] = key | (UInt)dirty;
+   if (prev == EMPTY32) {
+      *victim = EMPTY;
+   } else {
+      UWord vtag = prev >> 1;
+      UWord vline = c->pow2 ? ((vtag << c->set_shift) | s) : (vtag * c->sets + s);
+      *victim = (vline << 1) | (prev & 1);
+   }
    return False;
+}
+
+static inline Bool cache_ref(const Cache* c, UWord line, UWord dirty, UWord* victim)
+{
+   return c->narrow ? cache_ref_narrow(c, line, dirty, victim) : cache_ref_wide(c, line, dirty, victim);
 }
 
 /* Bytes per level, per (thread, function). Index 0 = L1, 1 = L2, 2 = L3,
@@ -216,50 +272,59 @@ struct ThreadState {
    UWord seg_cap;
    LevelBytes* bytes;     /* per function bucket */
    UWord bytes_cap;
-   ULong* totals;         /* per bucket: instructions + RC_FLOP_KINDS flop counts, filled by fold */
+   ULong* totals;         /* per bucket: TOTAL_FIELDS, filled by fold */
    UWord totals_cap;
    Cache cache[MAX_LEVELS];
    ULong first_ms, last_ms;
 };
-#define TOTAL_FIELDS (1 + RC_FLOP_KINDS)
+/* Per bucket: instructions, the FLOP kinds, L1 bytes read and written. */
+#define TOTAL_FIELDS (1 + RC_FLOP_KINDS + 2)
+#define TOTAL_L1_READ (1 + RC_FLOP_KINDS)
+#define TOTAL_L1_WRITE (2 + RC_FLOP_KINDS)
 
 /* The running thread and the two arrays the generated code and the helpers
    index (kept in globals so the generated code reaches them with one load). */
 static ThreadState* cur = NULL;
 static ULong* cur_seg_exec = NULL;
 static LevelBytes* cur_bytes = NULL;
+static UWord* cur_l1_tags = NULL;   /* the generated code checks L1 hits on a set's MRU way itself */
 
-/* Line `line` was evicted dirty from cache k-1 into level k. */
+static ULong n_helper_calls = 0, n_l1_misses = 0;   /* --stats=yes */
+
+/* Line `line` was evicted dirty from the level above into cache k. */
 static void writeback(ThreadState* t, Int k, UWord line, LevelBytes* b)
 {
-   if (k >= n_caches) return;             /* memory absorbs it */
-   UWord victim = EMPTY;
-   if (!cache_ref(&t->cache[k], line, 1, &victim) && victim != EMPTY && (victim & 1)) {
-      Int lower = below(k);
-      b->wr[lower] += line_bytes;
-      writeback(t, lower, victim >> 1, b);
+   while (k < n_caches) {                 /* below the last cache, memory absorbs it */
+      UWord victim = EMPTY;
+      if (cache_ref(&t->cache[k], line, 1, &victim) || victim == EMPTY || !(victim & 1)) return;
+      k = below(k);
+      b->wr[k] += line_bytes;
+      line = victim >> 1;
    }
 }
 
-/* Cache k-1 missed `line`: fill it from level k (k < n_caches: a cache). */
+/* The level above cache k missed `line`: fill it from cache k, which fills
+   itself from below on a miss. */
 static void fetch(ThreadState* t, Int k, UWord line, LevelBytes* b)
 {
-   if (k >= n_caches) return;
-   UWord victim = EMPTY;
-   if (cache_ref(&t->cache[k], line, 0, &victim)) return;
-   Int lower = below(k);
-   b->rd[lower] += line_bytes;
-   if (victim != EMPTY && (victim & 1)) {
-      b->wr[lower] += line_bytes;
-      writeback(t, lower, victim >> 1, b);
+   while (k < n_caches) {
+      UWord victim = EMPTY;
+      if (cache_ref(&t->cache[k], line, 0, &victim)) return;
+      Int lower = below(k);
+      b->rd[lower] += line_bytes;
+      if (victim != EMPTY && (victim & 1)) {
+         b->wr[lower] += line_bytes;
+         writeback(t, lower, victim >> 1, b);
+      }
+      k = lower;
    }
-   fetch(t, lower, line, b);
 }
 
 static inline void access_line(ThreadState* t, UWord line, UWord dirty, LevelBytes* b)
 {
    UWord victim = EMPTY;
    if (LIKELY(cache_ref(&t->cache[0], line, dirty, &victim))) return;
+   n_l1_misses++;
    Int lower = below(0);
    b->rd[lower] += line_bytes;            /* fill (write-allocate included) */
    if (victim != EMPTY && (victim & 1)) {
@@ -269,40 +334,46 @@ static inline void access_line(ThreadState* t, UWord line, UWord dirty, LevelByt
    fetch(t, lower, line, b);
 }
 
-/* Helper argument: bucket in the high 32 bits, size in bytes in the low. */
-#define INFO(bucket, size) ((((UWord)(bucket)) << 32) | (UWord)(size))
+/* Helper argument per access: the bucket in the high 32 bits, then
+   COUNT_L1 (the helper counts the L1 bytes itself: guarded accesses, which
+   may not happen; the others are counted statically), the kind (read,
+   write, modify = read then write) and the size in bytes. */
+#define COUNT_L1 0x80000000UL
+#define KIND_SHIFT 29
+#define SIZE_MASK 0x1fffffffUL
+#define INFO(bucket, kind, size, flags) \
+   ((((UWord)(bucket)) << 32) | ((UWord)(kind) << KIND_SHIFT) | (UWord)(size) | (flags))
 
-static inline void access_range(Addr a, UWord size, UWord dirty, LevelBytes* b)
+static void do_access(Addr a, UWord info)
 {
+   LevelBytes* b = &cur_bytes[info >> 32];
+   const UWord size = info & SIZE_MASK;
+   const UWord kind = (info >> KIND_SHIFT) & 3;   /* 0 read, 1 write, 2 modify */
+   if (info & COUNT_L1) {
+      if (kind != 1) b->rd[0] += size;
+      if (kind != 0) b->wr[0] += size;
+   }
+   n_helper_calls++;
+   const UWord dirty = kind != 0;
    UWord first = a >> line_shift;
    UWord last = (a + (size ? size - 1 : 0)) >> line_shift;
    access_line(cur, first, dirty, b);
-   for (UWord l = first + 1; l <= last; l++) access_line(cur, l, dirty, b);
+   for (UWord l = first + 1; UNLIKELY(l <= last); l++) access_line(cur, l, dirty, b);
 }
 
-static VG_REGPARM(2) void rc_read(Addr a, UWord info)
+/* One call for up to three accesses of a superblock (fewer calls when
+   several miss the inline check). */
+static VG_REGPARM(2) void rc_access1(Addr a1, UWord i1) { do_access(a1, i1); }
+static void rc_access2(Addr a1, UWord i1, Addr a2, UWord i2)
 {
-   LevelBytes* b = &cur_bytes[info >> 32];
-   UWord size = info & 0xffffffffUL;
-   b->rd[0] += size;
-   access_range(a, size, 0, b);
+   do_access(a1, i1);
+   do_access(a2, i2);
 }
-
-static VG_REGPARM(2) void rc_write(Addr a, UWord info)
+static void rc_access3(Addr a1, UWord i1, Addr a2, UWord i2, Addr a3, UWord i3)
 {
-   LevelBytes* b = &cur_bytes[info >> 32];
-   UWord size = info & 0xffffffffUL;
-   b->wr[0] += size;
-   access_range(a, size, 1, b);
-}
-
-static VG_REGPARM(2) void rc_modify(Addr a, UWord info)
-{
-   LevelBytes* b = &cur_bytes[info >> 32];
-   UWord size = info & 0xffffffffUL;
-   b->rd[0] += size;
-   b->wr[0] += size;
-   access_range(a, size, 1, b);
+   do_access(a1, i1);
+   do_access(a2, i2);
+   do_access(a3, i3);
 }
 
 /* ------------------------------------------------------------------ functions, modules */
@@ -409,6 +480,7 @@ typedef struct {
    UInt bucket;
    UInt instructions;
    UInt flops[RC_FLOP_KINDS];
+   UInt l1_read, l1_write;   /* bytes of the unconditional loads and stores */
 } SegEntry;
 
 typedef struct {
@@ -492,6 +564,7 @@ static void ensure_capacity(ThreadState* t)
    if (t == cur) {
       cur_seg_exec = t->seg_exec;
       cur_bytes = t->bytes;
+      cur_l1_tags = t->cache[0].tags;
    }
 }
 
@@ -552,6 +625,8 @@ static void fold_segment(ThreadState* t, UWord id)
       ULong* tot = t->totals + (UWord)e->bucket * TOTAL_FIELDS;
       tot[0] += c * e->instructions;
       for (Int k = 0; k < RC_FLOP_KINDS; k++) tot[1 + k] += c * e->flops[k];
+      tot[TOTAL_L1_READ] += c * e->l1_read;
+      tot[TOTAL_L1_WRITE] += c * e->l1_write;
    }
 }
 
@@ -565,7 +640,9 @@ static void release_caches(ThreadState* t)
 {
    for (Int k = 0; k < n_caches; k++) {
       if (t->cache[k].tags) VG_(free)(t->cache[k].tags);
+      if (t->cache[k].tags32) VG_(free)(t->cache[k].tags32);
       t->cache[k].tags = NULL;
+      t->cache[k].tags32 = NULL;
    }
 }
 
@@ -591,6 +668,7 @@ static void rc_thread_exit(ThreadId tid)
       cur = NULL;
       cur_seg_exec = NULL;
       cur_bytes = NULL;
+      cur_l1_tags = NULL;
    }
 }
 
@@ -649,6 +727,7 @@ static void rc_atfork_child(ThreadId tid)
    cur = NULL;
    cur_seg_exec = NULL;
    cur_bytes = NULL;
+   cur_l1_tags = NULL;
 }
 
 /* ------------------------------------------------------------------ unsupported instructions */
@@ -684,29 +763,118 @@ typedef struct {
 static Event events[N_EVENTS];
 static Int n_events = 0;
 
+static IRExpr* tmp_of(IRSB* sb, IRType ty, IRExpr* e)
+{
+   IRTemp t = newIRTemp(sb->tyenv, ty);
+   addStmtToIRSB(sb, IRStmt_WrTmp(t, e));
+   return IRExpr_RdTmp(t);
+}
+
+/* The common case costs no call: the generated code looks at the MRU way of
+   the access's L1 set (a read hits when the line is there; a write or
+   modify when it is there and already dirty) and calls the helper only
+   otherwise, or when the access crosses a line. `base` holds cur_l1_tags.
+   Returns the "call the helper" condition. */
+static IRExpr* l1_miss_guard(IRSB* sb, const Event* ev, IRExpr* base)
+{
+   const Cache* l1 = &cache_geometry[0];
+   const UWord set_bytes = (UWord)l1->assoc * sizeof(UWord);
+   IRExpr* line = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Shr64, ev->addr, IRExpr_Const(IRConst_U8((UChar)line_shift))));
+   IRExpr* set = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_And64, line, mkIRExpr_HWord(l1->set_mask)));
+   IRExpr* off;
+   if ((set_bytes & (set_bytes - 1)) == 0) {
+      UChar sh = 0;
+      while ((1UL << sh) < set_bytes) sh++;
+      off = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Shl64, set, IRExpr_Const(IRConst_U8(sh))));
+   } else {
+      off = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Mul64, set, mkIRExpr_HWord(set_bytes)));
+   }
+   IRExpr* ptr = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, base, off));
+   IRExpr* tag = tmp_of(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, ptr));
+   IRExpr* miss;
+   if (ev->kind == EvRead) {   /* entry >> 1 is the line, dirty or not */
+      IRExpr* tag_line = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Shr64, tag, IRExpr_Const(IRConst_U8(1))));
+      miss = tmp_of(sb, Ity_I1, IRExpr_Binop(Iop_CmpNE64, tag_line, line));
+   } else {                    /* the entry must be (line << 1) | dirty */
+      IRExpr* twice = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, line, line));
+      IRExpr* dirty_key = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, twice, mkIRExpr_HWord(1)));
+      miss = tmp_of(sb, Ity_I1, IRExpr_Binop(Iop_CmpNE64, tag, dirty_key));
+   }
+   if (ev->size <= 1) return miss;
+   /* Crosses a line: (addr & (line-1)) > line - size. */
+   IRExpr* in_line = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_And64, ev->addr, mkIRExpr_HWord(line_bytes - 1)));
+   IRExpr* crosses = tmp_of(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, mkIRExpr_HWord(line_bytes - (UWord)ev->size), in_line));
+   return tmp_of(sb, Ity_I1, IRExpr_Binop(Iop_Or1, miss, crosses));
+}
+
+/* Emits one call for events[first .. first+n) (unguarded, n <= 3), made
+   only when one of them misses the inline L1 check. */
+static void emit_group(IRSB* sb, Int first, Int n)
+{
+   if (n == 0) return;
+   IRExpr* args[6];
+   IRExpr* guard = NULL;
+   IRExpr* base = NULL;
+   if (cache_geometry[0].pow2 && !VG_(getenv)("RC_NOINLINE"))
+      base = tmp_of(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&cur_l1_tags)));
+   for (Int k = 0; k < n; k++) {
+      Event* ev = &events[first + k];
+      args[2 * k] = ev->addr;
+      args[2 * k + 1] = mkIRExpr_HWord(INFO(ev->bucket, ev->kind, ev->size, 0));
+      if (base) {
+         IRExpr* miss = l1_miss_guard(sb, ev, base);
+         guard = guard ? tmp_of(sb, Ity_I1, IRExpr_Binop(Iop_Or1, guard, miss)) : miss;
+      }
+   }
+   IRDirty* di;
+   if (n == 1)
+      di = unsafeIRDirty_0_N(2, "rc_access1", VG_(fnptr_to_fnentry)(rc_access1), mkIRExprVec_2(args[0], args[1]));
+   else if (n == 2)
+      di = unsafeIRDirty_0_N(0, "rc_access2", VG_(fnptr_to_fnentry)(rc_access2),
+                             mkIRExprVec_4(args[0], args[1], args[2], args[3]));
+   else
+      di = unsafeIRDirty_0_N(0, "rc_access3", VG_(fnptr_to_fnentry)(rc_access3),
+                             mkIRExprVec_6(args[0], args[1], args[2], args[3], args[4], args[5]));
+   if (guard) di->guard = guard;
+   addStmtToIRSB(sb, IRStmt_Dirty(di));
+}
+
 static void flush_events(IRSB* sb)
 {
+   Int group = 0, n = 0;
    for (Int i = 0; i < n_events; i++) {
       Event* ev = &events[i];
-      const HChar* name;
-      void* fn;
-      switch (ev->kind) {
-         case EvRead:   name = "rc_read";   fn = rc_read;   break;
-         case EvWrite:  name = "rc_write";  fn = rc_write;  break;
-         default:       name = "rc_modify"; fn = rc_modify; break;
+      if (ev->guard) {
+         /* A guarded access: its own call, made when the guard holds; it
+            counts its L1 bytes (add_event could not). */
+         emit_group(sb, group, n);
+         n = 0;
+         IRExpr** args = mkIRExprVec_2(ev->addr, mkIRExpr_HWord(INFO(ev->bucket, ev->kind, ev->size, COUNT_L1)));
+         IRDirty* di = unsafeIRDirty_0_N(2, "rc_access1", VG_(fnptr_to_fnentry)(rc_access1), args);
+         di->guard = ev->guard;
+         addStmtToIRSB(sb, IRStmt_Dirty(di));
+         group = i + 1;
+         continue;
       }
-      IRExpr** args = mkIRExprVec_2(ev->addr, mkIRExpr_HWord(INFO(ev->bucket, ev->size)));
-      IRDirty* di = unsafeIRDirty_0_N(2, name, VG_(fnptr_to_fnentry)(fn), args);
-      if (ev->guard) di->guard = ev->guard;
-      addStmtToIRSB(sb, IRStmt_Dirty(di));
+      if (n == 0) group = i;
+      if (++n == 3) {
+         emit_group(sb, group, n);
+         n = 0;
+      }
    }
+   emit_group(sb, group, n);
    n_events = 0;
 }
 
-static void add_event(IRSB* sb, EvKind kind, IRExpr* addr, Int size, IRExpr* guard, UInt bucket)
+static void add_event(IRSB* sb, SegEntry* entry, EvKind kind, IRExpr* addr, Int size, IRExpr* guard, UInt bucket)
 {
    tl_assert(isIRAtom(addr));
    if (size <= 0) return;
+   if (!guard) {
+      /* Happens whenever the current segment runs. */
+      if (kind == EvRead) entry->l1_read += (UInt)size;
+      else entry->l1_write += (UInt)size;
+   }
    /* A write to what the previous event of this instruction read: one "modify". */
    if (kind == EvWrite && !guard && n_events > 0) {
       Event* last = &events[n_events - 1];
@@ -844,7 +1012,7 @@ static IRSB* rc_instrument(VgCallbackClosure* closure, IRSB* sbIn, const VexGues
          case Ist_WrTmp: {
             IRExpr* e = s->Ist.WrTmp.data;
             if (e->tag == Iex_Load) {
-               add_event(sb, EvRead, e->Iex.Load.addr, sizeofIRType(e->Iex.Load.ty), NULL, st.insn_bucket);
+               add_event(sb, segment_entry(st.seg, st.insn_bucket), EvRead, e->Iex.Load.addr, sizeofIRType(e->Iex.Load.ty), NULL, st.insn_bucket);
             } else {
                note_fp_expr(&st, e);
             }
@@ -852,20 +1020,20 @@ static IRSB* rc_instrument(VgCallbackClosure* closure, IRSB* sbIn, const VexGues
          }
          case Ist_Store: {
             IRType ty = typeOfIRExpr(sbIn->tyenv, s->Ist.Store.data);
-            add_event(sb, EvWrite, s->Ist.Store.addr, sizeofIRType(ty), NULL, st.insn_bucket);
+            add_event(sb, segment_entry(st.seg, st.insn_bucket), EvWrite, s->Ist.Store.addr, sizeofIRType(ty), NULL, st.insn_bucket);
             break;
          }
          case Ist_StoreG: {
             IRStoreG* sg = s->Ist.StoreG.details;
             IRType ty = typeOfIRExpr(sbIn->tyenv, sg->data);
-            add_event(sb, EvWrite, sg->addr, sizeofIRType(ty), sg->guard, st.insn_bucket);
+            add_event(sb, segment_entry(st.seg, st.insn_bucket), EvWrite, sg->addr, sizeofIRType(ty), sg->guard, st.insn_bucket);
             break;
          }
          case Ist_LoadG: {
             IRLoadG* lg = s->Ist.LoadG.details;
             IRType ty_wide = Ity_INVALID, ty_arg = Ity_INVALID;
             typeOfIRLoadGOp(lg->cvt, &ty_wide, &ty_arg);
-            add_event(sb, EvRead, lg->addr, sizeofIRType(ty_arg), lg->guard, st.insn_bucket);
+            add_event(sb, segment_entry(st.seg, st.insn_bucket), EvRead, lg->addr, sizeofIRType(ty_arg), lg->guard, st.insn_bucket);
             break;
          }
          case Ist_Dirty: {
@@ -875,9 +1043,9 @@ static IRSB* rc_instrument(VgCallbackClosure* closure, IRSB* sbIn, const VexGues
                IRExpr* guard = (d->guard && !(d->guard->tag == Iex_Const && d->guard->Iex.Const.con->Ico.U1))
                                    ? d->guard : NULL;
                if (d->mFx == Ifx_Read || d->mFx == Ifx_Modify)
-                  add_event(sb, EvRead, d->mAddr, d->mSize, guard, st.insn_bucket);
+                  add_event(sb, segment_entry(st.seg, st.insn_bucket), EvRead, d->mAddr, d->mSize, guard, st.insn_bucket);
                if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify)
-                  add_event(sb, EvWrite, d->mAddr, d->mSize, guard, st.insn_bucket);
+                  add_event(sb, segment_entry(st.seg, st.insn_bucket), EvWrite, d->mAddr, d->mSize, guard, st.insn_bucket);
             }
             break;
          }
@@ -885,17 +1053,17 @@ static IRSB* rc_instrument(VgCallbackClosure* closure, IRSB* sbIn, const VexGues
             IRCAS* cas = s->Ist.CAS.details;
             Int size = sizeofIRType(typeOfIRExpr(sbIn->tyenv, cas->dataLo));
             if (cas->dataHi) size *= 2;
-            add_event(sb, EvRead, cas->addr, size, NULL, st.insn_bucket);
-            add_event(sb, EvWrite, cas->addr, size, NULL, st.insn_bucket);
+            add_event(sb, segment_entry(st.seg, st.insn_bucket), EvRead, cas->addr, size, NULL, st.insn_bucket);
+            add_event(sb, segment_entry(st.seg, st.insn_bucket), EvWrite, cas->addr, size, NULL, st.insn_bucket);
             break;
          }
          case Ist_LLSC: {
             if (s->Ist.LLSC.storedata == NULL) {
                IRType ty = typeOfIRTemp(sbIn->tyenv, s->Ist.LLSC.result);
-               add_event(sb, EvRead, s->Ist.LLSC.addr, sizeofIRType(ty), NULL, st.insn_bucket);
+               add_event(sb, segment_entry(st.seg, st.insn_bucket), EvRead, s->Ist.LLSC.addr, sizeofIRType(ty), NULL, st.insn_bucket);
             } else {
                IRType ty = typeOfIRExpr(sbIn->tyenv, s->Ist.LLSC.storedata);
-               add_event(sb, EvWrite, s->Ist.LLSC.addr, sizeofIRType(ty), NULL, st.insn_bucket);
+               add_event(sb, segment_entry(st.seg, st.insn_bucket), EvWrite, s->Ist.LLSC.addr, sizeofIRType(ty), NULL, st.insn_bucket);
             }
             break;
          }
@@ -956,6 +1124,8 @@ static void rc_fini(Int exitcode)
 {
    Word nt = VG_(sizeXA)(all_threads);
    for (Word k = 0; k < nt; k++) fold_thread(*(ThreadState**)VG_(indexXA)(all_threads, k));
+   if (VG_(clo_stats))
+      VG_(umsg)("rtrace-count: %llu helper calls, %llu L1 misses\n", n_helper_calls, n_l1_misses);
    if (!clo_out_dir) return;
 
    const HChar* rank = rank_env();
@@ -1018,8 +1188,10 @@ static void rc_fini(Int exitcode)
          if (lb) for (Int q = 0; q < 4; q++) any |= (lb->rd[q] | lb->wr[q]) != 0;
          if (!any) continue;
          VG_(fprintf)(f, "c %d %lu", t->number, b);
-         for (Int q = 0; q < TOTAL_FIELDS; q++) VG_(fprintf)(f, " %llu", tot ? tot[q] : 0ULL);
-         for (Int q = 0; q < 4; q++)
+         for (Int q = 0; q < 1 + RC_FLOP_KINDS; q++) VG_(fprintf)(f, " %llu", tot ? tot[q] : 0ULL);
+         VG_(fprintf)(f, " %llu %llu", (tot ? tot[TOTAL_L1_READ] : 0ULL) + (lb ? lb->rd[0] : 0ULL),
+                      (tot ? tot[TOTAL_L1_WRITE] : 0ULL) + (lb ? lb->wr[0] : 0ULL));
+         for (Int q = 1; q < 4; q++)
             VG_(fprintf)(f, " %llu %llu", lb ? lb->rd[q] : 0ULL, lb ? lb->wr[q] : 0ULL);
          VG_(fprintf)(f, "\n");
       }
@@ -1059,8 +1231,15 @@ static void rc_post_clo_init(void)
       g->sets = sets;
       g->pow2 = (sets & (sets - 1)) == 0;
       g->set_mask = sets - 1;
+      g->set_shift = 0;
+      while (g->pow2 && (1UL << g->set_shift) < sets) g->set_shift++;
       g->sim_size = (Long)sets * g->assoc * clo_level[k].line;
       g->tags = NULL;
+      g->tags32 = NULL;
+      /* Narrow entries below L1 where (tag << 1) | 1 stays below EMPTY32 for
+         every user-space line (addresses below 2^47). */
+      UWord max_line = (1UL << 47) / (UWord)clo_level[k].line;
+      g->narrow = n_caches > 1 && (max_line / sets) < 0x7fffffffUL;
    }
    line_bytes = (UWord)line;
    line_shift = 0;
