@@ -97,8 +97,11 @@ ToolPaths find_tool(const std::string& path_env) {
 std::vector<std::string> instrumented_command(const CountingSpec& spec, const ToolPaths& tool) {
   if (spec.app_index >= spec.command.size()) throw SetupError("--app-index is past the end of the command");
   std::vector<std::string> out(spec.command.begin(), spec.command.begin() + static_cast<std::ptrdiff_t>(spec.app_index));
+  // Valgrind's own messages go to a file per process, not into the app's
+  // stderr (rtrace counts reports what matters in one line).
   out.insert(out.end(), {tool.env, "VALGRIND_LIB=" + tool.lib_dir, tool.valgrind, "--tool=rtrace-count",
-                         "--trace-children=yes", "-q", "--out-dir=" + spec.raw_dir});
+                         "--trace-children=yes", "-q", "--log-file=" + spec.raw_dir + "/valgrind-%p.log",
+                         "--out-dir=" + spec.raw_dir});
   out.insert(out.end(), spec.tool_options.begin(), spec.tool_options.end());
   out.insert(out.end(), spec.command.begin() + static_cast<std::ptrdiff_t>(spec.app_index), spec.command.end());
   return out;
@@ -115,8 +118,15 @@ CountingResult run_counting(const CountingSpec& spec, const ToolPaths& tool) {
   std::string path_env;
   for (const auto& e : spec.env)
     if (e.rfind("PATH=", 0) == 0) path_env = e.substr(5);
-  const std::string exe = search_path(argv[0], path_env.empty() ? "/usr/bin:/bin" : path_env);
+  if (path_env.empty()) path_env = "/usr/bin:/bin";
+  const std::string exe = search_path(argv[0], path_env);
   if (exe.empty()) throw SetupError("`" + argv[0] + "` not found");
+  // The app itself: found here when this machine runs it (directly, or as a
+  // path that mpirun/srun start on this node too).
+  const std::string& app = spec.command[spec.app_index];
+  if ((spec.app_index == 0 || app.find('/') != std::string::npos) && search_path(app, path_env).empty())
+    throw SetupError("`" + app + "`: not found or not executable");
+  if (spec.progress && !spec.banner.empty()) std::fprintf(stderr, "%s\n", spec.banner.c_str());
 
   std::vector<char*> cargv, cenv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));

@@ -193,7 +193,14 @@ int counts_main(int argc, char** argv) {
     CountingSpec spec;
     spec.command = o.command;
     spec.app_index = o.app_index;
-    for (char** e = environ; e && *e; ++e) spec.env.push_back(*e);
+    bool hwloc_set = false;
+    for (char** e = environ; e && *e; ++e) {
+      spec.env.push_back(*e);
+      if (std::string(*e).rfind("HWLOC_COMPONENTS=", 0) == 0) hwloc_set = true;
+    }
+    // hwloc's CPUID backend does not work under Valgrind and says so on the
+    // app's stderr (Open MPI loads hwloc): leave it out of the counting run.
+    if (!hwloc_set) spec.env.push_back("HWLOC_COMPONENTS=-x86");
     spec.tool_options = tool_options(levels, sharers);
     spec.expected_ranks = o.ranks;
     spec.timeout_s = o.timeout_s;
@@ -212,8 +219,7 @@ int counts_main(int argc, char** argv) {
       for (std::size_t k = 0; k < levels.size(); ++k)
         geo += (k ? ", " : "") + levels[k].name + " " + human_bytes(levels[k].size_bytes / sharers[k]) +
                (sharers[k] > 1 ? " (1/" + std::to_string(sharers[k]) + ")" : std::string());
-      std::fprintf(stderr, "rtrace counts: counting under Valgrind (20-100x slower, threads one at a time); caches per worker: %s\n",
-                   geo.c_str());
+      spec.banner = "rtrace counts: counting under Valgrind (20-100x slower, threads one at a time); caches per worker: " + geo;
     }
 
     CountingResult r = run_counting(spec, tool);

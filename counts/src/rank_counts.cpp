@@ -87,7 +87,10 @@ std::string describe_outcome(const RunOutcome& o) {
   return "?";
 }
 
-void set_note(store::CountInfoRow& info, const std::string& note) { store::set_str(info.note, note); }
+// The note column holds 159 characters.
+void set_note(store::CountInfoRow& info, const std::string& note) {
+  store::set_str(info.note, note.size() < sizeof info.note ? note : note.substr(0, sizeof info.note - 4) + "...");
+}
 
 }  // namespace
 
@@ -107,6 +110,15 @@ std::string unsupported_instruction_line(const RawProcess& p) {
            " cannot run: build the counted binary for x86-64-v3 (-march=x86-64-v3, no -march=native), or use --counts pmu";
   return "`" + basename_of(p.exe) + "` reached an instruction Valgrind cannot decode (" + bytes + " at " + where +
          "): build the counted binary for an older ISA (e.g. -march=x86-64-v3), or use --counts pmu";
+}
+
+std::string unsupported_instruction_note(const RawProcess& p) {
+  if (!p.nodecode) return "";
+  const NoDecode& nd = *p.nodecode;
+  const std::string where = basename_of(nd.module.empty() ? p.exe : nd.module) + "+" + hex(nd.vaddr);
+  if (nd.avx512())
+    return "AVX-512 instruction at " + where + ": Valgrind cannot run it; build for x86-64-v3 or use --counts pmu";
+  return "instruction Valgrind cannot decode at " + where + "; build for an older ISA or use --counts pmu";
 }
 
 std::map<std::int64_t, CountedRank> build_rank_counts(const std::vector<RawProcess>& processes, int expected_ranks,
@@ -188,7 +200,7 @@ std::map<std::int64_t, CountedRank> build_rank_counts(const std::vector<RawProce
         add_values(it->second, raw, lp);
       }
       thread_base += std::max(p->threads, 1);
-      if (p->nodecode && failure.empty()) failure = unsupported_instruction_line(*p);
+      if (p->nodecode && failure.empty()) failure = unsupported_instruction_note(*p);
       if (p != &main)
         cr.log.push_back("counts of pid " + std::to_string(p->pid) + (p->forked ? " (forked" : " (child") +
                          " of the rank, " + std::to_string(p->threads) + " thread(s)) added as threads from " +
@@ -206,7 +218,7 @@ std::map<std::int64_t, CountedRank> build_rank_counts(const std::vector<RawProce
     const std::string serial = "Valgrind ran the threads one at a time";
     if (!failure.empty()) {
       store::set_str(info.status, "failed");
-      set_note(info, failure.size() < 159 ? failure : failure.substr(0, 156) + "...");
+      set_note(info, failure);
     } else if (!run_ok && outcome.kind != RunOutcome::Kind::Exited) {
       store::set_str(info.status, "failed");
       set_note(info, "the counting run " + describe_outcome(outcome) + "; counts cover the run up to then");

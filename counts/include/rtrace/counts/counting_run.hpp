@@ -38,6 +38,7 @@ struct CountingSpec {
   double timeout_s = 0;                // 0: none
   double timed_run_s = 0;              // the timed run's wall time: progress shows the slowdown
   bool progress = true;                // progress lines on stderr every `progress_every_s`
+  std::string banner;                  // printed (with progress) once the command is known to start
   double progress_every_s = 10;
 };
 
@@ -50,7 +51,8 @@ struct CountingResult {
 
 // The command with the tool in front of the app:
 //   command[0..app_index) env VALGRIND_LIB=DIR valgrind --tool=rtrace-count
-//   --trace-children=yes -q --out-dir=RAW <tool options> command[app_index..]
+//   --trace-children=yes -q --log-file=RAW/valgrind-%p.log --out-dir=RAW
+//   <tool options> command[app_index..]
 std::vector<std::string> instrumented_command(const CountingSpec& spec, const ToolPaths& tool);
 
 // Runs it (its own process group; SIGINT/SIGTERM are passed on), then reads

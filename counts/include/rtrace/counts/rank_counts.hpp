@@ -53,5 +53,7 @@ std::map<std::int64_t, CountedRank> build_rank_counts(const std::vector<RawProce
 // The one-line reason a counting run could not count, for the user (AVX-512,
 // another undecodable instruction); "" when none.
 std::string unsupported_instruction_line(const RawProcess& p);
+// The same, short enough for the counts_info note.
+std::string unsupported_instruction_note(const RawProcess& p);
 
 }  // namespace rtrace::counts
