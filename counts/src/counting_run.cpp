@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -100,7 +101,7 @@ std::vector<std::string> instrumented_command(const CountingSpec& spec, const To
   // Valgrind's own messages go to a file per process, not into the app's
   // stderr (rtrace counts reports what matters in one line).
   out.insert(out.end(), {tool.env, "VALGRIND_LIB=" + tool.lib_dir, tool.valgrind, "--tool=rtrace-count",
-                         "--trace-children=yes", "-q", "--log-file=" + spec.raw_dir + "/valgrind-%p.log",
+                         "--trace-children=yes", "-q", "--vgdb=no", "--log-file=" + spec.raw_dir + "/valgrind-%p.log",
                          "--out-dir=" + spec.raw_dir});
   out.insert(out.end(), spec.tool_options.begin(), spec.tool_options.end());
   out.insert(out.end(), spec.command.begin() + static_cast<std::ptrdiff_t>(spec.app_index), spec.command.end());
@@ -149,6 +150,9 @@ CountingResult run_counting(const CountingSpec& spec, const ToolPaths& tool) {
   if (pid < 0) throw SetupError(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     setpgid(0, 0);
+    // A crash under Valgrind would leave a vgcore.<pid> in the app's directory.
+    struct rlimit no_core {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     execve(exe.c_str(), cargv.data(), cenv.data());

@@ -41,7 +41,7 @@ const char* const kUsage =
     "  -o, --output FILE        the counts: an rtrace trace file (/ranks/rNNNNNN/counts*)\n"
     "  --geometry auto|SPEC     caches to simulate: `auto` = this host's (hwloc), or e.g.\n"
     "                           \"L1=32K,8,64;L2=1M,16,64;L3=32M,16,64\" (SIZE,WAYS,LINE[,SHARED_BY];\n"
-    "                           L3=none: two levels) [auto]\n"
+    "                           L3=none: two levels) [auto; $RTRACE_COUNTS_GEOMETRY replaces `auto`]\n"
     "  --threads N              threads per rank: each shared cache is divided among the\n"
     "                           threads x ranks of a node that share it [$OMP_NUM_THREADS or 1]\n"
     "  --ranks N                ranks COMMAND starts; a rank without counts is recorded as failed [1]\n"
@@ -51,6 +51,8 @@ const char* const kUsage =
     "  --timed-run SECONDS      the uninstrumented run's wall time: progress shows the slowdown\n"
     "  --keep-raw DIR           keep the tool's raw files (one per process) in DIR\n"
     "  --quiet                  no progress lines\n"
+    "  --check                  only check that the counting pass can run here (Valgrind, the\n"
+    "                           tool, the cache geometry): exit 0, or 2 with the reason\n"
     "  -h, --help\n"
     "\n"
     "Exit status: 0 every rank counted; 1 the counting run failed (FILE says why, per rank);\n"
@@ -67,6 +69,7 @@ struct Options {
   double timed_run_s = 0;
   std::string keep_raw;
   bool quiet = false;
+  bool check = false;
   std::vector<std::string> command;
 };
 
@@ -132,11 +135,14 @@ Options parse(int argc, char** argv, bool& help) {
       o.keep_raw = val(a);
     } else if (a == "--quiet" || a == "-q") {
       o.quiet = true;
+    } else if (a == "--check") {
+      o.check = true;
     } else {
       throw UsageError("unknown option `" + std::string(argv[i]) + "` (try `rtrace counts --help`)");
     }
   }
   for (; i < argc; ++i) o.command.push_back(argv[i]);
+  if (o.check) return o;
   if (o.output.empty()) throw UsageError("-o FILE is required (where the counts go)");
   if (o.command.empty()) throw UsageError("no command: put it after `--`, as in `rtrace counts -o c.h5 -- ./app`");
   if (o.app_index >= o.command.size())
@@ -181,7 +187,11 @@ int counts_main(int argc, char** argv) {
   std::string temp_raw;
   try {
     std::vector<std::string> notes;
-    std::vector<CacheLevel> levels = o.geometry == "auto" ? host_cache_levels(&notes) : parse_geometry(o.geometry);
+    // $RTRACE_COUNTS_GEOMETRY stands in for the host's caches under `auto`
+    // (another machine's hierarchy; a small one for tests).
+    const char* env_geometry = std::getenv("RTRACE_COUNTS_GEOMETRY");
+    const std::string geometry = o.geometry == "auto" && env_geometry && *env_geometry ? env_geometry : o.geometry;
+    std::vector<CacheLevel> levels = geometry == "auto" ? host_cache_levels(&notes) : parse_geometry(geometry);
     if (levels.empty()) throw GeometryError("hwloc found no data cache to simulate; give --geometry");
     const int workers = o.threads * o.ranks_per_node;
     std::vector<int> sharers;
@@ -189,6 +199,7 @@ int counts_main(int argc, char** argv) {
 
     const char* path_env = std::getenv("PATH");
     const ToolPaths tool = find_tool(path_env ? path_env : "/usr/bin:/bin");
+    if (o.check) return kExitOk;
 
     CountingSpec spec;
     spec.command = o.command;

@@ -51,7 +51,7 @@ struct CountingResult {
 
 // The command with the tool in front of the app:
 //   command[0..app_index) env VALGRIND_LIB=DIR valgrind --tool=rtrace-count
-//   --trace-children=yes -q --log-file=RAW/valgrind-%p.log --out-dir=RAW
+//   --trace-children=yes -q --vgdb=no --log-file=RAW/valgrind-%p.log --out-dir=RAW
 //   <tool options> command[app_index..]
 std::vector<std::string> instrumented_command(const CountingSpec& spec, const ToolPaths& tool);
 
