@@ -206,6 +206,31 @@ static inline Bool cache_ref_wide(const Cache* c, UWord line, UWord dirty, UWord
    return False;
 }
 
+/* Four 32-bit entries at a time (SSE2, which every x86-64 has), for the
+   narrow caches whose ways come in fours: a miss, the common case of a
+   large L2/L3 under a stream, costs a few vector compares. */
+typedef UInt RcV4u __attribute__((vector_size(16)));
+typedef float RcV4f __attribute__((vector_size(16)));
+
+static inline Int find_narrow(const UInt* set, Int assoc, UInt key)
+{
+   if ((assoc & 3) == 0) {
+      const RcV4u keys = {key, key, key, key};
+      const RcV4u clean = {~1U, ~1U, ~1U, ~1U};
+      for (Int i = 0; i < assoc; i += 4) {
+         RcV4u v;
+         __builtin_memcpy(&v, set + i, sizeof v);
+         const RcV4u eq = (v & clean) == keys;
+         const Int m = __builtin_ia32_movmskps((RcV4f)eq);
+         if (m) return i + __builtin_ctz((UInt)m);
+      }
+      return -1;
+   }
+   for (Int i = 0; i < assoc; i++)
+      if ((set[i] & ~1U) == key) return i;
+   return -1;
+}
+
 static inline Bool cache_ref_narrow(const Cache* c, UWord line, UWord dirty, UWord* victim)
 {
    UWord s, tag;
@@ -218,21 +243,16 @@ static inline Bool cache_ref_narrow(const Cache* c, UWord line, UWord dirty, UWo
    }
    UInt* set = c->tags32 + s * (UWord)c->assoc;
    const UInt key = (UInt)(tag << 1);
-   UInt prev = set[0];
-   if ((prev & ~1U) == key) {
-      set[0] = prev | (UInt)dirty;
+   const Int assoc = c->assoc;
+   const Int at = (set[0] & ~1U) == key ? 0 : find_narrow(set, assoc, key);
+   if (at >= 0) {
+      UInt e = set[at] | (UInt)dirty;
+      for (Int j = at; j > 0; j--) set[j] = set[j - 1];
+      set[0] = e;
       return True;
    }
-   const Int assoc = c->assoc;
-   for (Int i = 1; i < assoc; i++) {
-      UInt e = set[i];
-      set[i] = prev;
-      if ((e & ~1U) == key) {
-         set[0] = e | (UInt)dirty;
-         return True;
-      }
-      prev = e;
-   }
+   const UInt prev = set[assoc - 1];
+   for (Int j = assoc - 1; j > 0; j--) set[j] = set[j - 1];
    set[0] = key | (UInt)dirty;
    if (prev == EMPTY32) {
       *victim = EMPTY;
@@ -287,7 +307,6 @@ struct ThreadState {
 static ThreadState* cur = NULL;
 static ULong* cur_seg_exec = NULL;
 static LevelBytes* cur_bytes = NULL;
-static UWord* cur_l1_tags = NULL;   /* the generated code checks L1 hits on a set's MRU way itself */
 
 static ULong n_helper_calls = 0, n_l1_misses = 0;   /* --stats=yes */
 
@@ -320,20 +339,6 @@ static void fetch(ThreadState* t, Int k, UWord line, LevelBytes* b)
    }
 }
 
-static inline void access_line(ThreadState* t, UWord line, UWord dirty, LevelBytes* b)
-{
-   UWord victim = EMPTY;
-   if (LIKELY(cache_ref(&t->cache[0], line, dirty, &victim))) return;
-   n_l1_misses++;
-   Int lower = below(0);
-   b->rd[lower] += line_bytes;            /* fill (write-allocate included) */
-   if (victim != EMPTY && (victim & 1)) {
-      b->wr[lower] += line_bytes;
-      writeback(t, lower, victim >> 1, b);
-   }
-   fetch(t, lower, line, b);
-}
-
 /* Helper argument per access: the bucket in the high 32 bits, then
    COUNT_L1 (the helper counts the L1 bytes itself: guarded accesses, which
    may not happen; the others are counted statically), the kind (read,
@@ -344,37 +349,60 @@ static inline void access_line(ThreadState* t, UWord line, UWord dirty, LevelByt
 #define INFO(bucket, kind, size, flags) \
    ((((UWord)(bucket)) << 32) | ((UWord)(kind) << KIND_SHIFT) | (UWord)(size) | (flags))
 
-static void do_access(Addr a, UWord info)
+/* The L1's side of one line of an access: a hit costs a set scan; a miss
+   fills the line from below (and writes back the dirty victim). */
+static void l1_miss(ThreadState* t, UWord line, UWord victim, UWord info)
 {
    LevelBytes* b = &cur_bytes[info >> 32];
+   n_l1_misses++;
+   Int lower = below(0);
+   b->rd[lower] += line_bytes;            /* fill (write-allocate included) */
+   if (victim != EMPTY && (victim & 1)) {
+      b->wr[lower] += line_bytes;
+      writeback(t, lower, victim >> 1, b);
+   }
+   fetch(t, lower, line, b);
+}
+
+static inline __attribute__((always_inline)) void do_access(Addr a, UWord info)
+{
    const UWord size = info & SIZE_MASK;
    const UWord kind = (info >> KIND_SHIFT) & 3;   /* 0 read, 1 write, 2 modify */
-   if (info & COUNT_L1) {
+   if (UNLIKELY(info & COUNT_L1)) {
+      LevelBytes* b = &cur_bytes[info >> 32];
       if (kind != 1) b->rd[0] += size;
       if (kind != 0) b->wr[0] += size;
    }
-   n_helper_calls++;
    const UWord dirty = kind != 0;
-   UWord first = a >> line_shift;
-   UWord last = (a + (size ? size - 1 : 0)) >> line_shift;
-   access_line(cur, first, dirty, b);
-   for (UWord l = first + 1; UNLIKELY(l <= last); l++) access_line(cur, l, dirty, b);
+   ThreadState* t = cur;
+   UWord line = a >> line_shift;
+   const UWord last = (a + size - 1) >> line_shift;
+   for (;;) {
+      UWord victim = EMPTY;
+      if (UNLIKELY(!cache_ref_wide(&t->cache[0], line, dirty, &victim))) l1_miss(t, line, victim, info);
+      if (LIKELY(line >= last)) break;
+      line++;
+   }
 }
 
-/* One call for up to three accesses of a superblock (fewer calls when
-   several miss the inline check). */
-static VG_REGPARM(2) void rc_access1(Addr a1, UWord i1) { do_access(a1, i1); }
-static void rc_access2(Addr a1, UWord i1, Addr a2, UWord i2)
+/* The unconditional accesses of a stretch of a superblock: the generated
+   code stores their addresses in access_addr[] and makes one call, whose
+   argument lists their sizes, kinds and functions (made when instrumenting). */
+#define MAX_BATCH 16
+typedef struct {
+   UWord n;
+   UWord info[MAX_BATCH];
+} AccessBatch;
+static Addr access_addr[MAX_BATCH];
+
+static VG_REGPARM(1) void rc_access_batch(const AccessBatch* batch)
 {
-   do_access(a1, i1);
-   do_access(a2, i2);
+   const UWord n = batch->n;
+   for (UWord i = 0; i < n; i++) do_access(access_addr[i], batch->info[i]);
 }
-static void rc_access3(Addr a1, UWord i1, Addr a2, UWord i2, Addr a3, UWord i3)
-{
-   do_access(a1, i1);
-   do_access(a2, i2);
-   do_access(a3, i3);
-}
+
+/* A guarded access (it may not happen): its own call, under its guard. */
+static VG_REGPARM(2) void rc_access1(Addr a, UWord info) { do_access(a, info); }
 
 /* ------------------------------------------------------------------ functions, modules */
 
@@ -494,11 +522,14 @@ static UWord n_segments = 0, segments_cap = 0;   /* high-water mark, allocation 
 static UWord* free_segments = NULL;
 static UWord n_free_segments = 0, free_segments_cap = 0;
 
-/* A translation's segments, found again when Valgrind discards it. */
+/* A translation's segments and access batches, found again when Valgrind
+   discards it. */
 typedef struct {
    VgHashNode node;     /* key: the translation's nraddr */
    UInt n;
    UWord* ids;
+   UInt n_batches, batches_cap;
+   void** batches;
 } SBInfo;
 static VgHashTable* sb_table;
 
@@ -564,7 +595,6 @@ static void ensure_capacity(ThreadState* t)
    if (t == cur) {
       cur_seg_exec = t->seg_exec;
       cur_bytes = t->bytes;
-      cur_l1_tags = t->cache[0].tags;
    }
 }
 
@@ -668,7 +698,6 @@ static void rc_thread_exit(ThreadId tid)
       cur = NULL;
       cur_seg_exec = NULL;
       cur_bytes = NULL;
-      cur_l1_tags = NULL;
    }
 }
 
@@ -693,6 +722,8 @@ static void rc_discard_superblock_info(Addr orig_addr, VexGuestExtents extents)
       free_segments[n_free_segments++] = id;
    }
    VG_(free)(sbi->ids);
+   for (UInt i = 0; i < sbi->n_batches; i++) VG_(free)(sbi->batches[i]);
+   if (sbi->batches) VG_(free)(sbi->batches);
    VG_(free)(sbi);
 }
 
@@ -727,7 +758,6 @@ static void rc_atfork_child(ThreadId tid)
    cur = NULL;
    cur_seg_exec = NULL;
    cur_bytes = NULL;
-   cur_l1_tags = NULL;
 }
 
 /* ------------------------------------------------------------------ unsupported instructions */
@@ -759,110 +789,50 @@ typedef struct {
    IRExpr* guard;   /* NULL: unconditional */
    UInt    bucket;
 } Event;
-#define N_EVENTS 8
+#define N_EVENTS MAX_BATCH
 static Event events[N_EVENTS];
 static Int n_events = 0;
+static SBInfo* cur_sbi = NULL;   /* the translation being instrumented */
 
-static IRExpr* tmp_of(IRSB* sb, IRType ty, IRExpr* e)
+static void emit_batch(IRSB* sb, AccessBatch* batch)
 {
-   IRTemp t = newIRTemp(sb->tyenv, ty);
-   addStmtToIRSB(sb, IRStmt_WrTmp(t, e));
-   return IRExpr_RdTmp(t);
-}
-
-/* The common case costs no call: the generated code looks at the MRU way of
-   the access's L1 set (a read hits when the line is there; a write or
-   modify when it is there and already dirty) and calls the helper only
-   otherwise, or when the access crosses a line. `base` holds cur_l1_tags.
-   Returns the "call the helper" condition. */
-static IRExpr* l1_miss_guard(IRSB* sb, const Event* ev, IRExpr* base)
-{
-   const Cache* l1 = &cache_geometry[0];
-   const UWord set_bytes = (UWord)l1->assoc * sizeof(UWord);
-   IRExpr* line = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Shr64, ev->addr, IRExpr_Const(IRConst_U8((UChar)line_shift))));
-   IRExpr* set = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_And64, line, mkIRExpr_HWord(l1->set_mask)));
-   IRExpr* off;
-   if ((set_bytes & (set_bytes - 1)) == 0) {
-      UChar sh = 0;
-      while ((1UL << sh) < set_bytes) sh++;
-      off = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Shl64, set, IRExpr_Const(IRConst_U8(sh))));
-   } else {
-      off = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Mul64, set, mkIRExpr_HWord(set_bytes)));
-   }
-   IRExpr* ptr = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, base, off));
-   IRExpr* tag = tmp_of(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, ptr));
-   IRExpr* miss;
-   if (ev->kind == EvRead) {   /* entry >> 1 is the line, dirty or not */
-      IRExpr* tag_line = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Shr64, tag, IRExpr_Const(IRConst_U8(1))));
-      miss = tmp_of(sb, Ity_I1, IRExpr_Binop(Iop_CmpNE64, tag_line, line));
-   } else {                    /* the entry must be (line << 1) | dirty */
-      IRExpr* twice = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, line, line));
-      IRExpr* dirty_key = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, twice, mkIRExpr_HWord(1)));
-      miss = tmp_of(sb, Ity_I1, IRExpr_Binop(Iop_CmpNE64, tag, dirty_key));
-   }
-   if (ev->size <= 1) return miss;
-   /* Crosses a line: (addr & (line-1)) > line - size. */
-   IRExpr* in_line = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_And64, ev->addr, mkIRExpr_HWord(line_bytes - 1)));
-   IRExpr* crosses = tmp_of(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, mkIRExpr_HWord(line_bytes - (UWord)ev->size), in_line));
-   return tmp_of(sb, Ity_I1, IRExpr_Binop(Iop_Or1, miss, crosses));
-}
-
-/* Emits one call for events[first .. first+n) (unguarded, n <= 3), made
-   only when one of them misses the inline L1 check. */
-static void emit_group(IRSB* sb, Int first, Int n)
-{
-   if (n == 0) return;
-   IRExpr* args[6];
-   IRExpr* guard = NULL;
-   IRExpr* base = NULL;
-   if (cache_geometry[0].pow2 && !VG_(getenv)("RC_NOINLINE"))
-      base = tmp_of(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&cur_l1_tags)));
-   for (Int k = 0; k < n; k++) {
-      Event* ev = &events[first + k];
-      args[2 * k] = ev->addr;
-      args[2 * k + 1] = mkIRExpr_HWord(INFO(ev->bucket, ev->kind, ev->size, 0));
-      if (base) {
-         IRExpr* miss = l1_miss_guard(sb, ev, base);
-         guard = guard ? tmp_of(sb, Ity_I1, IRExpr_Binop(Iop_Or1, guard, miss)) : miss;
-      }
-   }
-   IRDirty* di;
-   if (n == 1)
-      di = unsafeIRDirty_0_N(2, "rc_access1", VG_(fnptr_to_fnentry)(rc_access1), mkIRExprVec_2(args[0], args[1]));
-   else if (n == 2)
-      di = unsafeIRDirty_0_N(0, "rc_access2", VG_(fnptr_to_fnentry)(rc_access2),
-                             mkIRExprVec_4(args[0], args[1], args[2], args[3]));
-   else
-      di = unsafeIRDirty_0_N(0, "rc_access3", VG_(fnptr_to_fnentry)(rc_access3),
-                             mkIRExprVec_6(args[0], args[1], args[2], args[3], args[4], args[5]));
-   if (guard) di->guard = guard;
+   if (!batch) return;
+   IRExpr** args = mkIRExprVec_1(mkIRExpr_HWord((HWord)batch));
+   IRDirty* di = unsafeIRDirty_0_N(1, "rc_access_batch", VG_(fnptr_to_fnentry)(rc_access_batch), args);
    addStmtToIRSB(sb, IRStmt_Dirty(di));
 }
 
-static void flush_events(IRSB* sb)
+/* Emits the calls for the buffered events, in their order: runs of
+   unconditional accesses as one batch call each, a guarded access (it may
+   not happen) as its own call under its guard. */
+static void flush_events(IRSB* sb, SBInfo* sbi)
 {
-   Int group = 0, n = 0;
+   AccessBatch* batch = NULL;
    for (Int i = 0; i < n_events; i++) {
       Event* ev = &events[i];
       if (ev->guard) {
-         /* A guarded access: its own call, made when the guard holds; it
-            counts its L1 bytes (add_event could not). */
-         emit_group(sb, group, n);
-         n = 0;
+         emit_batch(sb, batch);
+         batch = NULL;
+         /* Counts its L1 bytes itself: add_event could not. */
          IRExpr** args = mkIRExprVec_2(ev->addr, mkIRExpr_HWord(INFO(ev->bucket, ev->kind, ev->size, COUNT_L1)));
          IRDirty* di = unsafeIRDirty_0_N(2, "rc_access1", VG_(fnptr_to_fnentry)(rc_access1), args);
          di->guard = ev->guard;
          addStmtToIRSB(sb, IRStmt_Dirty(di));
-         group = i + 1;
          continue;
       }
-      if (n == 0) group = i;
-      if (++n == 3) {
-         emit_group(sb, group, n);
-         n = 0;
+      if (!batch) {
+         batch = VG_(malloc)("rc.batch", sizeof(AccessBatch));
+         batch->n = 0;
+         if (sbi->n_batches == sbi->batches_cap) {
+            sbi->batches_cap = sbi->batches_cap ? 2 * sbi->batches_cap : 4;
+            sbi->batches = VG_(realloc)("rc.batches", sbi->batches, sbi->batches_cap * sizeof(void*));
+         }
+         sbi->batches[sbi->n_batches++] = batch;
       }
+      addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&access_addr[batch->n]), ev->addr));
+      batch->info[batch->n++] = INFO(ev->bucket, ev->kind, ev->size, 0);
    }
-   emit_group(sb, group, n);
+   emit_batch(sb, batch);
    n_events = 0;
 }
 
@@ -884,7 +854,7 @@ static void add_event(IRSB* sb, SegEntry* entry, EvKind kind, IRExpr* addr, Int 
          return;
       }
    }
-   if (n_events == N_EVENTS) flush_events(sb);
+   if (n_events == N_EVENTS) flush_events(sb, cur_sbi);
    Event* ev = &events[n_events++];
    ev->kind = kind;
    ev->addr = addr;
@@ -992,7 +962,10 @@ static IRSB* rc_instrument(VgCallbackClosure* closure, IRSB* sbIn, const VexGues
    st.sbi->node.key = closure->nraddr;
    st.sbi->n = 0;
    st.sbi->ids = NULL;
+   st.sbi->n_batches = st.sbi->batches_cap = 0;
+   st.sbi->batches = NULL;
    n_events = 0;
+   cur_sbi = st.sbi;
    start_segment(sb, &st);
 
    for (; i < sbIn->stmts_used; i++) {
@@ -1070,7 +1043,7 @@ static IRSB* rc_instrument(VgCallbackClosure* closure, IRSB* sbIn, const VexGues
          case Ist_Exit:
             /* Accesses before a side exit happen whether or not it is taken;
                what follows runs only when it is not: a new segment. */
-            flush_events(sb);
+            flush_events(sb, st.sbi);
             flush_insn_flops(&st);
             addStmtToIRSB(sb, s);
             start_segment(sb, &st);
@@ -1081,7 +1054,7 @@ static IRSB* rc_instrument(VgCallbackClosure* closure, IRSB* sbIn, const VexGues
       addStmtToIRSB(sb, s);
    }
    flush_insn_flops(&st);
-   flush_events(sb);
+   flush_events(sb, st.sbi);
    if (sbIn->jumpkind == Ijk_NoDecode) {
       IRExpr** args = mkIRExprVec_1(mkIRExpr_HWord((HWord)(st.in_insn ? st.insn_pc : vge->base[0] + vge->len[0])));
       /* The undecodable instruction's address is the SB's next guest IP. */
