@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -135,9 +136,6 @@ CountingResult run_counting(const CountingSpec& spec, const ToolPaths& tool) {
   for (const auto& e : spec.env) cenv.push_back(const_cast<char*>(e.c_str()));
   cenv.push_back(nullptr);
 
-  // A pipe closed on exec tells a failed execve from the app's own exit.
-  int errpipe[2];
-  if (pipe2(errpipe, O_CLOEXEC) != 0) throw SetupError(std::string("pipe: ") + std::strerror(errno));
   struct sigaction sa {}, old_int {}, old_term {};
   sa.sa_handler = forward_signal;
   sigemptyset(&sa.sa_mask);
@@ -145,34 +143,35 @@ CountingResult run_counting(const CountingSpec& spec, const ToolPaths& tool) {
   sigaction(SIGTERM, &sa, &old_term);
   g_interrupted = 0;
 
+  // posix_spawn (vfork underneath): rtrace maps many libraries, which a fork
+  // would copy the page tables of. The child gets its own process group,
+  // default SIGINT/SIGTERM, and no core files (a crash under Valgrind would
+  // leave a vgcore.<pid> in the app's directory; the limit is inherited).
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
+  struct rlimit old_core {}, no_core {0, 0};
+  getrlimit(RLIMIT_CORE, &old_core);
+  setrlimit(RLIMIT_CORE, &no_core);
   const auto start = std::chrono::steady_clock::now();
-  const pid_t pid = fork();
-  if (pid < 0) throw SetupError(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    setpgid(0, 0);
-    // A crash under Valgrind would leave a vgcore.<pid> in the app's directory.
-    struct rlimit no_core {0, 0};
-    setrlimit(RLIMIT_CORE, &no_core);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    execve(exe.c_str(), cargv.data(), cenv.data());
-    const int err = errno;
-    (void)!write(errpipe[1], &err, sizeof err);
-    _exit(127);
-  }
-  setpgid(pid, pid);
-  g_child_group = pid;
-  close(errpipe[1]);
-  int exec_errno = 0;
-  if (read(errpipe[0], &exec_errno, sizeof exec_errno) != sizeof exec_errno) exec_errno = 0;
-  close(errpipe[0]);
+  pid_t pid = -1;
+  const int exec_errno = posix_spawn(&pid, exe.c_str(), nullptr, &attr, cargv.data(), cenv.data());
+  setrlimit(RLIMIT_CORE, &old_core);
+  posix_spawnattr_destroy(&attr);
+  if (exec_errno == 0) g_child_group = pid;
 
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   double next_progress = spec.progress_every_s;
   bool timed_out = false;
   double kill_at = 0;
   int status = 0;
-  for (;;) {
+  for (; exec_errno == 0;) {
     const pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
     if (w < 0 && errno != EINTR) break;

@@ -385,20 +385,57 @@ static inline __attribute__((always_inline)) void do_access(Addr a, UWord info)
    }
 }
 
-/* The unconditional accesses of a stretch of a superblock: the generated
-   code stores their addresses in access_addr[] and makes one call, whose
-   argument lists their sizes, kinds and functions (made when instrumenting). */
-#define MAX_BATCH 16
+/* The unconditional accesses of a stretch of a superblock, up to five per
+   call: their addresses are the call's arguments (no stores in the generated
+   code, which would make VEX write guest registers back before each), their
+   sizes, kinds and functions a per-translation table made when instrumenting. */
+#define MAX_BATCH 5
 typedef struct {
-   UWord n;
    UWord info[MAX_BATCH];
+   /* The first call of a segment also counts the segment's execution (one
+      fewer load/store pair in the generated code): its id + 1, else 0. */
+   UWord count_segment;
 } AccessBatch;
-static Addr access_addr[MAX_BATCH];
 
-static VG_REGPARM(1) void rc_access_batch(const AccessBatch* batch)
+static inline __attribute__((always_inline)) void batch_counts(const AccessBatch* b)
 {
-   const UWord n = batch->n;
-   for (UWord i = 0; i < n; i++) do_access(access_addr[i], batch->info[i]);
+   if (b->count_segment) cur_seg_exec[b->count_segment - 1]++;
+}
+
+static void rc_access_batch1(const AccessBatch* b, Addr a0)
+{
+   batch_counts(b);
+   do_access(a0, b->info[0]);
+}
+static void rc_access_batch2(const AccessBatch* b, Addr a0, Addr a1)
+{
+   batch_counts(b);
+   do_access(a0, b->info[0]);
+   do_access(a1, b->info[1]);
+}
+static void rc_access_batch3(const AccessBatch* b, Addr a0, Addr a1, Addr a2)
+{
+   batch_counts(b);
+   do_access(a0, b->info[0]);
+   do_access(a1, b->info[1]);
+   do_access(a2, b->info[2]);
+}
+static void rc_access_batch4(const AccessBatch* b, Addr a0, Addr a1, Addr a2, Addr a3)
+{
+   batch_counts(b);
+   do_access(a0, b->info[0]);
+   do_access(a1, b->info[1]);
+   do_access(a2, b->info[2]);
+   do_access(a3, b->info[3]);
+}
+static void rc_access_batch5(const AccessBatch* b, Addr a0, Addr a1, Addr a2, Addr a3, Addr a4)
+{
+   batch_counts(b);
+   do_access(a0, b->info[0]);
+   do_access(a1, b->info[1]);
+   do_access(a2, b->info[2]);
+   do_access(a3, b->info[3]);
+   do_access(a4, b->info[4]);
 }
 
 /* A guarded access (it may not happen): its own call, under its guard. */
@@ -789,30 +826,63 @@ typedef struct {
    IRExpr* guard;   /* NULL: unconditional */
    UInt    bucket;
 } Event;
-#define N_EVENTS MAX_BATCH
+#define N_EVENTS 15
 static Event events[N_EVENTS];
 static Int n_events = 0;
 static SBInfo* cur_sbi = NULL;   /* the translation being instrumented */
+static UWord cur_segment = 0;     /* its current segment */
+static Bool cur_segment_uncounted = False;   /* no code counts its executions yet */
 
-static void emit_batch(IRSB* sb, AccessBatch* batch)
+static AccessBatch* new_batch(SBInfo* sbi)
 {
-   if (!batch) return;
-   IRExpr** args = mkIRExprVec_1(mkIRExpr_HWord((HWord)batch));
-   IRDirty* di = unsafeIRDirty_0_N(1, "rc_access_batch", VG_(fnptr_to_fnentry)(rc_access_batch), args);
+   AccessBatch* batch = VG_(malloc)("rc.batch", sizeof(AccessBatch));
+   if (sbi->n_batches == sbi->batches_cap) {
+      sbi->batches_cap = sbi->batches_cap ? 2 * sbi->batches_cap : 4;
+      sbi->batches = VG_(realloc)("rc.batches", sbi->batches, sbi->batches_cap * sizeof(void*));
+   }
+   sbi->batches[sbi->n_batches++] = batch;
+   return batch;
+}
+
+/* One call for events[first .. first+n), n <= MAX_BATCH, all unconditional. */
+static void emit_batch(IRSB* sb, SBInfo* sbi, Int first, Int n)
+{
+   if (n == 0) return;
+   AccessBatch* batch = new_batch(sbi);
+   batch->count_segment = 0;
+   if (cur_segment_uncounted) {
+      batch->count_segment = cur_segment + 1;
+      cur_segment_uncounted = False;
+   }
+   IRExpr* a[MAX_BATCH];
+   for (Int k = 0; k < n; k++) {
+      const Event* ev = &events[first + k];
+      batch->info[k] = INFO(ev->bucket, ev->kind, ev->size, 0);
+      a[k] = ev->addr;
+   }
+   IRExpr* b = mkIRExpr_HWord((HWord)batch);
+   IRDirty* di;
+   switch (n) {
+      case 1: di = unsafeIRDirty_0_N(0, "rc_access_batch1", VG_(fnptr_to_fnentry)(rc_access_batch1), mkIRExprVec_2(b, a[0])); break;
+      case 2: di = unsafeIRDirty_0_N(0, "rc_access_batch2", VG_(fnptr_to_fnentry)(rc_access_batch2), mkIRExprVec_3(b, a[0], a[1])); break;
+      case 3: di = unsafeIRDirty_0_N(0, "rc_access_batch3", VG_(fnptr_to_fnentry)(rc_access_batch3), mkIRExprVec_4(b, a[0], a[1], a[2])); break;
+      case 4: di = unsafeIRDirty_0_N(0, "rc_access_batch4", VG_(fnptr_to_fnentry)(rc_access_batch4), mkIRExprVec_5(b, a[0], a[1], a[2], a[3])); break;
+      default: di = unsafeIRDirty_0_N(0, "rc_access_batch5", VG_(fnptr_to_fnentry)(rc_access_batch5), mkIRExprVec_6(b, a[0], a[1], a[2], a[3], a[4])); break;
+   }
    addStmtToIRSB(sb, IRStmt_Dirty(di));
 }
 
 /* Emits the calls for the buffered events, in their order: runs of
-   unconditional accesses as one batch call each, a guarded access (it may
-   not happen) as its own call under its guard. */
+   unconditional accesses, up to five per call; a guarded access (it may not
+   happen) as its own call under its guard. */
 static void flush_events(IRSB* sb, SBInfo* sbi)
 {
-   AccessBatch* batch = NULL;
+   Int first = 0, n = 0;
    for (Int i = 0; i < n_events; i++) {
       Event* ev = &events[i];
       if (ev->guard) {
-         emit_batch(sb, batch);
-         batch = NULL;
+         emit_batch(sb, sbi, first, n);
+         n = 0;
          /* Counts its L1 bytes itself: add_event could not. */
          IRExpr** args = mkIRExprVec_2(ev->addr, mkIRExpr_HWord(INFO(ev->bucket, ev->kind, ev->size, COUNT_L1)));
          IRDirty* di = unsafeIRDirty_0_N(2, "rc_access1", VG_(fnptr_to_fnentry)(rc_access1), args);
@@ -820,19 +890,13 @@ static void flush_events(IRSB* sb, SBInfo* sbi)
          addStmtToIRSB(sb, IRStmt_Dirty(di));
          continue;
       }
-      if (!batch) {
-         batch = VG_(malloc)("rc.batch", sizeof(AccessBatch));
-         batch->n = 0;
-         if (sbi->n_batches == sbi->batches_cap) {
-            sbi->batches_cap = sbi->batches_cap ? 2 * sbi->batches_cap : 4;
-            sbi->batches = VG_(realloc)("rc.batches", sbi->batches, sbi->batches_cap * sizeof(void*));
-         }
-         sbi->batches[sbi->n_batches++] = batch;
+      if (n == 0) first = i;
+      if (++n == MAX_BATCH) {
+         emit_batch(sb, sbi, first, n);
+         n = 0;
       }
-      addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&access_addr[batch->n]), ev->addr));
-      batch->info[batch->n++] = INFO(ev->bucket, ev->kind, ev->size, 0);
    }
-   emit_batch(sb, batch);
+   emit_batch(sb, sbi, first, n);
    n_events = 0;
 }
 
@@ -900,7 +964,17 @@ static void start_segment(IRSB* sb, InstrState* st)
    st->sbi->ids[st->sbi->n++] = id;
    st->seg = id;
    if (cur) ensure_capacity(cur);
-   count_segment(sb, id);
+   /* Counted by the segment's first access call, or inline at its end. */
+   cur_segment = id;
+   cur_segment_uncounted = True;
+}
+
+/* The segment ends (a side exit or the end of the translation): the
+   generated code counts its execution unless an access call does. */
+static void end_segment(IRSB* sb)
+{
+   if (cur_segment_uncounted) count_segment(sb, cur_segment);
+   cur_segment_uncounted = False;
 }
 
 /* Adds the FP ops seen so far in the current instruction to the current
@@ -1045,6 +1119,7 @@ static IRSB* rc_instrument(VgCallbackClosure* closure, IRSB* sbIn, const VexGues
                what follows runs only when it is not: a new segment. */
             flush_events(sb, st.sbi);
             flush_insn_flops(&st);
+            end_segment(sb);
             addStmtToIRSB(sb, s);
             start_segment(sb, &st);
             continue;
@@ -1055,6 +1130,7 @@ static IRSB* rc_instrument(VgCallbackClosure* closure, IRSB* sbIn, const VexGues
    }
    flush_insn_flops(&st);
    flush_events(sb, st.sbi);
+   end_segment(sb);
    if (sbIn->jumpkind == Ijk_NoDecode) {
       IRExpr** args = mkIRExprVec_1(mkIRExpr_HWord((HWord)(st.in_insn ? st.insn_pc : vge->base[0] + vge->len[0])));
       /* The undecodable instruction's address is the SB's next guest IP. */
