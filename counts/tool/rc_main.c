@@ -252,7 +252,21 @@ static inline Bool cache_ref_narrow(const Cache* c, UWord line, UWord dirty, UWo
       return True;
    }
    const UInt prev = set[assoc - 1];
-   for (Int j = assoc - 1; j > 0; j--) set[j] = set[j - 1];
+   if (assoc >= 8 && (assoc & 3) == 0) {
+      /* Everything one way down, four at a time from the end: each chunk
+         reads its source before writing, and the sources below a chunk are
+         not written by it; the last chunk (ways 1..4) overlaps the one before
+         it with the same values. */
+      RcV4u v;
+      for (Int d = assoc - 4; d >= 1; d -= 4) {
+         __builtin_memcpy(&v, set + d - 1, sizeof v);
+         __builtin_memcpy(set + d, &v, sizeof v);
+      }
+      __builtin_memcpy(&v, set, sizeof v);
+      __builtin_memcpy(set + 1, &v, sizeof v);
+   } else {
+      for (Int j = assoc - 1; j > 0; j--) set[j] = set[j - 1];
+   }
    set[0] = key | (UInt)dirty;
    if (prev == EMPTY32) {
       *victim = EMPTY;
