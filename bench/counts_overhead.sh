@@ -48,7 +48,6 @@ cpu() {
 }
 
 missed=0
-printf '%-28s %9s %9s %9s %10s %10s %9s\n' app "plain s" "cg s" "counts s" "cg/plain" "counts/pl" "counts/cg"
 run_app() {
   local name="$1"; shift
   local plain=() cg=() ours=()
@@ -75,6 +74,7 @@ for app in counts_triad counts_stencil counts_dgemm counts_triad_f counts_omp_ta
   [[ -x "$bin/$app" ]] || { echo "counts_overhead.sh: $app not built (tests/counts)" >&2; exit 2; }
 done
 echo "counting pass vs cachegrind vs plain: CPU seconds, median of $repeats, interleaved; $(valgrind --version)"
+printf '%-28s %9s %9s %9s %10s %10s %9s\n' app "plain s" "cg s" "counts s" "cg/plain" "counts/pl" "counts/cg"
 run_app "triad 4M x 5" "$bin/counts_triad" $((quick ? 1000000 : 4000000)) 5
 run_app "stencil 128^3 x 5" "$bin/counts_stencil" $((quick ? 96 : 128)) 5
 run_app "dgemm (OpenBLAS) 400" "$bin/counts_dgemm" $((quick ? 200 : 400))
