@@ -23,6 +23,9 @@ int ert_missing(int, char**) { return not_built("ert", "ert"); }
 #ifndef RTRACE_HAVE_ANALYZE
 int analyze_missing(int, char**) { return not_built("analyze", "analysis"); }
 #endif
+#ifndef RTRACE_HAVE_COUNTS
+int counts_missing(int, char**) { return not_built("counts", "counts"); }
+#endif
 
 struct Subcommand {
   const char* name;
@@ -48,6 +51,11 @@ const Subcommand kSubcommands[] = {
     {"analyze", rtrace::cli::analyze_main, "roofline scaling trajectories and diagnosis", true},
 #else
     {"analyze", analyze_missing, "roofline scaling trajectories and diagnosis"},
+#endif
+#ifdef RTRACE_HAVE_COUNTS
+    {"counts", rtrace::cli::counts_main, "count FLOPs and bytes per cache level of one run (Valgrind)"},
+#else
+    {"counts", counts_missing, "count FLOPs and bytes per cache level of one run (Valgrind)"},
 #endif
     {"validate", rtrace::cli::validate_main, "check a file against the rtrace schema"},
     {"merge", rtrace::cli::merge_main, "merge point/rank part files into one run file", true},

@@ -9,4 +9,5 @@ int analyze_main(int argc, char** argv);   // analysis
 int validate_main(int argc, char** argv);  // store
 int merge_main(int argc, char** argv);     // store
 int pack_main(int argc, char** argv);      // store
+int counts_main(int argc, char** argv);    // counts: `rtrace counts -o FILE -- app` (the counting pass)
 }  // namespace rtrace::cli

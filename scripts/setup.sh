@@ -20,6 +20,7 @@ RTRACE_PACKAGES=(
   clang libclang-rt-14-dev
   libunwind-dev libdw-dev
   libpfm4-dev
+  valgrind
   ccache
   likwid
   chromium  # tests/analysis/html_render_test.sh renders the HTML report headless

@@ -44,7 +44,25 @@ const char* to_string(TracerChoice t) noexcept {
   return "?";
 }
 
+const char* to_string(CountsChoice c) noexcept {
+  switch (c) {
+    case CountsChoice::Auto: return "auto";
+    case CountsChoice::Sim: return "sim";
+    case CountsChoice::Pmu: return "pmu";
+    case CountsChoice::None: return "none";
+  }
+  return "?";
+}
+
 namespace {
+
+CountsChoice counts_from(const std::string& v) {
+  if (v == "auto") return CountsChoice::Auto;
+  if (v == "sim") return CountsChoice::Sim;
+  if (v == "pmu") return CountsChoice::Pmu;
+  if (v == "none") return CountsChoice::None;
+  throw UsageError("--counts `" + v + "`: expected auto, sim, pmu or none");
+}
 
 void set_ert(RunOptions& o, const std::string& v) {
   if (v == "auto") o.ert = ErtMode::Auto;
@@ -142,7 +160,7 @@ RunOptions parse_run_options(int argc, char** argv) {
     else args.push_back(a);
   }
 
-  std::string ert = "auto", launcher = "auto", tracer = "auto", mpi_args;
+  std::string ert = "auto", launcher = "auto", tracer = "auto", counts = "auto", mpi_args;
   std::vector<std::string> env;
   po::options_description sweep_opts("Sweep");
   sweep_opts.add_options()
@@ -170,6 +188,10 @@ RunOptions parse_run_options(int argc, char** argv) {
       ("tracer", po::value<std::string>(&tracer)->value_name("T"),
        "auto, cpu (LD_PRELOAD), cuda (CUDA_INJECTION64_PATH), cuda-metrics or none; with an sms axis, auto (on a "
        "GPU) and cuda-metrics add a kernel-count run per point (docs/launcher.md)")
+      ("counts", po::value<std::string>(&counts)->value_name("C"),
+       "FLOPs and bytes per cache level for unannotated code: sim (one extra run per configuration under "
+       "rtrace's Valgrind tool, 20-100x slower; `rtrace counts`), pmu (the CPU's counters in the timed run), "
+       "auto (pmu where perf_event_open gives hardware events, else none) or none")
       ("sample", po::value<double>(&o.sample_hz)->value_name("HZ"),
        "sample every thread's call stack HZ times per second of its CPU time (default 250 with the cpu "
        "tracer, off with the CUDA tracers; 0: off)")
@@ -241,6 +263,7 @@ RunOptions parse_run_options(int argc, char** argv) {
   set_ert(o, ert);
   o.launcher = launcher_from(launcher);
   o.tracer = tracer_from(tracer);
+  o.counts = counts_from(counts);
   for (const auto& e : env) o.env.push_back(split_env(e));
   o.mpi_args = split_words(mpi_args);
   if (o.quiet && o.verbose) throw UsageError("--quiet and --verbose exclude each other");
@@ -275,6 +298,7 @@ std::string RunOptions::to_json() const {
   j["ert"] = ert == ErtMode::File ? ert_file : std::string(to_string(ert));
   j["launcher"] = to_string(launcher);
   j["tracer"] = to_string(tracer);
+  j["counts"] = to_string(counts);
   j["sample_hz"] = sample_hz;
   nlohmann::json e = nlohmann::json::array();
   for (const auto& [k, v] : env) e.push_back(k + "=" + v);
@@ -308,6 +332,7 @@ void RunOptions::fill_from_json(const std::string& text) {
     auto absent = [&](const char* name) { return std::find(given.begin(), given.end(), name) == given.end(); };
     if (absent("ert") && j.contains("ert")) set_ert(*this, j["ert"].get<std::string>());
     if (absent("tracer") && j.contains("tracer")) tracer = tracer_from(j["tracer"].get<std::string>());
+    if (absent("counts") && j.contains("counts")) counts = counts_from(j["counts"].get<std::string>());
     if (absent("sample")) sample_hz = j.value("sample_hz", sample_hz);
     if (absent("launcher") && j.contains("launcher")) launcher = launcher_from(j["launcher"].get<std::string>());
     if (absent("timeout")) timeout_s = j.value("timeout_s", timeout_s);
@@ -320,7 +345,7 @@ void RunOptions::fill_from_json(const std::string& text) {
     throw UsageError(std::string("--resume: the run file's options are malformed: ") + e.what());
   } catch (const UsageError&) {
     // The values come from a file: never echo them (they may hold control characters).
-    throw UsageError("--resume: the run file's options hold an invalid value (env, ert, tracer or launcher)");
+    throw UsageError("--resume: the run file's options hold an invalid value (env, ert, tracer, counts or launcher)");
   }
 }
 

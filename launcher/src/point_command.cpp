@@ -172,6 +172,8 @@ PointCommand build_point_command(const SweepPoint& p, const SweepPlan& plan, con
     preload = s.tracer_lib;
     if (s.tracer_mode.rfind("cuda", 0) == 0) set("CUDA_INJECTION64_PATH", s.tracer_lib);
   }
+  // The tracer reads the CPU's counters for the count tables (docs/counts.md).
+  if (s.counts_mode == "pmu" && s.tracer_mode != "none") set("RTRACE_COUNTS", "pmu");
   if (p.sms > 0) {
     cmd.sms = snap_sms_for_mps(p.sms, s.gpu.sm_count > 0 ? s.gpu.sm_count : p.sms);
     if (s.mps) {

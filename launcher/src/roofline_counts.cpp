@@ -29,6 +29,12 @@ RooflineCounts roofline_counts(const store::RankRecords& rank) {
     hw = hw || counted(r.hw_fp64_ops) || counted(r.hw_fp32_ops);
   }
   if (hw) return RooflineCounts{true, "hardware counters"};
+  // The count tables (schema 1.7: the counting pass or the PMU).
+  for (const auto& c : rank.counts)
+    if (counted(c.flops_fp64_scalar + c.flops_fp64_v128 + c.flops_fp64_v256 + c.flops_fp64_v512 + c.flops_fp32_scalar +
+                c.flops_fp32_v128 + c.flops_fp32_v256 + c.flops_fp32_v512) ||
+        counted(c.bytes_l1_read) || counted(c.bytes_dram_read))
+      return RooflineCounts{true, "counted FLOPs and bytes"};
   for (const auto& k : rank.kernels)
     if (k.has_metrics && (counted(k.flops_fp64) || counted(k.flops_fp32) || counted(k.flops_fp16) ||
                           counted(k.tensor_ops) || counted(k.bytes_l1) || counted(k.bytes_l2) ||

@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include <chrono>
+#include <filesystem>
 #include <optional>
 
 namespace rtrace::launcher {
@@ -195,12 +196,35 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
       if (counted.failure) fail_point(result, *counted.failure, log);
     }
 
-    // 2. Ceilings of the partition, when the point has counts to place on them
+    // 2. The counting pass (--counts sim), once per configuration: its first
+    //    repeat. Only after a timed run that succeeded; interrupted: the point
+    //    is not committed (--resume runs it again, with its counts).
+    std::optional<CountingOutcome> counting;
+    if (setup.launch.counts_mode == "sim" && counted_point(p)) {
+      if (result.status != store::PointStatus::Ok) {
+        log.push_back("info: no counting pass: the timed run did not succeed");
+      } else {
+        std::error_code ec;
+        std::filesystem::create_directories(setup.scratch_root, ec);
+        const PointCommand untraced = counting_point_command(p, ctx, setup);
+        const CountingInvocation inv = counting_invocation(untraced, setup.launch.app_path, setup.counts_file(p.id),
+                                                           result.process.wall_s, o);
+        counting = run_counting_pass(inv, label, ordinal, result.process.wall_s, o, progress);
+        if (counting->interrupted || SignalWatch::interrupt_signal()) {
+          outcome.interrupted = interrupt_or(SIGINT);
+          break;
+        }
+      }
+    }
+
+    // 3. Ceilings of the partition, when the point has counts to place on them
     //    (measured once per partition, cached). Interrupted while measuring: the
     //    point is still committed, and --resume adds its ceilings.
     RooflineCounts counts =
         setup.launch.tracer_mode == "none" ? RooflineCounts{} : roofline_counts_in_trace_dir(trace_dir);
     if (!counts.any && !counted.trace_dir.empty()) counts = roofline_counts_in_trace_dir(counted.trace_dir);
+    if (!counts.any && counting && !counting->file.empty())
+      counts = RooflineCounts{true, "counted FLOPs and bytes (--counts sim)"};
     const PointCeilings ceil = ceilings.for_point(cmd.partition, counts, progress, ordinal, label, log);
     if (ceil.interrupted) {
       outcome.interrupted = interrupt_or(SIGINT);
@@ -208,12 +232,12 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
                     " not measured (interrupted); `rtrace run --resume` adds them");
     }
 
-    // 3. Commit: ceilings, output, ranks, log: all or nothing.
+    // 4. Commit: ceilings, output, ranks, counts, log: all or nothing.
     const auto commit_start = OwnCost::Clock::now();
     try {
       commit_point(*rf,
                    PointCommit{cmd, *ceil.ceilings, result, trace_dir, setup.launch.tracer_mode, counted.trace_dir,
-                               counted.provenance},
+                               counted.provenance, counting ? &*counting : nullptr},
                    log);
     } catch (const std::exception& e) {
       progress.finish();
@@ -230,6 +254,10 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
       progress.note("point " + std::to_string(p.id) + ": committed in " + ms);
     }
     partitions.release(p);
+    if (counting && !o.keep_scratch) {
+      std::error_code ec;
+      std::filesystem::remove(setup.counts_file(p.id), ec);
+    }
     progress.end_point(label,
                        ceil.unreliable.empty() ? result.status_text
                                                : result.status_text + ", unreliable ceilings: " + ceil.unreliable,

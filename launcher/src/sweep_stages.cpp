@@ -2,6 +2,7 @@
 #include "rtrace/launcher/sweep_stages.hpp"
 
 #include "rtrace/launcher/metrics_pass.hpp"
+#include "rtrace/launcher/counting.hpp"
 #include "rtrace/launcher/rank_collector.hpp"
 #include "rtrace/launcher/sweep_runner.hpp"
 #include "rtrace/store/validate.hpp"
@@ -212,6 +213,19 @@ SweepContext plan_sweep(RunOptions o) {
 
 // ---------------------------------------------------------------- checks
 
+std::string SweepSetup::counts_file(std::int64_t point_id) const {
+  return scratch_root + "/counts-" + store::point_group_name(point_id) + ".h5";
+}
+
+PointCommand counting_point_command(const SweepPoint& p, const SweepContext& ctx, const SweepSetup& setup) {
+  // The point's command as the timed run has it, without the tracer (and its
+  // counters): the counting tool sees the app alone.
+  LaunchSetup untraced = setup.launch;
+  untraced.tracer_mode = "none";
+  untraced.counts_mode = "none";
+  return build_point_command(p, ctx.plan, ctx.opts, untraced, "");
+}
+
 std::string SweepSetup::trace_dir(std::int64_t point_id) const {
   return scratch_root + "/" + store::point_group_name(point_id);
 }
@@ -310,6 +324,13 @@ SweepSetup check_setup(const SweepContext& ctx, const Environment& env) {
     }
   }
 
+  // Counts: the counting pass (checked now), the PMU through the tracer, or none.
+  ls.counts_mode = resolve_counts_mode(o, env, notes);
+  if (ls.counts_mode == "pmu" && ls.tracer_mode == "none")
+    notes.push_back("note: --counts pmu needs the tracer (it reads the counters); with --tracer none there are none");
+  if (ls.counts_mode == "sim" && o.repeat > 1)
+    notes.push_back("note: the counting pass runs once per configuration (its first repeat), not per repeat");
+
   // Scratch: next to the output (a shared filesystem when the output is), one directory per point.
   const fs::path out_path = fs::absolute(o.output);
   setup.scratch_root = (out_path.parent_path() / ("." + out_path.filename().string() + ".scratch")).string();
@@ -338,6 +359,12 @@ void print_dry_run(const SweepContext& ctx, const SweepSetup& setup) {
                   p.sms, c.partition.sms, c.partition.sm_method.c_str(), c.partition.sm_percentage);
     for (const auto& e : c.app_env) std::printf("    env  %s\n", e.c_str());
     std::printf("    run  %s\n", join_quoted(c.argv).c_str());
+    if (setup.launch.counts_mode == "sim" && counted_point(p)) {
+      const PointCommand untraced = counting_point_command(p, ctx, setup);
+      const CountingInvocation inv =
+          counting_invocation(untraced, setup.launch.app_path, setup.counts_file(p.id), 0, ctx.opts);
+      std::printf("    count %s\n", join_quoted(inv.argv).c_str());
+    }
   }
 }
 
@@ -677,6 +704,7 @@ void commit_point(store::RunFile& rf, const PointCommit& c, std::vector<std::str
       }
       g.set_attr("metrics_provenance", c.metrics_provenance);
     }
+    if (c.counting) attach_counting_pass(ranks, *c.counting, c.cmd.partition.ranks, log);
     if (!log.empty()) g.set_attr("log", log);
   });
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <map>
 #include <dirent.h>
 #include <set>
 #include <cstdio>
@@ -140,10 +141,46 @@ std::string rank_group_name(std::int64_t rank) {
   return buf;
 }
 
+namespace {
+constexpr const char* kNamesDescription = "name_id -> region/kernel/MPI function name";
+constexpr const char* kCountsInfoDescription = "one row: where the counts come from (sim/pmu) and their status";
+constexpr const char* kCountLevelsDescription = "simulated cache levels: this rank's share of each cache";
+constexpr const char* kCountsDescription =
+    "counted FLOPs by precision and vector width, bytes per level, per thread and function";
+}  // namespace
+
+void attach_counts(Group& g, const RankRecords& counted) {
+  std::vector<std::string> names = g.exists("names") ? g.read_strings("names") : std::vector<std::string>{};
+  std::map<std::string, std::int64_t> index;
+  for (std::size_t i = 0; i < names.size(); ++i) index.emplace(names[i], static_cast<std::int64_t>(i));
+  auto intern = [&](std::int64_t id) -> std::int64_t {
+    if (id < 0 || id >= static_cast<std::int64_t>(counted.names.size())) return -1;
+    const std::string& name = counted.names[static_cast<std::size_t>(id)];
+    auto it = index.find(name);
+    if (it != index.end()) return it->second;
+    const auto fresh = static_cast<std::int64_t>(names.size());
+    names.push_back(name);
+    index.emplace(name, fresh);
+    return fresh;
+  };
+  std::vector<CountRow> rows = counted.counts;
+  for (auto& r : rows) {
+    r.function_id = intern(r.function_id);
+    r.module_id = intern(r.module_id);
+  }
+  if (g.exists("names")) g.remove("names");
+  g.write_strings("names", names, kNamesDescription);
+  for (const char* table : {"counts_info", "count_levels", "counts"})
+    if (g.exists(table)) g.remove(table);
+  g.write_table("counts_info", counted.counts_info, kCountsInfoDescription);
+  g.write_table("count_levels", counted.count_levels, kCountLevelsDescription);
+  g.write_table("counts", rows, kCountsDescription);
+}
+
 void write_rank(Group& ranks_group, const RankRecords& r) {
   Group g = ranks_group.create_group(rank_group_name(r.info.rank));
   g.write_table("info", std::vector<RankInfoRow>{r.info}, "one row: this rank's process, rusage and tracer status");
-  g.write_strings("names", r.names, "name_id -> region/kernel/MPI function name");
+  g.write_strings("names", r.names, kNamesDescription);
   g.write_table("regions", r.regions, "annotated regions, aggregated per name");
   g.write_table("kernels", r.kernels, "CUDA kernel launches");
   g.write_table("memcpy", r.memcpy, "CUDA memcpy/memset activity");
@@ -154,9 +191,9 @@ void write_rank(Group& ranks_group, const RankRecords& r) {
     g.write_table("callpaths", r.callpaths, "sampled call-path tree per thread: self and inclusive samples");
   }
   if (!r.counts_info.empty()) {
-    g.write_table("counts_info", r.counts_info, "one row: where the counts come from (sim/pmu) and their status");
-    g.write_table("count_levels", r.count_levels, "simulated cache levels: this rank's share of each cache");
-    g.write_table("counts", r.counts, "counted FLOPs by precision and vector width, bytes per level, per thread and function");
+    g.write_table("counts_info", r.counts_info, kCountsInfoDescription);
+    g.write_table("count_levels", r.count_levels, kCountLevelsDescription);
+    g.write_table("counts", r.counts, kCountsDescription);
   }
   if (!r.writer.empty()) g.set_attr("writer", r.writer);
 }

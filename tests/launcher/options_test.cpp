@@ -118,3 +118,19 @@ TEST(LauncherRunOptions, JsonRoundTripRestoresThePlan) {
   EXPECT_EQ(back.env, o.env);
   EXPECT_EQ(back.app_argv, o.app_argv);
 }
+
+TEST(LauncherRunOptions, CountsModesAndResume) {
+  EXPECT_EQ(parse({"--", "a"}).counts, CountsChoice::Auto);
+  EXPECT_EQ(parse({"--counts", "sim", "--", "a"}).counts, CountsChoice::Sim);
+  EXPECT_EQ(parse({"--counts", "pmu", "--", "a"}).counts, CountsChoice::Pmu);
+  EXPECT_EQ(parse({"--counts", "none", "--", "a"}).counts, CountsChoice::None);
+  EXPECT_EQ(error_of({"--counts", "valgrind", "--", "a"}), "--counts `valgrind`: expected auto, sim, pmu or none");
+  // --resume keeps how the run counted unless told otherwise.
+  auto o = parse({"--sweep", "threads=1,2", "--counts", "sim", "--", "app"});
+  RunOptions back = parse({"--resume"});
+  back.fill_from_json(o.to_json());
+  EXPECT_EQ(back.counts, CountsChoice::Sim);
+  RunOptions now = parse({"--resume", "--counts", "none"});
+  now.fill_from_json(o.to_json());
+  EXPECT_EQ(now.counts, CountsChoice::None);
+}

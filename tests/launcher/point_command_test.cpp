@@ -1,4 +1,5 @@
 #include "rtrace/launcher/gpu.hpp"
+#include "rtrace/launcher/counting.hpp"
 #include "rtrace/launcher/point_command.hpp"
 
 #include <gtest/gtest.h>
@@ -276,4 +277,38 @@ TEST(LauncherPointCommand, PlaceholderValuesThatDoNotExistAreOneLine) {
   EXPECT_EQ(error_of({"./app", "{env:API_TOKEN}"}, {"env:API_TOKEN=a"}),
             "app argument placeholder `{env:API_TOKEN}`: API_TOKEN matches a deny pattern, and the command line is "
             "recorded in the run file; let the app read it from its environment instead");
+}
+
+TEST(LauncherPointCommand, CountsPmuTellsTheTracerAndTheCountingPassRunsUntraced) {
+  auto o = options({"ranks=2"});
+  auto plan = make_sweep_plan(o.sweep, false, 1);
+  auto s = setup();
+  s.counts_mode = "pmu";
+  auto timed = build_point_command(plan.points[0], plan, o, s, "/s/p0");
+  EXPECT_TRUE(contains(timed.argv, "RTRACE_COUNTS"));  // mpirun -x: the ranks read it
+  EXPECT_EQ(timed.env.get("RTRACE_COUNTS"), "pmu");
+  s.counts_mode = "sim";
+  auto sim = build_point_command(plan.points[0], plan, o, s, "/s/p0");
+  EXPECT_FALSE(sim.env.has("RTRACE_COUNTS"));  // the counting pass is a run of its own
+  // The counting pass: the same mpirun line, the app under the tool, no tracer.
+  LaunchSetup untraced_setup = setup("none");
+  auto untraced = build_point_command(plan.points[0], plan, o, untraced_setup, "");
+  auto inv = counting_invocation(untraced, "/abs/app", "/s/counts.h5", 1.5, o);
+  EXPECT_EQ(inv.argv[1], "counts");
+  const auto dashes = std::find(inv.argv.begin(), inv.argv.end(), "--");
+  ASSERT_NE(dashes, inv.argv.end());
+  const std::vector<std::string> command(dashes + 1, inv.argv.end());
+  EXPECT_EQ(command.front(), "/usr/bin/mpirun");
+  EXPECT_FALSE(contains(command, "LD_PRELOAD=/opt/rtrace/lib/librtrace_tracer.so:/site/pre.so"));
+  const auto app_index = std::find(inv.argv.begin(), inv.argv.end(), "--app-index");
+  ASSERT_NE(app_index, inv.argv.end());
+  EXPECT_EQ(command.at(std::stoul(*(app_index + 1))), "/abs/app");
+  EXPECT_TRUE(contains(inv.argv, "--ranks"));
+  EXPECT_TRUE(contains(inv.argv, "--timed-run"));
+  auto direct = build_point_command(make_sweep_plan({"threads=2"}, false, 1).points[0],
+                                    make_sweep_plan({"threads=2"}, false, 1), o, untraced_setup, "");
+  auto dinv = counting_invocation(direct, "/abs/app", "/s/c.h5", 0, o);
+  const auto ddash = std::find(dinv.argv.begin(), dinv.argv.end(), "--");
+  EXPECT_EQ(*(ddash + 1), "/abs/app");
+  EXPECT_EQ(dinv.argv.back(), "in put");
 }

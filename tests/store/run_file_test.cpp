@@ -344,3 +344,42 @@ TEST(RunFile, CountTablesRoundTripAndAreOptional) {
   EXPECT_TRUE(std::isnan(back.counts[0].flops_fp32_scalar));
   EXPECT_DOUBLE_EQ(back.counts[0].bytes_dram_write, 8e6);
 }
+
+TEST(RunFile, AttachCountsInternsNamesIntoTheRankAndReplacesOldTables) {
+  TempDir d;
+  RankRecords timed = synth::rank(0, 1, 1);
+  timed.names = {"MPI_Send", "triad"};
+  {
+    File f = File::create(d.file("trace.h5"));
+    Group ranks = f.root().create_group("ranks");
+    write_rank(ranks, timed);
+  }
+  RankRecords counted;
+  CountInfoRow info{};
+  set_str(info.source, "sim:rtrace-count 0.1.0 valgrind-3.19.0");
+  set_str(info.status, "ok");
+  counted.counts_info = {info};
+  counted.names = {"app", "triad", "main"};
+  CountRow a{}, b{};
+  a.function_id = 1;  // "triad": already in the rank's names
+  a.module_id = 0;    // "app": new
+  a.flops_fp64_v256 = 8;
+  b.function_id = 2;  // "main": new
+  b.module_id = 0;
+  counted.counts = {a, b};
+  for (int round = 0; round < 2; ++round) {  // attaching again replaces, never duplicates
+    File f = File::open(d.file("trace.h5"), Access::ReadWrite);
+    Group g = f.root().open_group("ranks").open_group(rank_group_name(1));
+    attach_counts(g, counted);
+  }
+  File f = File::open(d.file("trace.h5"));
+  RankRecords back = read_rank(f.root().open_group("ranks").open_group(rank_group_name(1)));
+  EXPECT_EQ(back.names, (std::vector<std::string>{"MPI_Send", "triad", "app", "main"}));
+  ASSERT_EQ(back.counts.size(), 2u);
+  EXPECT_EQ(back.counts[0].function_id, 1);
+  EXPECT_EQ(back.counts[0].module_id, 2);
+  EXPECT_EQ(back.counts[1].function_id, 3);
+  EXPECT_DOUBLE_EQ(back.counts[0].flops_fp64_v256, 8);
+  ASSERT_EQ(back.counts_info.size(), 1u);
+  EXPECT_EQ(back.info.rank, 1);  // the rank's own records are untouched
+}

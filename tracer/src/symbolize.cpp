@@ -198,6 +198,48 @@ struct SymbolIndex {
 
 }  // namespace
 
+// The function (symbol) holding `pc` in `mod`, with its module, module
+// offset and category: the outermost frame of a PC, before inlined frames.
+static SourceFrame outer_frame(Dwfl_Module* mod, Dwarf_Addr pc, const SymbolIndex& symbols) {
+  SourceFrame outer;
+  Dwarf_Addr mod_start = 0;
+  const char* mainfile = nullptr;
+  const char* modname = dwfl_module_info(mod, nullptr, &mod_start, nullptr, nullptr, nullptr, &mainfile, nullptr);
+  outer.module = basename_of(mainfile ? mainfile : modname);
+  if (outer.module.empty()) outer.module = basename_of(modname);
+
+  const SymbolIndex::Sym* found = symbols.find(pc);
+  const char* sym_name = found ? found->name : nullptr;
+  Dwarf_Addr fn_start = 0;
+  if (sym_name && *sym_name) {
+    std::string name = sym_name;
+    if (auto at = name.find('@'); at != std::string::npos && at > 0) name.resize(at);  // "f@@GLIBC_2.34"
+    // GCC clones of one function (".constprop.0", ".isra.0", ".part.0", ".cold") are that function.
+    for (const char* suffix : {".constprop.", ".isra.", ".part.", ".cold"}) {
+      auto at = name.find(suffix);
+      if (at != std::string::npos && at > 0) name.resize(at);
+    }
+    outer.function = demangle(name);
+    fn_start = found->start;
+  } else {
+    // No symbol (a stripped module): the function's start from the unwind
+    // tables (.eh_frame FDE), so all PCs of one function share one name.
+    fn_start = pc;
+    Dwarf_Addr bias = 0;
+    Dwarf_CFI* cfi = dwfl_module_eh_cfi(mod, &bias);
+    Dwarf_Frame* frame = nullptr;
+    if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0 && frame) {
+      Dwarf_Addr start = 0, end = 0;
+      if (dwarf_frame_info(frame, &start, &end, nullptr) >= 0) fn_start = start + bias;
+      std::free(frame);
+    }
+    outer.function = outer.module + "+" + hex(fn_start - mod_start);
+  }
+  outer.offset = static_cast<std::int64_t>(fn_start - mod_start);
+  outer.category = categorize(outer.module, outer.function);
+  return outer;
+}
+
 struct Symbolizer::Impl {
   Dwfl_Callbacks callbacks{};
   char* debuginfo_path = nullptr;
@@ -260,51 +302,18 @@ struct Symbolizer::Impl {
 
   std::vector<SourceFrame> lookup(std::uintptr_t pc) {
     std::vector<SourceFrame> out;
-    SourceFrame outer;
     Dwfl_Module* mod = dwfl ? dwfl_addrmodule(dwfl, pc) : nullptr;
     if (!mod) {
-      outer.function = "[unknown] " + hex(pc);
-      outer.module = "[unknown]";
-      outer.offset = -1;
-      outer.category = "app";
-      out.push_back(outer);
+      SourceFrame unknown;
+      unknown.function = "[unknown] " + hex(pc);
+      unknown.module = "[unknown]";
+      unknown.offset = -1;
+      unknown.category = "app";
+      out.push_back(unknown);
       return out;
     }
-    Dwarf_Addr mod_start = 0;
-    const char* mainfile = nullptr;
-    const char* modname = dwfl_module_info(mod, nullptr, &mod_start, nullptr, nullptr, nullptr, &mainfile, nullptr);
-    outer.module = basename_of(mainfile ? mainfile : modname);
-    if (outer.module.empty()) outer.module = basename_of(modname);
-
-    const SymbolIndex::Sym* found = symbols_of(mod).find(pc);
-    const char* sym_name = found ? found->name : nullptr;
-    Dwarf_Addr fn_start = 0;
-    if (sym_name && *sym_name) {
-      std::string name = sym_name;
-      if (auto at = name.find('@'); at != std::string::npos && at > 0) name.resize(at);  // "f@@GLIBC_2.34"
-      // GCC clones of one function (".constprop.0", ".isra.0", ".part.0", ".cold") are that function.
-      for (const char* suffix : {".constprop.", ".isra.", ".part.", ".cold"}) {
-        auto at = name.find(suffix);
-        if (at != std::string::npos && at > 0) name.resize(at);
-      }
-      outer.function = demangle(name);
-      fn_start = found->start;
-    } else {
-      // No symbol (a stripped module): the function's start from the unwind
-      // tables (.eh_frame FDE), so all PCs of one function share one name.
-      fn_start = pc;
-      Dwarf_Addr bias = 0;
-      Dwarf_CFI* cfi = dwfl_module_eh_cfi(mod, &bias);
-      Dwarf_Frame* frame = nullptr;
-      if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0 && frame) {
-        Dwarf_Addr start = 0, end = 0;
-        if (dwarf_frame_info(frame, &start, &end, nullptr) >= 0) fn_start = start + bias;
-        std::free(frame);
-      }
-      outer.function = outer.module + "+" + hex(fn_start - mod_start);
-    }
-    outer.offset = static_cast<std::int64_t>(fn_start - mod_start);
-    outer.category = in_mpi_wrapper(pc) ? "mpi" : categorize(outer.module, outer.function);
+    SourceFrame outer = outer_frame(mod, pc, symbols_of(mod));
+    if (in_mpi_wrapper(pc)) outer.category = "mpi";
 
     // Source lines and inlined frames for the application's own code only:
     // runtimes and libc are reported by function, and their (large) DWARF,
@@ -380,6 +389,69 @@ std::vector<SourceFrame> Symbolizer::frames(std::uintptr_t pc, bool return_addre
   if (it != impl_->cache.end()) return it->second;
   auto f = impl_->lookup(addr);
   impl_->cache.emplace(addr, f);
+  return f;
+}
+
+// ---------------------------------------------------------------- FileSymbolizer
+
+struct FileSymbolizer::Impl {
+  struct Module {
+    Dwfl* dwfl = nullptr;
+    Dwfl_Module* mod = nullptr;
+    std::unique_ptr<SymbolIndex> symbols;  // built with the module
+    std::string error;
+  };
+  Dwfl_Callbacks callbacks{};
+  char* debuginfo_path = nullptr;
+  std::map<std::string, Module> modules;
+
+  Impl() {
+    callbacks.find_elf = dwfl_build_id_find_elf;
+    callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+    callbacks.section_address = dwfl_offline_section_address;
+    callbacks.debuginfo_path = &debuginfo_path;
+  }
+  ~Impl() {
+    for (auto& [path, m] : modules)
+      if (m.dwfl) dwfl_end(m.dwfl);
+  }
+
+  // One Dwfl per file, reported at its link-time addresses (bias 0), so files
+  // never overlap and an ELF address is a Dwfl address.
+  Module& module(const std::string& path) {
+    auto it = modules.find(path);
+    if (it != modules.end()) return it->second;
+    Module m;
+    m.dwfl = dwfl_begin(&callbacks);
+    if (!m.dwfl) {
+      m.error = std::string("dwfl_begin: ") + dwfl_errmsg(-1);
+    } else {
+      dwfl_report_begin(m.dwfl);
+      m.mod = dwfl_report_elf(m.dwfl, basename_of(path.c_str()).c_str(), path.c_str(), -1, 0, false);
+      if (!m.mod) m.error = "cannot read `" + path + "`: " + dwfl_errmsg(-1);
+      dwfl_report_end(m.dwfl, nullptr, nullptr);
+      if (m.mod) m.symbols = std::make_unique<SymbolIndex>(m.mod);
+    }
+    return modules.emplace(path, std::move(m)).first->second;
+  }
+};
+
+FileSymbolizer::FileSymbolizer() : impl_(std::make_unique<Impl>()) {}
+FileSymbolizer::~FileSymbolizer() = default;
+
+SourceFrame FileSymbolizer::function_at(const std::string& path, std::uint64_t vaddr, std::string* error) {
+  Impl::Module& m = impl_->module(path);
+  if (m.mod) {
+    // dwfl_module_info's start is the module's first loaded address, which is
+    // what Symbolizer's offsets are relative to as well.
+    return outer_frame(m.mod, static_cast<Dwarf_Addr>(vaddr), *m.symbols);
+  }
+  if (error) *error = m.error;
+  SourceFrame f;
+  f.module = basename_of(path.c_str());
+  f.function = f.module + "+" + hex(vaddr);
+  f.offset = static_cast<std::int64_t>(vaddr);
+  f.category = categorize(f.module, f.function);
   return f;
 }
 

@@ -60,6 +60,27 @@ class Symbolizer {
   std::string error_;
 };
 
+// Symbolises addresses of ELF files named by path, after the process that
+// ran them is gone (the counting pass records module + ELF address). Names
+// the function holding an address exactly as Symbolizer names the outermost
+// (non-inlined) frame of a sampled PC there, so counted and sampled
+// functions match by name.
+class FileSymbolizer {
+ public:
+  FileSymbolizer();
+  ~FileSymbolizer();
+  FileSymbolizer(const FileSymbolizer&) = delete;
+  FileSymbolizer& operator=(const FileSymbolizer&) = delete;
+  // `vaddr`: the address in the file's own (link-time) address space. A
+  // file that cannot be read gives "module+0xOFFSET" with offset = vaddr
+  // and `error` set.
+  SourceFrame function_at(const std::string& path, std::uint64_t vaddr, std::string* error = nullptr);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 using FrameLookup = std::function<std::vector<SourceFrame>(std::uintptr_t pc, bool return_address)>;
 
 // Builds the call-path tree of all threads: node per (parent, frame), self

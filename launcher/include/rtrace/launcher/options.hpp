@@ -17,10 +17,14 @@ class UsageError : public std::runtime_error {
 enum class ErtMode { Auto, Quick, None, File };
 enum class LauncherChoice { Auto, Mpirun, Srun, None };
 enum class TracerChoice { Auto, Cpu, CudaTrace, CudaMetrics, None };
+// Where a point's FLOPs and bytes come from (issue 21): a counting pass under
+// the Valgrind tool (`rtrace counts`), the CPU's PMU in the timed run, or none.
+enum class CountsChoice { Auto, Sim, Pmu, None };
 
 const char* to_string(ErtMode m) noexcept;         // "auto" "quick" "none" "file"
 const char* to_string(LauncherChoice l) noexcept;  // "auto" "mpirun" "srun" "none"
 const char* to_string(TracerChoice t) noexcept;    // "auto" "cpu" "cuda-trace" "cuda-metrics" "none"
+const char* to_string(CountsChoice c) noexcept;    // "auto" "sim" "pmu" "none"
 
 struct RunOptions {
   std::vector<std::string> sweep;  // AXIS=SPEC texts, in order
@@ -38,6 +42,7 @@ struct RunOptions {
   double ert_timeout_s = 3600;
   LauncherChoice launcher = LauncherChoice::Auto;
   TracerChoice tracer = TracerChoice::Auto;
+  CountsChoice counts = CountsChoice::Auto;
   double sample_hz = -1;           // --sample HZ: call-stack samples/s per thread; 0 off; -1 = default
   std::vector<std::pair<std::string, std::string>> env;  // --env NAME=VALUE, in order
   std::vector<std::string> env_deny;                      // extra deny patterns (fnmatch)

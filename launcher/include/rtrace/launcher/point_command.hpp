@@ -42,6 +42,7 @@ struct LaunchSetup {
   bool metrics_pass = false;
   bool metrics_required = false;  // --tracer cuda-metrics: a point without counts fails
   std::string tracer_lib;         // librtrace_tracer.so when tracer_mode != none
+  std::string counts_mode = "none";  // "sim", "pmu" (RTRACE_COUNTS=pmu in the app's environment) or "none"
   Environment base;               // rtrace's environment
   GpuInfo gpu;
   const MpsDaemon* mps = nullptr; // when the sms axis runs under MPS

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "rtrace/launcher/ceilings.hpp"
+#include "rtrace/launcher/counting.hpp"
 #include "rtrace/launcher/environment.hpp"
 #include "rtrace/launcher/gpu.hpp"
 #include "rtrace/launcher/options.hpp"
@@ -68,7 +69,10 @@ struct SweepSetup {
   std::string scratch_root;             // .<output>.scratch next to the output
   std::string sweep_launcher;           // "none", "mpirun", "srun"
   std::string trace_dir(std::int64_t point_id) const;
+  std::string counts_file(std::int64_t point_id) const;  // the counting pass's output (--counts sim)
 };
+// A point's command for the counting pass: as the timed run launches it, untraced.
+PointCommand counting_point_command(const SweepPoint& p, const SweepContext& ctx, const SweepSetup& setup);
 // Resolves the app, launchers, GPU, tracer and --ert file; builds every point's
 // command. Throws UsageError.
 SweepSetup check_setup(const SweepContext& ctx, const Environment& env);
@@ -169,6 +173,7 @@ struct PointCommit {
   std::string tracer_mode;  // "none": ranks from wait4() rusage
   std::string metrics_dir = {};         // an sms point's metrics run: rows merged into the ranks
   std::string metrics_provenance = {};  // ...and how it ran (point attribute metrics_provenance)
+  const CountingOutcome* counting = nullptr;  // --counts sim, the configuration's first point
 };
 // Writes the point group and marks the row complete, atomically. Throws on a
 // write failure (the point stays pending). `log` gains the rank collector's lines.

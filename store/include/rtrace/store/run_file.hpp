@@ -117,6 +117,12 @@ struct RankRecords {
 };
 void write_rank(Group& ranks_group, const RankRecords& records);  // creates ranks_group/rNNNNNN
 RankRecords read_rank(const Group& rank_group);
+// Puts the count tables of `counted` (counts_info, count_levels, counts) into
+// an existing rank group, replacing any it has, and interns the function and
+// module names its counts rows use into the group's `names` (the ids in the
+// written rows are the group's). The counting pass's rows join the timed
+// run's records of the same rank this way.
+void attach_counts(Group& rank_group, const RankRecords& counted);
 
 struct CapturedOutput {
   std::string stdout_tail, stderr_tail;

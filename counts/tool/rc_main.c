@@ -1,0 +1,1341 @@
+/* rtrace-count: a Valgrind tool that counts, per thread and per function,
+   the FLOPs of every guest instruction (by precision and vector width, FMA =
+   2) and the bytes moved at each level of a simulated cache hierarchy
+   (L1d, L2, L3, memory; write-allocate, write-back). See counts/README.md.
+
+   How it stays cheap (cachegrind is the bar):
+   - instruction and FLOP counts need no helper call: the static content of
+     each straight-line piece of a superblock (a "segment": from its start or
+     a side exit to the next side exit) is known when it is instrumented, so
+     the generated code only increments the running thread's execution
+     counter of that segment, inline; products are formed at thread exit;
+   - one helper call per data access (a read and a write of the same address
+     in one instruction are one "modify" call), which simulates the caches.
+
+   Output: one text file per process, written at exit (temp file + rename)
+   into --out-dir; format in counts/src/raw_file.cpp (the reader). */
+
+#include "pub_tool_basics.h"
+#include "pub_tool_tooliface.h"
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_options.h"
+#include "pub_tool_machine.h"
+#include "pub_tool_debuginfo.h"
+#include "pub_tool_threadstate.h"
+#include "pub_tool_clientstate.h"
+#include "pub_tool_hashtable.h"
+#include "pub_tool_xarray.h"
+#include "pub_tool_aspacemgr.h"
+#include "pub_tool_vki.h"
+
+#include "rc_flops.h"
+
+#ifndef RC_VERSION
+#define RC_VERSION "0.0.0"
+#endif
+#ifndef RC_VALGRIND_VERSION
+#define RC_VALGRIND_VERSION "unknown"
+#endif
+
+/* ------------------------------------------------------------------ options */
+
+#define MAX_LEVELS 3
+typedef struct {
+   Long full_size;    /* one instance of the real cache */
+   Int  assoc;
+   Int  line;
+   Int  sharers;      /* workers sharing one instance: each simulates size/sharers */
+   Bool present;
+} LevelOption;
+
+static const HChar* clo_out_dir = NULL;
+static LevelOption clo_level[MAX_LEVELS] = {
+   /* Defaults: a common x86 server core; the launcher passes the topology's. */
+   {48 * 1024, 12, 64, 1, True},
+   {2 * 1024 * 1024, 16, 64, 1, True},
+   {32 * 1024 * 1024, 16, 64, 1, True},
+};
+static Bool clo_dump_fp = False;       /* print each instruction's FP ops (verification) */
+static Bool clo_functions = True;      /* per-function split (off: one row per thread) */
+
+static Bool parse_level(const HChar* val, LevelOption* out)
+{
+   /* "none" or "SIZE,ASSOC,LINE" (sizes in bytes, optional K/M suffix). */
+   if (VG_(strcmp)(val, "none") == 0) {
+      out->present = False;
+      return True;
+   }
+   HChar* end = NULL;
+   Long v[3];
+   const HChar* p = val;
+   for (Int i = 0; i < 3; i++) {
+      v[i] = VG_(strtoll10)(p, &end);
+      if (end == p) return False;
+      if (*end == 'K' || *end == 'k') { v[i] *= 1024; end++; }
+      else if (*end == 'M' || *end == 'm') { v[i] *= 1024 * 1024; end++; }
+      if (i < 2) {
+         if (*end != ',') return False;
+         p = end + 1;
+      }
+   }
+   if (*end != '\0') return False;
+   if (v[0] <= 0 || v[1] <= 0 || v[2] <= 0) return False;
+   if ((v[2] & (v[2] - 1)) != 0) return False;           /* line: power of two */
+   if (v[0] < v[1] * v[2]) return False;                  /* at least one set */
+   out->full_size = v[0];
+   out->assoc = (Int)v[1];
+   out->line = (Int)v[2];
+   out->present = True;
+   return True;
+}
+
+static Bool rc_process_cmd_line_option(const HChar* arg)
+{
+   /* Not `val`: the option macros declare their own. */
+   const HChar* spec = NULL;
+   if VG_STR_CLO(arg, "--out-dir", clo_out_dir) {}
+   else if VG_STR_CLO(arg, "--L1", spec) {
+      if (!parse_level(spec, &clo_level[0]) || !clo_level[0].present)
+         VG_(fmsg_bad_option)(arg, "expected SIZE,ASSOC,LINE (bytes; K/M suffixes; LINE a power of two)\n");
+   }
+   else if VG_STR_CLO(arg, "--L2", spec) {
+      if (!parse_level(spec, &clo_level[1]))
+         VG_(fmsg_bad_option)(arg, "expected SIZE,ASSOC,LINE or none\n");
+   }
+   else if VG_STR_CLO(arg, "--L3", spec) {
+      if (!parse_level(spec, &clo_level[2]))
+         VG_(fmsg_bad_option)(arg, "expected SIZE,ASSOC,LINE or none\n");
+   }
+   else if VG_BINT_CLO(arg, "--L1-sharers", clo_level[0].sharers, 1, 4096) {}
+   else if VG_BINT_CLO(arg, "--L2-sharers", clo_level[1].sharers, 1, 4096) {}
+   else if VG_BINT_CLO(arg, "--L3-sharers", clo_level[2].sharers, 1, 4096) {}
+   else if VG_BOOL_CLO(arg, "--dump-fp", clo_dump_fp) {}
+   else if VG_BOOL_CLO(arg, "--functions", clo_functions) {}
+   else return False;
+   return True;
+}
+
+static void rc_print_usage(void)
+{
+   VG_(printf)(
+"    --out-dir=DIR             write counts-<rank>-<pid>.txt here [required]\n"
+"    --L1=SIZE,ASSOC,LINE      L1d cache, one instance [48K,12,64]\n"
+"    --L2=SIZE,ASSOC,LINE|none L2 cache [2M,16,64]\n"
+"    --L3=SIZE,ASSOC,LINE|none L3 cache [32M,16,64]\n"
+"    --L<n>-sharers=N          workers sharing one instance; each simulates 1/N [1]\n"
+"    --functions=no            no per-function split (one row per thread)\n"
+"    --dump-fp=yes             print the FP ops counted for each instruction\n");
+}
+
+static void rc_print_debug_usage(void) { VG_(printf)("    (none)\n"); }
+
+/* ------------------------------------------------------------------ cache simulation */
+
+/* A set-associative, write-back, write-allocate cache with LRU replacement.
+   Each set holds `assoc` entries ordered most- to least-recently used;
+   an entry is (tag << 1) | dirty, EMPTY when unused. The tag is the line
+   address ("wide" caches: 64-bit entries; the L1, whose MRU way the
+   generated code reads) or, where it fits, the line address without its
+   set index bits ("narrow": 32-bit entries, half the memory to scan in the
+   large L2/L3 tag arrays). */
+#define EMPTY (~(UWord)0)
+#define EMPTY32 (~(UInt)0)
+
+typedef struct {
+   UWord* tags;       /* wide */
+   UInt*  tags32;     /* narrow */
+   Bool   narrow;
+   UWord  sets;
+   UWord  set_mask;   /* sets - 1 when sets is a power of two */
+   Int    set_shift;  /* log2(sets) when a power of two */
+   Bool   pow2;
+   Int    assoc;
+   Long   sim_size;   /* sets * assoc * line */
+} Cache;
+
+static Int  n_caches = 0;           /* simulated levels: 1..3 */
+static Int  line_shift = 6;
+static UWord line_bytes = 64;
+static Cache cache_geometry[MAX_LEVELS];
+
+static void cache_init(Cache* c, const Cache* geometry)
+{
+   *c = *geometry;
+   UWord n = c->sets * (UWord)c->assoc;
+   if (c->narrow) {
+      c->tags32 = VG_(malloc)("rc.cache", n * sizeof(UInt));
+      for (UWord i = 0; i < n; i++) c->tags32[i] = EMPTY32;
+   } else {
+      c->tags = VG_(malloc)("rc.cache", n * sizeof(UWord));
+      for (UWord i = 0; i < n; i++) c->tags[i] = EMPTY;
+   }
+}
+
+/* References `line` in a wide cache. A hit moves it to the front (or-ing
+   in `dirty`) and returns True. A miss inserts it at the front and returns
+   the evicted line in *victim, (line << 1) | dirty (EMPTY: the way was free). */
+static inline Bool cache_ref_wide(const Cache* c, UWord line, UWord dirty, UWord* victim)
+{
+   UWord s = c->pow2 ? (line & c->set_mask) : (line % c->sets);
+   UWord* set = c->tags + s * (UWord)c->assoc;
+   const UWord key = line << 1;
+   UWord prev = set[0];
+   if ((prev & ~(UWord)1) == key) {
+      set[0] = prev | dirty;
+      return True;
+   }
+   /* One pass: each entry moves down one way until the line is found (it
+      goes to the front) or the set ends (the last entry is the victim). */
+   const Int assoc = c->assoc;
+   for (Int i = 1; i < assoc; i++) {
+      UWord e = set[i];
+      set[i] = prev;
+      if ((e & ~(UWord)1) == key) {
+         set[0] = e | dirty;
+         return True;
+      }
+      prev = e;
+   }
+   *victim = prev;
+   set[0] = key | dirty;
+   return False;
+}
+
+/* Four 32-bit entries at a time (SSE2, which every x86-64 has), for the
+   narrow caches whose ways come in fours: a miss, the common case of a
+   large L2/L3 under a stream, costs a few vector compares. */
+typedef UInt RcV4u __attribute__((vector_size(16)));
+typedef float RcV4f __attribute__((vector_size(16)));
+
+static inline Int find_narrow(const UInt* set, Int assoc, UInt key)
+{
+   if ((assoc & 3) == 0) {
+      const RcV4u keys = {key, key, key, key};
+      const RcV4u clean = {~1U, ~1U, ~1U, ~1U};
+      for (Int i = 0; i < assoc; i += 4) {
+         RcV4u v;
+         __builtin_memcpy(&v, set + i, sizeof v);
+         const RcV4u eq = (v & clean) == keys;
+         const Int m = __builtin_ia32_movmskps((RcV4f)eq);
+         if (m) return i + __builtin_ctz((UInt)m);
+      }
+      return -1;
+   }
+   for (Int i = 0; i < assoc; i++)
+      if ((set[i] & ~1U) == key) return i;
+   return -1;
+}
+
+static inline Bool cache_ref_narrow(const Cache* c, UWord line, UWord dirty, UWord* victim)
+{
+   UWord s, tag;
+   if (c->pow2) {
+      s = line & c->set_mask;
+      tag = line >> c->set_shift;
+   } else {
+      s = line % c->sets;
+      tag = line / c->sets;
+   }
+   UInt* set = c->tags32 + s * (UWord)c->assoc;
+   const UInt key = (UInt)(tag << 1);
+   const Int assoc = c->assoc;
+   const Int at = (set[0] & ~1U) == key ? 0 : find_narrow(set, assoc, key);
+   if (at >= 0) {
+      UInt e = set[at] | (UInt)dirty;
+      for (Int j = at; j > 0; j--) set[j] = set[j - 1];
+      set[0] = e;
+      return True;
+   }
+   const UInt prev = set[assoc - 1];
+   if (assoc >= 8 && (assoc & 3) == 0) {
+      /* Everything one way down, four at a time from the end: each chunk
+         reads its source before writing, and the sources below a chunk are
+         not written by it; the last chunk (ways 1..4) overlaps the one before
+         it with the same values. */
+      RcV4u v;
+      for (Int d = assoc - 4; d >= 1; d -= 4) {
+         __builtin_memcpy(&v, set + d - 1, sizeof v);
+         __builtin_memcpy(set + d, &v, sizeof v);
+      }
+      __builtin_memcpy(&v, set, sizeof v);
+      __builtin_memcpy(set + 1, &v, sizeof v);
+   } else {
+      for (Int j = assoc - 1; j > 0; j--) set[j] = set[j - 1];
+   }
+   set[0] = key | (UInt)dirty;
+   if (prev == EMPTY32) {
+      *victim = EMPTY;
+   } else {
+      UWord vtag = prev >> 1;
+      UWord vline = c->pow2 ? ((vtag << c->set_shift) | s) : (vtag * c->sets + s);
+      *victim = (vline << 1) | (prev & 1);
+   }
+   return False;
+}
+
+static inline Bool cache_ref(const Cache* c, UWord line, UWord dirty, UWord* victim)
+{
+   return c->narrow ? cache_ref_narrow(c, line, dirty, victim) : cache_ref_wide(c, line, dirty, victim);
+}
+
+/* Bytes per level, per (thread, function). Index 0 = L1, 1 = L2, 2 = L3,
+   3 = memory: rd[k] = bytes read from level k into the level above (L1:
+   the core's loads), wr[k] = bytes written into level k from above. */
+typedef struct {
+   ULong rd[4];
+   ULong wr[4];
+} LevelBytes;
+
+/* Level index of what lies below simulated cache k (0-based). */
+static inline Int below(Int k) { return k + 1 < n_caches ? k + 1 : 3; }
+
+typedef struct ThreadState ThreadState;
+
+static void writeback(ThreadState* t, Int k, UWord line, LevelBytes* b);
+static void fetch(ThreadState* t, Int k, UWord line, LevelBytes* b);
+
+struct ThreadState {
+   Int   number;          /* 0 = main thread, then in creation order */
+   Bool  alive;
+   ULong* seg_exec;       /* executions of each segment; NULL once folded at exit */
+   UWord seg_cap;
+   LevelBytes* bytes;     /* per function bucket */
+   UWord bytes_cap;
+   ULong* totals;         /* per bucket: TOTAL_FIELDS, filled by fold */
+   UWord totals_cap;
+   Cache cache[MAX_LEVELS];
+   ULong first_ms, last_ms;
+};
+/* Per bucket: instructions, the FLOP kinds, L1 bytes read and written. */
+#define TOTAL_FIELDS (1 + RC_FLOP_KINDS + 2)
+#define TOTAL_L1_READ (1 + RC_FLOP_KINDS)
+#define TOTAL_L1_WRITE (2 + RC_FLOP_KINDS)
+
+/* The running thread and the two arrays the generated code and the helpers
+   index (kept in globals so the generated code reaches them with one load). */
+static ThreadState* cur = NULL;
+static ULong* cur_seg_exec = NULL;
+static LevelBytes* cur_bytes = NULL;
+
+static ULong n_helper_calls = 0, n_l1_misses = 0;   /* --stats=yes */
+
+/* Line `line` was evicted dirty from the level above into cache k. */
+static void writeback(ThreadState* t, Int k, UWord line, LevelBytes* b)
+{
+   while (k < n_caches) {                 /* below the last cache, memory absorbs it */
+      UWord victim = EMPTY;
+      if (cache_ref(&t->cache[k], line, 1, &victim) || victim == EMPTY || !(victim & 1)) return;
+      k = below(k);
+      b->wr[k] += line_bytes;
+      line = victim >> 1;
+   }
+}
+
+/* The level above cache k missed `line`: fill it from cache k, which fills
+   itself from below on a miss. */
+static void fetch(ThreadState* t, Int k, UWord line, LevelBytes* b)
+{
+   while (k < n_caches) {
+      UWord victim = EMPTY;
+      if (cache_ref(&t->cache[k], line, 0, &victim)) return;
+      Int lower = below(k);
+      b->rd[lower] += line_bytes;
+      if (victim != EMPTY && (victim & 1)) {
+         b->wr[lower] += line_bytes;
+         writeback(t, lower, victim >> 1, b);
+      }
+      k = lower;
+   }
+}
+
+/* Helper argument per access: the bucket in the high 32 bits, then
+   COUNT_L1 (the helper counts the L1 bytes itself: guarded accesses, which
+   may not happen; the others are counted statically), the kind (read,
+   write, modify = read then write) and the size in bytes. */
+#define COUNT_L1 0x80000000UL
+#define KIND_SHIFT 29
+#define SIZE_MASK 0x1fffffffUL
+#define INFO(bucket, kind, size, flags) \
+   ((((UWord)(bucket)) << 32) | ((UWord)(kind) << KIND_SHIFT) | (UWord)(size) | (flags))
+
+/* The L1's side of one line of an access: a hit costs a set scan; a miss
+   fills the line from below (and writes back the dirty victim). */
+static void l1_miss(ThreadState* t, UWord line, UWord victim, UWord info)
+{
+   LevelBytes* b = &cur_bytes[info >> 32];
+   n_l1_misses++;
+   Int lower = below(0);
+   b->rd[lower] += line_bytes;            /* fill (write-allocate included) */
+   if (victim != EMPTY && (victim & 1)) {
+      b->wr[lower] += line_bytes;
+      writeback(t, lower, victim >> 1, b);
+   }
+   fetch(t, lower, line, b);
+}
+
+static inline __attribute__((always_inline)) void do_access(Addr a, UWord info)
+{
+   const UWord size = info & SIZE_MASK;
+   const UWord kind = (info >> KIND_SHIFT) & 3;   /* 0 read, 1 write, 2 modify */
+   if (UNLIKELY(info & COUNT_L1)) {
+      LevelBytes* b = &cur_bytes[info >> 32];
+      if (kind != 1) b->rd[0] += size;
+      if (kind != 0) b->wr[0] += size;
+   }
+   const UWord dirty = kind != 0;
+   ThreadState* t = cur;
+   UWord line = a >> line_shift;
+   const UWord last = (a + size - 1) >> line_shift;
+   for (;;) {
+      UWord victim = EMPTY;
+      if (UNLIKELY(!cache_ref_wide(&t->cache[0], line, dirty, &victim))) l1_miss(t, line, victim, info);
+      if (LIKELY(line >= last)) break;
+      line++;
+   }
+}
+
+/* The unconditional accesses of a stretch of a superblock, up to five per
+   call: their addresses are the call's arguments (no stores in the generated
+   code, which would make VEX write guest registers back before each), their
+   sizes, kinds and functions a per-translation table made when instrumenting. */
+#define MAX_BATCH 5
+typedef struct {
+   UWord info[MAX_BATCH];
+   /* The first call of a segment also counts the segment's execution (one
+      fewer load/store pair in the generated code): its id + 1, else 0. */
+   UWord count_segment;
+} AccessBatch;
+
+static inline __attribute__((always_inline)) void batch_counts(const AccessBatch* b)
+{
+   if (b->count_segment) cur_seg_exec[b->count_segment - 1]++;
+}
+
+static void rc_access_batch1(const AccessBatch* b, Addr a0)
+{
+   batch_counts(b);
+   do_access(a0, b->info[0]);
+}
+static void rc_access_batch2(const AccessBatch* b, Addr a0, Addr a1)
+{
+   batch_counts(b);
+   do_access(a0, b->info[0]);
+   do_access(a1, b->info[1]);
+}
+static void rc_access_batch3(const AccessBatch* b, Addr a0, Addr a1, Addr a2)
+{
+   batch_counts(b);
+   do_access(a0, b->info[0]);
+   do_access(a1, b->info[1]);
+   do_access(a2, b->info[2]);
+}
+static void rc_access_batch4(const AccessBatch* b, Addr a0, Addr a1, Addr a2, Addr a3)
+{
+   batch_counts(b);
+   do_access(a0, b->info[0]);
+   do_access(a1, b->info[1]);
+   do_access(a2, b->info[2]);
+   do_access(a3, b->info[3]);
+}
+static void rc_access_batch5(const AccessBatch* b, Addr a0, Addr a1, Addr a2, Addr a3, Addr a4)
+{
+   batch_counts(b);
+   do_access(a0, b->info[0]);
+   do_access(a1, b->info[1]);
+   do_access(a2, b->info[2]);
+   do_access(a3, b->info[3]);
+   do_access(a4, b->info[4]);
+}
+
+/* A guarded access (it may not happen): its own call, under its guard. */
+static VG_REGPARM(2) void rc_access1(Addr a, UWord info) { do_access(a, info); }
+
+/* ------------------------------------------------------------------ functions, modules */
+
+/* A bucket is what counts are attributed to: a function (module + symbol
+   name), or, in code without symbols, a 256-byte chunk of a module. The
+   reader names each bucket with rtrace's symboliser from its module and
+   representative address (the first instruction seen), so the names match
+   the sampled call paths; buckets that get the same name are merged. */
+typedef struct {
+   Int    module;        /* index into modules, -1 unknown */
+   Addr   vaddr;         /* representative address, ELF (unbiased) */
+   HChar* symbol;        /* Valgrind's name for it, NULL if none */
+} Bucket;
+
+typedef struct {
+   HChar*   path;
+   PtrdiffT bias;
+} Module;
+
+static XArray* buckets;   /* of Bucket */
+static XArray* modules;   /* of Module */
+
+/* Open-addressing map from a key string to a bucket index. */
+typedef struct {
+   HChar* key;
+   Int    bucket;
+} MapSlot;
+static MapSlot* bucket_map = NULL;
+static UWord bucket_map_cap = 0, bucket_map_used = 0;
+
+static UWord hash_str(const HChar* s)
+{
+   UWord h = 1469598103934665603ULL;
+   for (; *s; s++) h = (h ^ (UChar)*s) * 1099511628211ULL;
+   return h;
+}
+
+static void map_grow(void)
+{
+   UWord old_cap = bucket_map_cap;
+   MapSlot* old = bucket_map;
+   bucket_map_cap = old_cap ? old_cap * 2 : 1024;
+   bucket_map = VG_(calloc)("rc.map", bucket_map_cap, sizeof(MapSlot));
+   for (UWord i = 0; i < old_cap; i++) {
+      if (!old[i].key) continue;
+      UWord j = hash_str(old[i].key) & (bucket_map_cap - 1);
+      while (bucket_map[j].key) j = (j + 1) & (bucket_map_cap - 1);
+      bucket_map[j] = old[i];
+   }
+   if (old) VG_(free)(old);
+}
+
+static Int module_index(const HChar* path, PtrdiffT bias)
+{
+   Word n = VG_(sizeXA)(modules);
+   for (Word i = n - 1; i >= 0; i--) {   /* few modules; the last ones are the likely ones */
+      Module* m = VG_(indexXA)(modules, i);
+      if (m->bias == bias && VG_(strcmp)(m->path, path) == 0) return (Int)i;
+   }
+   Module m = {VG_(strdup)("rc.mod", path), bias};
+   VG_(addToXA)(modules, &m);
+   return (Int)n;
+}
+
+static Int bucket_for(Addr pc)
+{
+   if (!clo_functions) return 0;
+   DiEpoch ep = VG_(current_DiEpoch)();
+   DebugInfo* di = VG_(find_DebugInfo)(ep, pc);
+   const HChar* path = di ? VG_(DebugInfo_get_filename)(di) : NULL;
+   PtrdiffT bias = di ? VG_(DebugInfo_get_text_bias)(di) : 0;
+   const HChar* fn = NULL;
+   Bool have_fn = VG_(get_fnname)(ep, pc, &fn) && fn && fn[0];
+   HChar key[1200];
+   if (!path) {
+      VG_(snprintf)(key, sizeof key, "?");
+   } else if (have_fn) {
+      VG_(snprintf)(key, sizeof key, "%s|%lld|%s", path, (Long)bias, fn);
+   } else {
+      VG_(snprintf)(key, sizeof key, "%s|%lld|#%lx", path, (Long)bias, (UWord)pc >> 8);
+   }
+   if (2 * (bucket_map_used + 1) > bucket_map_cap) map_grow();
+   UWord j = hash_str(key) & (bucket_map_cap - 1);
+   while (bucket_map[j].key) {
+      if (VG_(strcmp)(bucket_map[j].key, key) == 0) return bucket_map[j].bucket;
+      j = (j + 1) & (bucket_map_cap - 1);
+   }
+   Bucket b;
+   b.module = path ? module_index(path, bias) : -1;
+   b.vaddr = pc - (path ? bias : 0);
+   b.symbol = have_fn ? VG_(strdup)("rc.sym", fn) : NULL;
+   Int index = (Int)VG_(sizeXA)(buckets);
+   VG_(addToXA)(buckets, &b);
+   bucket_map[j].key = VG_(strdup)("rc.key", key);
+   bucket_map[j].bucket = index;
+   bucket_map_used++;
+   return index;
+}
+
+/* ------------------------------------------------------------------ segments */
+
+typedef struct {
+   UInt bucket;
+   UInt instructions;
+   UInt flops[RC_FLOP_KINDS];
+   UInt l1_read, l1_write;   /* bytes of the unconditional loads and stores */
+} SegEntry;
+
+typedef struct {
+   UInt n, cap;
+   SegEntry* e;
+   Bool used;
+} Segment;
+
+static Segment* segments = NULL;
+static UWord n_segments = 0, segments_cap = 0;   /* high-water mark, allocation */
+static UWord* free_segments = NULL;
+static UWord n_free_segments = 0, free_segments_cap = 0;
+
+/* A translation's segments and access batches, found again when Valgrind
+   discards it. */
+typedef struct {
+   VgHashNode node;     /* key: the translation's nraddr */
+   UInt n;
+   UWord* ids;
+   UInt n_batches, batches_cap;
+   void** batches;
+} SBInfo;
+static VgHashTable* sb_table;
+
+static UWord segment_alloc(void)
+{
+   UWord id;
+   if (n_free_segments > 0) {
+      id = free_segments[--n_free_segments];
+   } else {
+      if (n_segments == segments_cap) {
+         segments_cap = segments_cap ? segments_cap * 2 : 4096;
+         segments = VG_(realloc)("rc.seg", segments, segments_cap * sizeof(Segment));
+      }
+      id = n_segments++;
+   }
+   segments[id].n = 0;
+   segments[id].cap = 0;
+   segments[id].e = NULL;
+   segments[id].used = True;
+   return id;
+}
+
+static SegEntry* segment_entry(UWord id, UInt bucket)
+{
+   Segment* s = &segments[id];
+   if (s->n > 0 && s->e[s->n - 1].bucket == bucket) return &s->e[s->n - 1];
+   for (UInt i = 0; i < s->n; i++)
+      if (s->e[i].bucket == bucket) return &s->e[i];
+   if (s->n == s->cap) {
+      s->cap = s->cap ? s->cap * 2 : 2;
+      s->e = VG_(realloc)("rc.segentry", s->e, s->cap * sizeof(SegEntry));
+   }
+   SegEntry* e = &s->e[s->n++];
+   VG_(memset)(e, 0, sizeof *e);
+   e->bucket = bucket;
+   return e;
+}
+
+/* ------------------------------------------------------------------ threads */
+
+/* By Valgrind ThreadId (reused after a thread exits). */
+static ThreadState** thread_by_tid = NULL;
+static UWord thread_by_tid_cap = 0;
+static XArray* all_threads;   /* of ThreadState*, creation order */
+static Int next_thread_number = 0;
+
+static void grow_ulongs(ULong** a, UWord* cap, UWord need, UWord elem_size)
+{
+   if (*cap >= need) return;
+   UWord n = *cap ? *cap : 1024;
+   while (n < need) n *= 2;
+   *a = VG_(realloc)("rc.grow", *a, n * elem_size);
+   VG_(memset)((UChar*)*a + *cap * elem_size, 0, (n - *cap) * elem_size);
+   *cap = n;
+}
+
+static void ensure_capacity(ThreadState* t)
+{
+   if (t->seg_exec && t->seg_cap < n_segments)
+      grow_ulongs(&t->seg_exec, &t->seg_cap, n_segments, sizeof(ULong));
+   UWord nb = (UWord)VG_(sizeXA)(buckets);
+   if (t->bytes_cap < nb) grow_ulongs((ULong**)&t->bytes, &t->bytes_cap, nb, sizeof(LevelBytes));
+   if (t == cur) {
+      cur_seg_exec = t->seg_exec;
+      cur_bytes = t->bytes;
+   }
+}
+
+static ThreadState* new_thread_state(void)
+{
+   ThreadState* t = VG_(calloc)("rc.thread", 1, sizeof(ThreadState));
+   t->number = next_thread_number++;
+   t->alive = True;
+   grow_ulongs(&t->seg_exec, &t->seg_cap, n_segments + 1, sizeof(ULong));
+   for (Int k = 0; k < n_caches; k++) cache_init(&t->cache[k], &cache_geometry[k]);
+   t->first_ms = t->last_ms = VG_(read_millisecond_timer)();
+   VG_(addToXA)(all_threads, &t);
+   ensure_capacity(t);
+   return t;
+}
+
+static void tid_slot(ThreadId tid)
+{
+   if (tid < thread_by_tid_cap) return;
+   UWord n = thread_by_tid_cap ? thread_by_tid_cap : 64;
+   while (n <= tid) n *= 2;
+   thread_by_tid = VG_(realloc)("rc.tids", thread_by_tid, n * sizeof(ThreadState*));
+   for (UWord i = thread_by_tid_cap; i < n; i++) thread_by_tid[i] = NULL;
+   thread_by_tid_cap = n;
+}
+
+static ThreadState* thread_state(ThreadId tid)
+{
+   tid_slot(tid);
+   if (!thread_by_tid[tid]) thread_by_tid[tid] = new_thread_state();
+   return thread_by_tid[tid];
+}
+
+static void switch_to(ThreadId tid)
+{
+   ThreadState* t = thread_state(tid);
+   cur = t;
+   ensure_capacity(t);
+}
+
+static void rc_start_client_code(ThreadId tid, ULong blocks)
+{
+   if (!cur || tid >= thread_by_tid_cap || cur != thread_by_tid[tid]) switch_to(tid);
+   else if (cur->seg_cap < n_segments || cur->bytes_cap < (UWord)VG_(sizeXA)(buckets)) ensure_capacity(cur);
+}
+
+/* Adds the thread's executions of segment `id` to its per-bucket totals. */
+static void fold_segment(ThreadState* t, UWord id)
+{
+   if (!t->seg_exec || id >= t->seg_cap) return;
+   ULong c = t->seg_exec[id];
+   if (c == 0) return;
+   t->seg_exec[id] = 0;
+   const Segment* s = &segments[id];
+   for (UInt i = 0; i < s->n; i++) {
+      const SegEntry* e = &s->e[i];
+      grow_ulongs(&t->totals, &t->totals_cap, (UWord)(e->bucket + 1) * TOTAL_FIELDS, sizeof(ULong));
+      ULong* tot = t->totals + (UWord)e->bucket * TOTAL_FIELDS;
+      tot[0] += c * e->instructions;
+      for (Int k = 0; k < RC_FLOP_KINDS; k++) tot[1 + k] += c * e->flops[k];
+      tot[TOTAL_L1_READ] += c * e->l1_read;
+      tot[TOTAL_L1_WRITE] += c * e->l1_write;
+   }
+}
+
+static void fold_thread(ThreadState* t)
+{
+   if (!t->seg_exec) return;
+   for (UWord id = 0; id < n_segments && id < t->seg_cap; id++) fold_segment(t, id);
+}
+
+static void release_caches(ThreadState* t)
+{
+   for (Int k = 0; k < n_caches; k++) {
+      if (t->cache[k].tags) VG_(free)(t->cache[k].tags);
+      if (t->cache[k].tags32) VG_(free)(t->cache[k].tags32);
+      t->cache[k].tags = NULL;
+      t->cache[k].tags32 = NULL;
+   }
+}
+
+static void rc_thread_create(ThreadId parent, ThreadId child)
+{
+   tid_slot(child);
+   thread_by_tid[child] = new_thread_state();
+}
+
+static void rc_thread_exit(ThreadId tid)
+{
+   if (tid >= thread_by_tid_cap || !thread_by_tid[tid]) return;
+   ThreadState* t = thread_by_tid[tid];
+   fold_thread(t);
+   VG_(free)(t->seg_exec);
+   t->seg_exec = NULL;
+   t->seg_cap = 0;
+   release_caches(t);
+   t->alive = False;
+   t->last_ms = VG_(read_millisecond_timer)();
+   thread_by_tid[tid] = NULL;
+   if (cur == t) {
+      cur = NULL;
+      cur_seg_exec = NULL;
+      cur_bytes = NULL;
+   }
+}
+
+/* A translation is going away: fold its segments for every live thread and
+   recycle them (a retranslation gets fresh ones). */
+static void rc_discard_superblock_info(Addr orig_addr, VexGuestExtents extents)
+{
+   SBInfo* sbi = VG_(HT_remove)(sb_table, orig_addr);
+   if (!sbi) return;
+   Word nt = VG_(sizeXA)(all_threads);
+   for (UInt i = 0; i < sbi->n; i++) {
+      UWord id = sbi->ids[i];
+      for (Word k = 0; k < nt; k++) fold_segment(*(ThreadState**)VG_(indexXA)(all_threads, k), id);
+      if (segments[id].e) VG_(free)(segments[id].e);
+      segments[id].e = NULL;
+      segments[id].n = segments[id].cap = 0;
+      segments[id].used = False;
+      if (n_free_segments == free_segments_cap) {
+         free_segments_cap = free_segments_cap ? free_segments_cap * 2 : 1024;
+         free_segments = VG_(realloc)("rc.free", free_segments, free_segments_cap * sizeof(UWord));
+      }
+      free_segments[n_free_segments++] = id;
+   }
+   VG_(free)(sbi->ids);
+   for (UInt i = 0; i < sbi->n_batches; i++) VG_(free)(sbi->batches[i]);
+   if (sbi->batches) VG_(free)(sbi->batches);
+   VG_(free)(sbi);
+}
+
+/* A fork: the child counts from here, as thread 0 of a new process. */
+static Bool forked_child = False;
+static void rc_atfork_child(ThreadId tid)
+{
+   forked_child = True;
+   Word nt = VG_(sizeXA)(all_threads);
+   for (Word k = 0; k < nt; k++) {
+      ThreadState* t = *(ThreadState**)VG_(indexXA)(all_threads, k);
+      if (t->seg_exec) VG_(memset)(t->seg_exec, 0, t->seg_cap * sizeof(ULong));
+      if (t->bytes) VG_(memset)(t->bytes, 0, t->bytes_cap * sizeof(LevelBytes));
+      if (t->totals) VG_(memset)(t->totals, 0, t->totals_cap * sizeof(ULong));
+   }
+   /* Only the forking thread survives in the child. */
+   ThreadState* self = tid < thread_by_tid_cap ? thread_by_tid[tid] : NULL;
+   for (UWord i = 0; i < thread_by_tid_cap; i++) {
+      if (thread_by_tid[i] && thread_by_tid[i] != self) {
+         release_caches(thread_by_tid[i]);
+         thread_by_tid[i] = NULL;
+      }
+   }
+   VG_(deleteXA)(all_threads);
+   all_threads = VG_(newXA)(VG_(malloc), "rc.threads", VG_(free), sizeof(ThreadState*));
+   next_thread_number = 0;
+   if (self) {
+      self->number = next_thread_number++;
+      self->first_ms = VG_(read_millisecond_timer)();
+      VG_(addToXA)(all_threads, &self);
+   }
+   cur = NULL;
+   cur_seg_exec = NULL;
+   cur_bytes = NULL;
+}
+
+/* ------------------------------------------------------------------ unsupported instructions */
+
+/* Valgrind cannot decode an instruction (AVX-512 in 3.19): the generated
+   code calls this just before the SIGILL it raises, so the output names it. */
+static Addr nodecode_pc = 0;
+static UChar nodecode_bytes[8];
+static Int nodecode_len = 0;
+static VG_REGPARM(1) void rc_nodecode(Addr pc)
+{
+   if (nodecode_pc) return;
+   nodecode_pc = pc;
+   nodecode_len = 0;
+   for (Int i = 0; i < 8; i++) {
+      if (!VG_(am_is_valid_for_client)(pc + i, 1, VKI_PROT_READ)) break;
+      nodecode_bytes[i] = *(const UChar*)(pc + i);
+      nodecode_len = i + 1;
+   }
+}
+
+/* ------------------------------------------------------------------ instrumentation */
+
+typedef enum { EvRead, EvWrite, EvModify } EvKind;
+typedef struct {
+   EvKind  kind;
+   IRExpr* addr;
+   Int     size;
+   IRExpr* guard;   /* NULL: unconditional */
+   UInt    bucket;
+} Event;
+#define N_EVENTS 15
+static Event events[N_EVENTS];
+static Int n_events = 0;
+static SBInfo* cur_sbi = NULL;   /* the translation being instrumented */
+static UWord cur_segment = 0;     /* its current segment */
+static Bool cur_segment_uncounted = False;   /* no code counts its executions yet */
+
+static AccessBatch* new_batch(SBInfo* sbi)
+{
+   AccessBatch* batch = VG_(malloc)("rc.batch", sizeof(AccessBatch));
+   if (sbi->n_batches == sbi->batches_cap) {
+      sbi->batches_cap = sbi->batches_cap ? 2 * sbi->batches_cap : 4;
+      sbi->batches = VG_(realloc)("rc.batches", sbi->batches, sbi->batches_cap * sizeof(void*));
+   }
+   sbi->batches[sbi->n_batches++] = batch;
+   return batch;
+}
+
+/* One call for events[first .. first+n), n <= MAX_BATCH, all unconditional. */
+static void emit_batch(IRSB* sb, SBInfo* sbi, Int first, Int n)
+{
+   if (n == 0) return;
+   AccessBatch* batch = new_batch(sbi);
+   batch->count_segment = 0;
+   if (cur_segment_uncounted) {
+      batch->count_segment = cur_segment + 1;
+      cur_segment_uncounted = False;
+   }
+   IRExpr* a[MAX_BATCH];
+   for (Int k = 0; k < n; k++) {
+      const Event* ev = &events[first + k];
+      batch->info[k] = INFO(ev->bucket, ev->kind, ev->size, 0);
+      a[k] = ev->addr;
+   }
+   IRExpr* b = mkIRExpr_HWord((HWord)batch);
+   IRDirty* di;
+   switch (n) {
+      case 1: di = unsafeIRDirty_0_N(0, "rc_access_batch1", VG_(fnptr_to_fnentry)(rc_access_batch1), mkIRExprVec_2(b, a[0])); break;
+      case 2: di = unsafeIRDirty_0_N(0, "rc_access_batch2", VG_(fnptr_to_fnentry)(rc_access_batch2), mkIRExprVec_3(b, a[0], a[1])); break;
+      case 3: di = unsafeIRDirty_0_N(0, "rc_access_batch3", VG_(fnptr_to_fnentry)(rc_access_batch3), mkIRExprVec_4(b, a[0], a[1], a[2])); break;
+      case 4: di = unsafeIRDirty_0_N(0, "rc_access_batch4", VG_(fnptr_to_fnentry)(rc_access_batch4), mkIRExprVec_5(b, a[0], a[1], a[2], a[3])); break;
+      default: di = unsafeIRDirty_0_N(0, "rc_access_batch5", VG_(fnptr_to_fnentry)(rc_access_batch5), mkIRExprVec_6(b, a[0], a[1], a[2], a[3], a[4])); break;
+   }
+   addStmtToIRSB(sb, IRStmt_Dirty(di));
+}
+
+/* Emits the calls for the buffered events, in their order: runs of
+   unconditional accesses, up to five per call; a guarded access (it may not
+   happen) as its own call under its guard. */
+static void flush_events(IRSB* sb, SBInfo* sbi)
+{
+   Int first = 0, n = 0;
+   for (Int i = 0; i < n_events; i++) {
+      Event* ev = &events[i];
+      if (ev->guard) {
+         emit_batch(sb, sbi, first, n);
+         n = 0;
+         /* Counts its L1 bytes itself: add_event could not. */
+         IRExpr** args = mkIRExprVec_2(ev->addr, mkIRExpr_HWord(INFO(ev->bucket, ev->kind, ev->size, COUNT_L1)));
+         IRDirty* di = unsafeIRDirty_0_N(2, "rc_access1", VG_(fnptr_to_fnentry)(rc_access1), args);
+         di->guard = ev->guard;
+         addStmtToIRSB(sb, IRStmt_Dirty(di));
+         continue;
+      }
+      if (n == 0) first = i;
+      if (++n == MAX_BATCH) {
+         emit_batch(sb, sbi, first, n);
+         n = 0;
+      }
+   }
+   emit_batch(sb, sbi, first, n);
+   n_events = 0;
+}
+
+static void add_event(IRSB* sb, SegEntry* entry, EvKind kind, IRExpr* addr, Int size, IRExpr* guard, UInt bucket)
+{
+   tl_assert(isIRAtom(addr));
+   if (size <= 0) return;
+   if (!guard) {
+      /* Happens whenever the current segment runs. */
+      if (kind == EvRead) entry->l1_read += (UInt)size;
+      else entry->l1_write += (UInt)size;
+   }
+   /* A write to what the previous event of this instruction read: one "modify". */
+   if (kind == EvWrite && !guard && n_events > 0) {
+      Event* last = &events[n_events - 1];
+      if (last->kind == EvRead && !last->guard && last->size == size && last->bucket == bucket &&
+          eqIRAtom(last->addr, addr)) {
+         last->kind = EvModify;
+         return;
+      }
+   }
+   if (n_events == N_EVENTS) flush_events(sb, cur_sbi);
+   Event* ev = &events[n_events++];
+   ev->kind = kind;
+   ev->addr = addr;
+   ev->size = size;
+   ev->guard = guard;
+   ev->bucket = bucket;
+}
+
+/* Emits: cur_seg_exec[id] += 1 (the running thread's counter of segment id). */
+static void count_segment(IRSB* sb, UWord id)
+{
+   IRTemp base = newIRTemp(sb->tyenv, Ity_I64);
+   IRTemp slot = newIRTemp(sb->tyenv, Ity_I64);
+   IRTemp old = newIRTemp(sb->tyenv, Ity_I64);
+   IRTemp new = newIRTemp(sb->tyenv, Ity_I64);
+   addStmtToIRSB(sb, IRStmt_WrTmp(base, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&cur_seg_exec))));
+   addStmtToIRSB(sb, IRStmt_WrTmp(slot, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(base),
+                                                     mkIRExpr_HWord((HWord)(id * sizeof(ULong))))));
+   addStmtToIRSB(sb, IRStmt_WrTmp(old, IRExpr_Load(Iend_LE, Ity_I64, IRExpr_RdTmp(slot))));
+   addStmtToIRSB(sb, IRStmt_WrTmp(new, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(old), IRExpr_Const(IRConst_U64(1)))));
+   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, IRExpr_RdTmp(slot), IRExpr_RdTmp(new)));
+}
+
+/* Per-translation state while instrumenting. */
+typedef struct {
+   SBInfo* sbi;
+   UInt    ids_cap;
+   UWord   seg;           /* current segment */
+   Bool    in_insn;
+   Addr    insn_pc;
+   Int     insn_len;
+   UInt    insn_bucket;
+   RcInsnFp fp;          /* FP ops of the current instruction */
+} InstrState;
+
+static void start_segment(IRSB* sb, InstrState* st)
+{
+   UWord id = segment_alloc();
+   if (st->sbi->n == st->ids_cap) {
+      st->ids_cap = st->ids_cap ? st->ids_cap * 2 : 4;
+      st->sbi->ids = VG_(realloc)("rc.sbids", st->sbi->ids, st->ids_cap * sizeof(UWord));
+   }
+   st->sbi->ids[st->sbi->n++] = id;
+   st->seg = id;
+   if (cur) ensure_capacity(cur);
+   /* Counted by the segment's first access call, or inline at its end. */
+   cur_segment = id;
+   cur_segment_uncounted = True;
+}
+
+/* The segment ends (a side exit or the end of the translation): the
+   generated code counts its execution unless an access call does. */
+static void end_segment(IRSB* sb)
+{
+   if (cur_segment_uncounted) count_segment(sb, cur_segment);
+   cur_segment_uncounted = False;
+}
+
+/* Adds the FP ops seen so far in the current instruction to the current
+   segment (at its end, or at a side exit inside it: ops before the exit run
+   whether or not it is taken). */
+static void flush_insn_flops(InstrState* st)
+{
+   if (!st->in_insn || st->fp.n_ops == 0) return;
+   UInt flops[RC_FLOP_KINDS];
+   /* VEX has just decoded these bytes from the client's memory. */
+   Bool wide = rc_insn_is_256((const UChar*)st->insn_pc, st->insn_len);
+   if (rc_insn_flops(&st->fp, wide, flops)) {
+      SegEntry* e = segment_entry(st->seg, st->insn_bucket);
+      for (Int k = 0; k < RC_FLOP_KINDS; k++) e->flops[k] += flops[k];
+      if (clo_dump_fp) {
+         const HChar* fn = "?";
+         VG_(get_fnname)(VG_(current_DiEpoch)(), st->insn_pc, &fn);
+         VG_(printf)("rtrace-count fp %#lx %s:", st->insn_pc, fn);
+         for (Int k = 0; k < RC_FLOP_KINDS; k++)
+            if (flops[k]) VG_(printf)(" %s=%u", rc_flop_kind_name(k), flops[k]);
+         VG_(printf)(" ops:");
+         for (Int i = 0; i < st->fp.n_ops; i++) {
+            VG_(printf)(" ");
+            ppIROp(st->fp.ops[i]);
+         }
+         VG_(printf)("\n");
+      }
+   }
+   rc_insn_reset(&st->fp);
+}
+
+static void note_fp_expr(InstrState* st, IRExpr* e)
+{
+   IROp op;
+   switch (e->tag) {
+      case Iex_Unop:  op = e->Iex.Unop.op; break;
+      case Iex_Binop: op = e->Iex.Binop.op; break;
+      case Iex_Triop: op = e->Iex.Triop.details->op; break;
+      case Iex_Qop:   op = e->Iex.Qop.details->op; break;
+      default: return;
+   }
+   rc_note_op(&st->fp, op);
+}
+
+static IRSB* rc_instrument(VgCallbackClosure* closure, IRSB* sbIn, const VexGuestLayout* layout,
+                           const VexGuestExtents* vge, const VexArchInfo* archinfo_host,
+                           IRType gWordTy, IRType hWordTy)
+{
+   if (gWordTy != hWordTy) VG_(tool_panic)("host/guest word size mismatch");
+   if (!cur) switch_to(closure->tid);
+
+   IRSB* sb = deepCopyIRSBExceptStmts(sbIn);
+   Int i = 0;
+   for (; i < sbIn->stmts_used && sbIn->stmts[i]->tag != Ist_IMark; i++) addStmtToIRSB(sb, sbIn->stmts[i]);
+
+   InstrState st;
+   VG_(memset)(&st, 0, sizeof st);
+   st.sbi = VG_(malloc)("rc.sbinfo", sizeof(SBInfo));
+   st.sbi->node.key = closure->nraddr;
+   st.sbi->n = 0;
+   st.sbi->ids = NULL;
+   st.sbi->n_batches = st.sbi->batches_cap = 0;
+   st.sbi->batches = NULL;
+   n_events = 0;
+   cur_sbi = st.sbi;
+   start_segment(sb, &st);
+
+   for (; i < sbIn->stmts_used; i++) {
+      IRStmt* s = sbIn->stmts[i];
+      if (!s || s->tag == Ist_NoOp) continue;
+      switch (s->tag) {
+         case Ist_IMark:
+            flush_insn_flops(&st);
+            st.in_insn = True;
+            st.insn_pc = s->Ist.IMark.addr + s->Ist.IMark.delta;
+            st.insn_len = (Int)s->Ist.IMark.len;
+            st.insn_bucket = (UInt)bucket_for(st.insn_pc);
+            rc_insn_reset(&st.fp);
+            /* Executed once the segment holding its IMark is entered. */
+            segment_entry(st.seg, st.insn_bucket)->instructions += 1;
+            break;
+         case Ist_WrTmp: {
+            IRExpr* e = s->Ist.WrTmp.data;
+            if (e->tag == Iex_Load) {
+               add_event(sb, segment_entry(st.seg, st.insn_bucket), EvRead, e->Iex.Load.addr, sizeofIRType(e->Iex.Load.ty), NULL, st.insn_bucket);
+            } else {
+               note_fp_expr(&st, e);
+            }
+            break;
+         }
+         case Ist_Store: {
+            IRType ty = typeOfIRExpr(sbIn->tyenv, s->Ist.Store.data);
+            add_event(sb, segment_entry(st.seg, st.insn_bucket), EvWrite, s->Ist.Store.addr, sizeofIRType(ty), NULL, st.insn_bucket);
+            break;
+         }
+         case Ist_StoreG: {
+            IRStoreG* sg = s->Ist.StoreG.details;
+            IRType ty = typeOfIRExpr(sbIn->tyenv, sg->data);
+            add_event(sb, segment_entry(st.seg, st.insn_bucket), EvWrite, sg->addr, sizeofIRType(ty), sg->guard, st.insn_bucket);
+            break;
+         }
+         case Ist_LoadG: {
+            IRLoadG* lg = s->Ist.LoadG.details;
+            IRType ty_wide = Ity_INVALID, ty_arg = Ity_INVALID;
+            typeOfIRLoadGOp(lg->cvt, &ty_wide, &ty_arg);
+            add_event(sb, segment_entry(st.seg, st.insn_bucket), EvRead, lg->addr, sizeofIRType(ty_arg), lg->guard, st.insn_bucket);
+            break;
+         }
+         case Ist_Dirty: {
+            IRDirty* d = s->Ist.Dirty.details;
+            if (d->mFx != Ifx_None) {
+               tl_assert(d->mAddr && d->mSize > 0);
+               IRExpr* guard = (d->guard && !(d->guard->tag == Iex_Const && d->guard->Iex.Const.con->Ico.U1))
+                                   ? d->guard : NULL;
+               if (d->mFx == Ifx_Read || d->mFx == Ifx_Modify)
+                  add_event(sb, segment_entry(st.seg, st.insn_bucket), EvRead, d->mAddr, d->mSize, guard, st.insn_bucket);
+               if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify)
+                  add_event(sb, segment_entry(st.seg, st.insn_bucket), EvWrite, d->mAddr, d->mSize, guard, st.insn_bucket);
+            }
+            break;
+         }
+         case Ist_CAS: {
+            IRCAS* cas = s->Ist.CAS.details;
+            Int size = sizeofIRType(typeOfIRExpr(sbIn->tyenv, cas->dataLo));
+            if (cas->dataHi) size *= 2;
+            add_event(sb, segment_entry(st.seg, st.insn_bucket), EvRead, cas->addr, size, NULL, st.insn_bucket);
+            add_event(sb, segment_entry(st.seg, st.insn_bucket), EvWrite, cas->addr, size, NULL, st.insn_bucket);
+            break;
+         }
+         case Ist_LLSC: {
+            if (s->Ist.LLSC.storedata == NULL) {
+               IRType ty = typeOfIRTemp(sbIn->tyenv, s->Ist.LLSC.result);
+               add_event(sb, segment_entry(st.seg, st.insn_bucket), EvRead, s->Ist.LLSC.addr, sizeofIRType(ty), NULL, st.insn_bucket);
+            } else {
+               IRType ty = typeOfIRExpr(sbIn->tyenv, s->Ist.LLSC.storedata);
+               add_event(sb, segment_entry(st.seg, st.insn_bucket), EvWrite, s->Ist.LLSC.addr, sizeofIRType(ty), NULL, st.insn_bucket);
+            }
+            break;
+         }
+         case Ist_Exit:
+            /* Accesses before a side exit happen whether or not it is taken;
+               what follows runs only when it is not: a new segment. */
+            flush_events(sb, st.sbi);
+            flush_insn_flops(&st);
+            end_segment(sb);
+            addStmtToIRSB(sb, s);
+            start_segment(sb, &st);
+            continue;
+         default:
+            break;
+      }
+      addStmtToIRSB(sb, s);
+   }
+   flush_insn_flops(&st);
+   flush_events(sb, st.sbi);
+   end_segment(sb);
+   if (sbIn->jumpkind == Ijk_NoDecode) {
+      IRExpr** args = mkIRExprVec_1(mkIRExpr_HWord((HWord)(st.in_insn ? st.insn_pc : vge->base[0] + vge->len[0])));
+      /* The undecodable instruction's address is the SB's next guest IP. */
+      if (sbIn->next->tag == Iex_Const) args = mkIRExprVec_1(sbIn->next);
+      IRDirty* di = unsafeIRDirty_0_N(1, "rc_nodecode", VG_(fnptr_to_fnentry)(rc_nodecode), args);
+      addStmtToIRSB(sb, IRStmt_Dirty(di));
+   }
+   VG_(HT_add_node)(sb_table, st.sbi);
+   /* New segments and functions: every live thread's arrays must cover them
+      before any thread runs this translation. */
+   Word nt = VG_(sizeXA)(all_threads);
+   for (Word k = 0; k < nt; k++) {
+      ThreadState* t = *(ThreadState**)VG_(indexXA)(all_threads, k);
+      if (t->alive) ensure_capacity(t);
+   }
+   return sb;
+}
+
+/* ------------------------------------------------------------------ output */
+
+static const HChar* rank_env(void)
+{
+   static const HChar* vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
+   for (Int i = 0; i < 4; i++) {
+      const HChar* v = VG_(getenv)(vars[i]);
+      if (v && v[0]) return v;
+   }
+   return NULL;
+}
+
+static UInt start_ms = 0;
+
+static void put_escaped(VgFile* f, const HChar* s)
+{
+   /* Names and paths go last on their line; newlines would break it. */
+   for (; *s; s++) VG_(fprintf)(f, "%c", (*s == '\n' || *s == '\r') ? ' ' : *s);
+}
+
+static void rc_fini(Int exitcode)
+{
+   Word nt = VG_(sizeXA)(all_threads);
+   for (Word k = 0; k < nt; k++) fold_thread(*(ThreadState**)VG_(indexXA)(all_threads, k));
+   if (VG_(clo_stats))
+      VG_(umsg)("rtrace-count: %llu helper calls, %llu L1 misses\n", n_helper_calls, n_l1_misses);
+   if (!clo_out_dir) return;
+
+   const HChar* rank = rank_env();
+   Int pid = VG_(getpid)();
+   HChar path[4096], tmp[4200];
+   VG_(snprintf)(path, sizeof path, "%s/counts-%s-%d.txt", clo_out_dir, rank ? rank : "x", pid);
+   VG_(snprintf)(tmp, sizeof tmp, "%s.tmp", path);
+   VgFile* f = VG_(fopen)(tmp, VKI_O_CREAT | VKI_O_TRUNC | VKI_O_WRONLY, VKI_S_IRUSR | VKI_S_IWUSR | VKI_S_IRGRP);
+   if (!f) {
+      VG_(umsg)("rtrace-count: cannot write %s: counts of process %d are lost\n", tmp, pid);
+      return;
+   }
+   VG_(fprintf)(f, "rtrace-count-raw 1\n");
+   VG_(fprintf)(f, "tool rtrace-count %s valgrind-%s\n", RC_VERSION, RC_VALGRIND_VERSION);
+   VG_(fprintf)(f, "pid %d\nppid %d\nforked %d\n", pid, VG_(getppid)(), forked_child ? 1 : 0);
+   VG_(fprintf)(f, "rank %s\n", rank ? rank : "-1");
+   VG_(fprintf)(f, "exit_code %d\n", exitcode);
+   VG_(fprintf)(f, "wall_ms %u\n", VG_(read_millisecond_timer)() - start_ms);
+   VG_(fprintf)(f, "threads %ld\n", nt);
+   VG_(fprintf)(f, "exe ");
+   put_escaped(f, VG_(args_the_exename) ? VG_(args_the_exename) : "?");
+   VG_(fprintf)(f, "\n");
+   static const HChar* level_names[MAX_LEVELS] = {"L1d", "L2", "L3"};
+   for (Int k = 0, sim = 0; k < MAX_LEVELS; k++) {
+      if (!clo_level[k].present) continue;
+      VG_(fprintf)(f, "level %s %lld %lld %d %d %d\n", level_names[k], cache_geometry[sim].sim_size,
+                   clo_level[k].full_size, clo_level[k].line, cache_geometry[sim].assoc, clo_level[k].sharers);
+      sim++;
+   }
+   if (nodecode_pc) {
+      DebugInfo* di = VG_(find_DebugInfo)(VG_(current_DiEpoch)(), nodecode_pc);
+      VG_(fprintf)(f, "nodecode %#lx", nodecode_pc - (di ? VG_(DebugInfo_get_text_bias)(di) : 0));
+      for (Int i = 0; i < nodecode_len; i++) VG_(fprintf)(f, " %02x", nodecode_bytes[i]);
+      VG_(fprintf)(f, " | ");
+      put_escaped(f, di ? VG_(DebugInfo_get_filename)(di) : "?");
+      VG_(fprintf)(f, "\n");
+   }
+   Word nm = VG_(sizeXA)(modules);
+   for (Word m = 0; m < nm; m++) {
+      Module* mod = VG_(indexXA)(modules, m);
+      VG_(fprintf)(f, "module %ld ", m);
+      put_escaped(f, mod->path);
+      VG_(fprintf)(f, "\n");
+   }
+   Word nb = VG_(sizeXA)(buckets);
+   for (Word b = 0; b < nb; b++) {
+      Bucket* bk = VG_(indexXA)(buckets, b);
+      VG_(fprintf)(f, "fn %ld %d %#lx ", b, bk->module, bk->vaddr);
+      put_escaped(f, bk->symbol ? bk->symbol : "-");
+      VG_(fprintf)(f, "\n");
+   }
+   for (Word k = 0; k < nt; k++) {
+      ThreadState* t = *(ThreadState**)VG_(indexXA)(all_threads, k);
+      UWord nbk = (UWord)nb;
+      for (UWord b = 0; b < nbk; b++) {
+         const ULong* tot = (t->totals && (b + 1) * TOTAL_FIELDS <= t->totals_cap) ? t->totals + b * TOTAL_FIELDS : NULL;
+         const LevelBytes* lb = (t->bytes && b < t->bytes_cap) ? &t->bytes[b] : NULL;
+         Bool any = False;
+         if (tot) for (Int q = 0; q < TOTAL_FIELDS; q++) any |= tot[q] != 0;
+         if (lb) for (Int q = 0; q < 4; q++) any |= (lb->rd[q] | lb->wr[q]) != 0;
+         if (!any) continue;
+         VG_(fprintf)(f, "c %d %lu", t->number, b);
+         for (Int q = 0; q < 1 + RC_FLOP_KINDS; q++) VG_(fprintf)(f, " %llu", tot ? tot[q] : 0ULL);
+         VG_(fprintf)(f, " %llu %llu", (tot ? tot[TOTAL_L1_READ] : 0ULL) + (lb ? lb->rd[0] : 0ULL),
+                      (tot ? tot[TOTAL_L1_WRITE] : 0ULL) + (lb ? lb->wr[0] : 0ULL));
+         for (Int q = 1; q < 4; q++)
+            VG_(fprintf)(f, " %llu %llu", lb ? lb->rd[q] : 0ULL, lb ? lb->wr[q] : 0ULL);
+         VG_(fprintf)(f, "\n");
+      }
+   }
+   VG_(fprintf)(f, "end\n");
+   VG_(fclose)(f);
+   if (VG_(rename)(tmp, path) != 0) VG_(umsg)("rtrace-count: cannot rename %s to %s\n", tmp, path);
+}
+
+/* ------------------------------------------------------------------ setup */
+
+static void rc_post_clo_init(void)
+{
+   if (!clo_out_dir) {
+      VG_(fmsg_bad_option)("--out-dir", "rtrace-count needs --out-dir=DIR (where each process writes its counts)\n");
+   }
+   Int line = 0;
+   for (Int k = 0; k < MAX_LEVELS; k++) {
+      if (!clo_level[k].present) {
+         for (Int j = k + 1; j < MAX_LEVELS; j++)
+            if (clo_level[j].present)
+               VG_(fmsg_bad_option)(j == 2 ? "--L3" : "--L2", "a cache level below a missing one (--L%d=none)\n", k + 1);
+         break;
+      }
+      if (line && clo_level[k].line != line)
+         VG_(fmsg_bad_option)("--L2/--L3", "all levels must have the same line size (%d vs %d)\n", line, clo_level[k].line);
+      line = clo_level[k].line;
+      Cache* g = &cache_geometry[n_caches++];
+      Long share = clo_level[k].full_size / clo_level[k].sharers;
+      UWord sets = (UWord)(share / ((Long)clo_level[k].assoc * clo_level[k].line));
+      g->assoc = clo_level[k].assoc;
+      if (sets == 0) {     /* a share smaller than one set: fewer ways */
+         sets = 1;
+         g->assoc = (Int)(share / clo_level[k].line);
+         if (g->assoc < 1) g->assoc = 1;
+      }
+      g->sets = sets;
+      g->pow2 = (sets & (sets - 1)) == 0;
+      g->set_mask = sets - 1;
+      g->set_shift = 0;
+      while (g->pow2 && (1UL << g->set_shift) < sets) g->set_shift++;
+      g->sim_size = (Long)sets * g->assoc * clo_level[k].line;
+      g->tags = NULL;
+      g->tags32 = NULL;
+      /* Narrow entries below L1 where (tag << 1) | 1 stays below EMPTY32 for
+         every user-space line (addresses below 2^47). */
+      UWord max_line = (1UL << 47) / (UWord)clo_level[k].line;
+      g->narrow = n_caches > 1 && (max_line / sets) < 0x7fffffffUL;
+   }
+   line_bytes = (UWord)line;
+   line_shift = 0;
+   while ((1UL << line_shift) < line_bytes) line_shift++;
+
+   buckets = VG_(newXA)(VG_(malloc), "rc.buckets", VG_(free), sizeof(Bucket));
+   modules = VG_(newXA)(VG_(malloc), "rc.modules", VG_(free), sizeof(Module));
+   all_threads = VG_(newXA)(VG_(malloc), "rc.threads", VG_(free), sizeof(ThreadState*));
+   sb_table = VG_(HT_construct)("rc.sbtable");
+   map_grow();
+   if (!clo_functions) {   /* one bucket: the whole thread */
+      Bucket b = {-1, 0, NULL};
+      VG_(addToXA)(buckets, &b);
+   }
+   start_ms = VG_(read_millisecond_timer)();
+}
+
+static void rc_pre_clo_init(void)
+{
+   VG_(details_name)("rtrace-count");
+   VG_(details_version)(RC_VERSION);
+   VG_(details_description)("FLOPs and bytes per cache level, per thread and function (rtrace)");
+   VG_(details_copyright_author)("rtrace");
+   VG_(details_bug_reports_to)("the rtrace project");
+   VG_(details_avg_translation_sizeB)(500);
+
+   VG_(basic_tool_funcs)(rc_post_clo_init, rc_instrument, rc_fini);
+   VG_(needs_command_line_options)(rc_process_cmd_line_option, rc_print_usage, rc_print_debug_usage);
+   VG_(needs_superblock_discards)(rc_discard_superblock_info);
+   VG_(track_start_client_code)(rc_start_client_code);
+   VG_(track_pre_thread_ll_create)(rc_thread_create);
+   VG_(track_pre_thread_ll_exit)(rc_thread_exit);
+   VG_(atfork)(NULL, NULL, rc_atfork_child);
+}
+
+VG_DETERMINE_INTERFACE_VERSION(rc_pre_clo_init)

@@ -1,0 +1,57 @@
+// The counting pass of `rtrace run --counts sim` (issue 21, docs/counts.md):
+// for each configuration, one extra run of its command under `rtrace counts`
+// (rtrace's Valgrind tool in front of the app, each MPI rank under the tool,
+// launched as the timed run is, without the tracer). Its per-rank count
+// tables go into the rank groups of the configuration's first point; the
+// timed runs stay uninstrumented.
+#pragma once
+
+#include "rtrace/launcher/options.hpp"
+#include "rtrace/launcher/point_command.hpp"
+#include "rtrace/launcher/progress.hpp"
+#include "rtrace/launcher/sweep.hpp"
+#include "rtrace/store/file.hpp"
+
+#include <string>
+#include <vector>
+
+namespace rtrace::launcher {
+
+// --counts auto/sim/pmu/none -> "sim", "pmu" or "none". auto: "pmu" when
+// perf_event_open gives hardware events here, else "none" with a one-line hint
+// in `notes` that --counts sim gives counts by simulation. sim: `rtrace counts
+// --check` must pass (Valgrind and the tool found), else UsageError.
+std::string resolve_counts_mode(const RunOptions& o, const Environment& env, std::vector<std::string>& notes);
+bool pmu_gives_hardware_events();
+
+// Counted once per configuration: its first repeat.
+inline bool counted_point(const SweepPoint& p) { return p.repeat == 0; }
+
+struct CountingInvocation {
+  std::string path;                 // rtrace itself
+  std::vector<std::string> argv;    // rtrace counts ... -- <the point's command without the tracer>
+  Environment env;
+};
+// `untraced`: the point's command built without the tracer (LaunchSetup with
+// tracer_mode "none"). `timed_wall_s`: the timed run's wall time (progress).
+CountingInvocation counting_invocation(const PointCommand& untraced, const std::string& app_path,
+                                       const std::string& out_file, double timed_wall_s, const RunOptions& o);
+
+struct CountingOutcome {
+  bool interrupted = false;   // ^C during the counting run: the point is not committed
+  std::string file;           // rtrace counts' output when it wrote one
+  std::string failure;        // why there are no counts at all ("" when `file` holds them)
+  std::string summary;        // "ok, 41 s (33x the timed run)" / "failed: ..."
+  double wall_s = 0;
+};
+CountingOutcome run_counting_pass(const CountingInvocation& inv, const std::string& label, int ordinal,
+                                  double timed_wall_s, const RunOptions& o, Progress& progress);
+
+// Puts the counts of `c` into the point's rank groups, matched by rank
+// (ranks the timed run has no group for get one of their own); with no counts
+// at all, every rank 0..expected_ranks-1 gets a counts_info row "failed"
+// with the reason. Lines for the point's log go to `log`.
+void attach_counting_pass(store::Group& ranks, const CountingOutcome& c, int expected_ranks,
+                          std::vector<std::string>& log);
+
+}  // namespace rtrace::launcher

@@ -1,0 +1,258 @@
+// Known answers of the counting pass, end to end: `rtrace counts` runs small
+// apps under the Valgrind tool on a shrunken cache hierarchy, and the counts
+// it wrote are read back through the store (docs/counts.md).
+#include "counts_test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace counts_test;
+using rtrace::store::CountRow;
+using rtrace::store::get_str;
+
+namespace {
+
+const std::string kRtrace = RTRACE_BIN;
+// Small enough to keep every run at a few seconds, with the L3 far below the data.
+const std::string kGeometry = "L1=4K,4,64;L2=32K,8,64;L3=256K,8,64";
+
+double l1(const CountRow& r) { return r.bytes_l1_read + r.bytes_l1_write; }
+double dram(const CountRow& r) { return r.bytes_dram_read + r.bytes_dram_write; }
+double dram_read(const CountRow& r) { return r.bytes_dram_read; }
+
+Ran counts(const std::string& out, const std::vector<std::string>& options, const std::vector<std::string>& command,
+           const std::vector<std::string>& env = {}) {
+  std::vector<std::string> argv = {kRtrace, "counts", "-o", out, "--quiet"};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.push_back("--");
+  argv.insert(argv.end(), command.begin(), command.end());
+  return run(argv, env);
+}
+
+}  // namespace
+
+TEST(CountsKnownAnswers, TriadFlopsL1AndDram) {
+  TempDir d;
+  const long n = 200000;
+  Ran r = counts(d.file("c.h5"), {"--geometry", kGeometry}, {TRIAD_APP, std::to_string(n), "1", "4194304"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto ranks = read_counts(d.file("c.h5"));
+  ASSERT_EQ(ranks.size(), 1u);
+  const RankTotals& t = ranks.at(0);
+  EXPECT_EQ(get_str(t.info.status), "ok");
+  EXPECT_EQ(t.info.serialised, 1);
+  EXPECT_EQ(get_str(t.info.source).rfind("sim:rtrace-count ", 0), 0u) << get_str(t.info.source);
+  EXPECT_DOUBLE_EQ(t.fn_flops("triad"), 2.0 * n);  // exact
+  EXPECT_NEAR(t.sum("triad", l1), 24.0 * n, 0.01 * 24.0 * n);
+  const double d_bytes = t.sum("triad", dram);
+  EXPECT_GE(d_bytes, 24.0 * n);
+  EXPECT_LE(d_bytes, 32.0 * n);
+  ASSERT_EQ(t.levels.size(), 3u);
+  EXPECT_EQ(get_str(t.levels[2].name), "L3");
+  EXPECT_EQ(t.levels[2].size_bytes, 256 * 1024);
+  EXPECT_EQ(t.levels[2].sharers, 1);
+}
+
+TEST(CountsKnownAnswers, SharedL3IsDividedAmongTheWorkers) {
+  TempDir d;
+  Ran r = counts(d.file("c.h5"), {"--geometry", kGeometry, "--threads", "2", "--ranks-per-node", "2"},
+                 {TRIAD_APP, "1000"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto t = read_counts(d.file("c.h5")).at(0);
+  ASSERT_EQ(t.levels.size(), 3u);
+  EXPECT_EQ(t.levels[0].sharers, 1);  // private L1, L2
+  EXPECT_EQ(t.levels[1].sharers, 1);
+  EXPECT_EQ(t.levels[2].sharers, 4);  // 2 threads x 2 ranks on the node
+  EXPECT_EQ(t.levels[2].size_bytes, 64 * 1024);
+  EXPECT_EQ(t.levels[2].full_size_bytes, 256 * 1024);
+}
+
+TEST(CountsKnownAnswers, TwoLevelsLeaveTheL3Unavailable) {
+  TempDir d;
+  Ran r = counts(d.file("c.h5"), {"--geometry", "L1=4K,4,64;L2=32K,8,64;L3=none"}, {TRIAD_APP, "100000"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto t = read_counts(d.file("c.h5")).at(0);
+  EXPECT_EQ(t.levels.size(), 2u);
+  for (const auto& row : t.rows) {
+    EXPECT_TRUE(std::isnan(row.bytes_l3_read));
+    EXPECT_TRUE(std::isnan(row.bytes_l3_write));
+    EXPECT_FALSE(std::isnan(row.bytes_dram_read));
+  }
+  EXPECT_GE(t.sum("triad", dram), 24.0 * 100000);
+}
+
+#ifdef TRIAD_FORTRAN_APP
+TEST(CountsKnownAnswers, FortranTriadIsNamedAsTheSamplerNamesIt) {
+  TempDir d;
+  const long n = 100000;
+  Ran r = counts(d.file("c.h5"), {"--geometry", kGeometry}, {TRIAD_FORTRAN_APP, std::to_string(n)});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto t = read_counts(d.file("c.h5")).at(0);
+  EXPECT_DOUBLE_EQ(t.fn_flops("kernels::triad"), 2.0 * n);
+  EXPECT_NEAR(t.sum("kernels::triad", l1), 24.0 * n, 0.01 * 24.0 * n);
+}
+#endif
+
+TEST(CountsKnownAnswers, OpenBlasDgemmIsTwoNCubed) {
+  TempDir d;
+  const double n = 160;
+  Ran r = counts(d.file("c.h5"), {"--geometry", kGeometry}, {DGEMM_APP, "160"}, {"OPENBLAS_NUM_THREADS=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto t = read_counts(d.file("c.h5")).at(0);
+  // Every FLOP of OpenBLAS's module (the kernels it picked at run time).
+  const double blas = t.sum("libopenblas", [&](const CountRow& row) { return t.flops(row); }, /*module=*/true);
+  EXPECT_NEAR(blas, 2 * n * n * n, 0.01 * 2 * n * n * n);
+  // Vectorised: most of it in 256-bit FP64 FMAs (Valgrind hides AVX-512, so the Haswell kernel).
+  const double v256 = t.sum("libopenblas", [](const CountRow& row) { return row.flops_fp64_v256; }, true);
+  EXPECT_GT(v256, 0.9 * blas);
+}
+
+TEST(CountsKnownAnswers, OpenMpTableStopsFittingTheL3ShareAtTwoThreads) {
+  // 96 KiB per thread: inside a 128 KiB L3 at 1 thread, outside its 64 KiB half at 2.
+  const std::string geometry = "L1=4K,4,64;L2=16K,4,64;L3=128K,8,64";
+  std::map<int, RankTotals> at;
+  for (int threads : {1, 2}) {
+    TempDir d;
+    Ran r = counts(d.file("c.h5"), {"--geometry", geometry, "--threads", std::to_string(threads)},
+                   {OMP_TABLE_APP, "98304", "20"}, {"OMP_NUM_THREADS=" + std::to_string(threads)});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    at[threads] = read_counts(d.file("c.h5")).at(0);
+  }
+  const RankTotals& one = at[1];
+  const RankTotals& two = at[2];
+  EXPECT_EQ(one.info.threads, 1);
+  EXPECT_GE(two.info.threads, 2);
+  EXPECT_EQ(two.levels[2].sharers, 2);
+  // Same work: 20 sweeps x 12288 elements x 2 FLOPs, split or not.
+  // C++: the demangled name carries the parameters.
+  const std::string fn = "sweep_table(std::vector<double, std::allocator<double> > const&, int)";
+  EXPECT_DOUBLE_EQ(one.fn_flops(fn), 20.0 * 12288 * 2);
+  EXPECT_DOUBLE_EQ(two.fn_flops(fn), 20.0 * 12288 * 2);
+  const double d1 = one.sum(fn, dram_read), d2 = two.sum(fn, dram_read);
+  // 1 thread: the table is read from DRAM once (cold), then from the L3.
+  EXPECT_LT(d1, 2.0 * 98304);
+  // 2 threads: every sweep of each thread's table misses its L3 half.
+  EXPECT_GT(d2, 5.0 * d1);
+  EXPECT_GT(d2, 0.8 * 20 * 98304);
+}
+
+TEST(CountsKnownAnswers, ForkedAndExecdChildrenCountAsTheirRank) {
+  TempDir d;
+  const long n = 50000;
+  Ran r = counts(d.file("c.h5"), {"--geometry", kGeometry}, {FORKER_APP, TRIAD_APP, std::to_string(n)});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto ranks = read_counts(d.file("c.h5"));
+  ASSERT_EQ(ranks.size(), 1u);
+  const RankTotals& t = ranks.at(0);
+  EXPECT_EQ(get_str(t.info.status), "ok") << get_str(t.info.note);
+  EXPECT_EQ(t.info.threads, 3);  // the parent, its forked child, the exec'd one
+  // Both children ran a triad of n doubles: one in forker's own `triad`, one in the exec'd app's.
+  EXPECT_DOUBLE_EQ(t.fn_flops("triad"), 4.0 * n);
+  EXPECT_DOUBLE_EQ(t.sum("counts_triad", [&](const CountRow& row) { return t.flops(row); }, true), 2.0 * n);
+}
+
+TEST(CountsKnownAnswers, StaticBinaryIsCounted) {
+  TempDir d;
+  const long n = 100000;
+  Ran r = counts(d.file("c.h5"), {"--geometry", kGeometry}, {TRIAD_STATIC_APP, std::to_string(n)});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto t = read_counts(d.file("c.h5")).at(0);
+  EXPECT_EQ(get_str(t.info.status), "ok");
+  EXPECT_DOUBLE_EQ(t.fn_flops("triad"), 2.0 * n);
+}
+
+TEST(CountsFailures, Avx512BinaryGetsOneLineAndAFailedStatus) {
+  TempDir d;
+  Ran r = counts(d.file("c.h5"), {}, {AVX512_APP});
+  EXPECT_EQ(r.exit_code, 1);
+  const auto lines = lines_of(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_NE(lines[0].find("AVX-512"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("x86-64-v3"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("--counts pmu"), std::string::npos) << lines[0];
+  auto t = read_counts(d.file("c.h5")).at(0);
+  EXPECT_EQ(get_str(t.info.status), "failed");
+  EXPECT_NE(get_str(t.info.note).find("AVX-512"), std::string::npos);
+}
+
+TEST(CountsFailures, TimeoutStopsTheRunAndSaysSo) {
+  TempDir d;
+  Ran r = counts(d.file("c.h5"), {"--timeout", "1"}, {TRIAD_APP, "4000000", "200"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto t = read_counts(d.file("c.h5")).at(0);
+  EXPECT_EQ(get_str(t.info.status), "failed");
+  EXPECT_NE(get_str(t.info.note).find("timed out"), std::string::npos) << get_str(t.info.note);
+}
+
+TEST(CountsFailures, MissingRanksAreRecordedAsFailed) {
+  TempDir d;
+  // A plain app started as if it were 2 ranks: rank 1 never reports.
+  Ran r = counts(d.file("c.h5"), {"--ranks", "2"}, {TRIAD_APP, "1000"});
+  EXPECT_EQ(r.exit_code, 1);
+  auto ranks = read_counts(d.file("c.h5"));
+  ASSERT_EQ(ranks.size(), 2u);
+  EXPECT_EQ(get_str(ranks.at(0).info.status), "ok");
+  EXPECT_EQ(get_str(ranks.at(1).info.status), "failed");
+  EXPECT_TRUE(ranks.at(1).rows.empty());
+}
+
+TEST(CountsFailures, BadUsageIsOneLineAndNoFile) {
+  TempDir d;
+  const std::string out = d.file("c.h5");
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<std::string> env;
+    const char* says;
+  };
+  const std::vector<Case> cases = {
+      {{kRtrace, "counts", "--", TRIAD_APP}, {}, "-o FILE is required"},
+      {{kRtrace, "counts", "-o", out}, {}, "no command"},
+      {{kRtrace, "counts", "-o", out, "--bogus", "--", TRIAD_APP}, {}, "unknown option `--bogus`"},
+      {{kRtrace, "counts", "-o", out, "--geometry", "L1=4K,4", "--", TRIAD_APP}, {}, "SIZE,ASSOC,LINE"},
+      {{kRtrace, "counts", "-o", out, "--geometry", "L1=4K,4,48", "--", TRIAD_APP}, {}, "power of two"},
+      {{kRtrace, "counts", "-o", out, "--geometry", "L2=1M,8,64", "--", TRIAD_APP}, {}, "no L1"},
+      {{kRtrace, "counts", "-o", out, "--threads", "0", "--", TRIAD_APP}, {}, "positive integer"},
+      {{kRtrace, "counts", "-o", out, "--app-index", "3", "--", TRIAD_APP}, {}, "past the end"},
+      {{kRtrace, "counts", "-o", out, "--timeout", "-1", "--", TRIAD_APP}, {}, "seconds"},
+      {{kRtrace, "counts", "-o", out, "--", TRIAD_APP}, {"RTRACE_VALGRIND_LIB=/nonexistent"}, "counting tool is not installed"},
+      {{kRtrace, "counts", "-o", out, "--", TRIAD_APP}, {"RTRACE_VALGRIND=/nonexistent/valgrind"}, "not found"},
+      {{kRtrace, "counts", "-o", out, "--", "/nonexistent/app"}, {}, "/nonexistent/app"},
+  };
+  for (const auto& c : cases) {
+    Ran r = run(c.args, c.env);
+    const auto lines = lines_of(r.err);
+    EXPECT_EQ(r.exit_code, 2) << c.says << ": " << r.err;
+    ASSERT_EQ(lines.size(), 1u) << c.says << ": " << r.err;
+    EXPECT_EQ(lines[0].rfind("rtrace counts: ", 0), 0u) << lines[0];
+    EXPECT_NE(lines[0].find(c.says), std::string::npos) << lines[0];
+    EXPECT_FALSE(std::filesystem::exists(out)) << c.says;
+  }
+}
+
+#ifdef MPI_SLICES_APP
+TEST(CountsKnownAnswers, MpiRanksAddUpToTheOneRankCounts) {
+  const long n = 200000;
+  std::map<int, std::map<std::int64_t, RankTotals>> at;
+  for (int ranks : {1, 2}) {
+    TempDir d;
+    const std::vector<std::string> command = {MPIEXEC, "-np", std::to_string(ranks), "--oversubscribe", "--bind-to",
+                                              "none", MPI_SLICES_APP, std::to_string(n), "2"};
+    Ran r = counts(d.file("c.h5"),
+                   {"--geometry", kGeometry, "--ranks", std::to_string(ranks), "--app-index", "6"}, command,
+                   {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    at[ranks] = read_counts(d.file("c.h5"));
+    ASSERT_EQ(at[ranks].size(), static_cast<std::size_t>(ranks));
+  }
+  const double one = at[1].at(0).fn_flops("triad_slice");
+  EXPECT_DOUBLE_EQ(one, 2.0 * 2 * n);
+  const double two = at[2].at(0).fn_flops("triad_slice") + at[2].at(1).fn_flops("triad_slice");
+  EXPECT_DOUBLE_EQ(two, one);
+  EXPECT_DOUBLE_EQ(at[2].at(0).fn_flops("triad_slice"), at[2].at(1).fn_flops("triad_slice"));
+  const double l1_one = at[1].at(0).sum("triad_slice", l1);
+  const double l1_two = at[2].at(0).sum("triad_slice", l1) + at[2].at(1).sum("triad_slice", l1);
+  EXPECT_NEAR(l1_two, l1_one, 0.01 * l1_one);
+  for (const auto& [rank, t] : at[2]) EXPECT_EQ(get_str(t.info.status), "ok") << rank << get_str(t.info.note);
+}
+#endif

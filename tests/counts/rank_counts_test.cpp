@@ -1,0 +1,135 @@
+#include "rtrace/counts/rank_counts.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace rtrace::counts;
+using rtrace::store::get_str;
+
+namespace {
+
+RawProcess process(std::int64_t pid, std::int64_t rank, int threads, bool with_l3 = true) {
+  RawProcess p;
+  p.tool = "rtrace-count 0.1.0 valgrind-3.19.0";
+  p.pid = pid;
+  p.rank = rank;
+  p.threads = threads;
+  p.exit_code = 0;
+  p.wall_s = 2.0;
+  p.exe = "/bin/app";
+  p.levels = {{"L1d", 4096, 4096, 64, 4, 1}, {"L2", 32768, 32768, 64, 8, 1}};
+  if (with_l3) p.levels.push_back({"L3", 65536, 262144, 64, 8, 4});
+  p.modules = {"/bin/app"};
+  p.functions = {{0, 0x1000, "kernel"}, {0, 0x2000, "kernel_clone"}, {-1, 0, ""}};
+  for (int t = 0; t < threads; ++t) {
+    RawRow r;
+    r.thread = t;
+    r.function = 0;
+    r.values[kInstructions] = 100;
+    r.values[kFlopsFirst + 2] = 40;  // FP64 256-bit
+    r.values[kL1Read] = 800;
+    r.values[kMemRead] = 640;
+    p.rows.push_back(r);
+  }
+  RawRow clone;
+  clone.function = 1;
+  clone.values[kFlopsFirst] = 2;
+  p.rows.push_back(clone);
+  return p;
+}
+
+// Names by address: 0x2000 is a clone of the same function (the symboliser
+// strips ".constprop"), so both rows of a thread merge.
+FunctionName namer(const std::string& path, std::uint64_t vaddr) {
+  return {vaddr == 0x1000 || vaddr == 0x2000 ? "kernel" : "other", "app"};
+}
+
+RunOutcome exited(int code = 0) {
+  RunOutcome o;
+  o.exit_code = code;
+  return o;
+}
+
+}  // namespace
+
+TEST(CountsRankCounts, OneRowPerThreadAndFunctionNamedBySymboliser) {
+  auto ranks = build_rank_counts({process(10, 0, 2)}, 1, exited(), namer);
+  ASSERT_EQ(ranks.size(), 1u);
+  const CountedRank& r = ranks.at(0);
+  EXPECT_EQ(get_str(r.info.status), "ok");
+  EXPECT_EQ(get_str(r.info.source), "sim:rtrace-count 0.1.0 valgrind-3.19.0");
+  EXPECT_EQ(r.info.threads, 2);
+  EXPECT_EQ(r.info.serialised, 1);
+  EXPECT_DOUBLE_EQ(r.info.wall_s, 2.0);
+  ASSERT_EQ(r.counts.size(), 2u);  // thread 0 (kernel + clone merged), thread 1
+  EXPECT_EQ(r.names.at(static_cast<std::size_t>(r.counts[0].function_id)), "kernel");
+  EXPECT_EQ(r.names.at(static_cast<std::size_t>(r.counts[0].module_id)), "app");
+  EXPECT_DOUBLE_EQ(r.counts[0].flops_fp64_v256, 40);
+  EXPECT_DOUBLE_EQ(r.counts[0].flops_fp64_scalar, 2);
+  EXPECT_DOUBLE_EQ(r.counts[0].bytes_l1_read, 800);
+  EXPECT_DOUBLE_EQ(r.counts[0].bytes_dram_read, 640);
+  ASSERT_EQ(r.levels.size(), 3u);
+  EXPECT_EQ(r.levels[2].sharers, 4);
+  EXPECT_EQ(r.levels[2].full_size_bytes, 262144);
+}
+
+TEST(CountsRankCounts, LevelsNotSimulatedAreNaN) {
+  auto ranks = build_rank_counts({process(10, 0, 1, /*with_l3=*/false)}, 1, exited(), namer);
+  const auto& row = ranks.at(0).counts.at(0);
+  EXPECT_TRUE(std::isnan(row.bytes_l3_read));
+  EXPECT_TRUE(std::isnan(row.bytes_l3_write));
+  EXPECT_FALSE(std::isnan(row.bytes_l2_read));
+  EXPECT_DOUBLE_EQ(row.bytes_dram_read, 640);
+}
+
+TEST(CountsRankCounts, ChildrenOfARankAddThreadsAfterTheParents) {
+  RawProcess child = process(12, 0, 1);
+  child.forked = true;
+  RawProcess parent = process(11, 0, 2);
+  auto ranks = build_rank_counts({child, parent}, 1, exited(), namer);
+  const CountedRank& r = ranks.at(0);
+  EXPECT_EQ(r.pid, 11);              // the rank's own process, not its fork child
+  EXPECT_EQ(r.info.threads, 3);
+  int max_thread = 0;
+  for (const auto& c : r.counts) max_thread = std::max(max_thread, c.thread);
+  EXPECT_EQ(max_thread, 2);          // the child's thread 0 is the rank's thread 2
+  EXPECT_FALSE(r.log.empty());
+}
+
+TEST(CountsRankCounts, NoRankVariableIsRankZeroAndMissingRanksFail) {
+  auto ranks = build_rank_counts({process(10, -1, 1)}, 3, exited(), namer);
+  ASSERT_EQ(ranks.size(), 3u);
+  EXPECT_EQ(get_str(ranks.at(0).info.status), "ok");
+  EXPECT_EQ(get_str(ranks.at(2).info.status), "failed");
+  EXPECT_NE(get_str(ranks.at(2).info.note).find("no counts from rank 2"), std::string::npos);
+  EXPECT_TRUE(std::isnan(ranks.at(2).info.wall_s));
+}
+
+TEST(CountsRankCounts, UnsupportedInstructionFailsTheRankWithTheWayOut) {
+  RawProcess p = process(10, 0, 1);
+  p.exe = "/tmp/avx512";
+  p.nodecode = NoDecode{0x107a, {0x62, 0xf1, 0xfd, 0x48}, "/tmp/avx512"};
+  auto ranks = build_rank_counts({p}, 1, exited(132), namer);
+  EXPECT_EQ(get_str(ranks.at(0).info.status), "failed");
+  const std::string note = get_str(ranks.at(0).info.note);
+  EXPECT_NE(note.find("AVX-512"), std::string::npos) << note;
+  EXPECT_NE(note.find("x86-64-v3"), std::string::npos) << note;
+  const std::string line = unsupported_instruction_line(p);
+  EXPECT_NE(line.find("EVEX 62 f1 fd 48"), std::string::npos) << line;
+  EXPECT_NE(line.find("--counts pmu"), std::string::npos) << line;
+}
+
+TEST(CountsRankCounts, KilledOrTimedOutRunsAreFailedAndNonZeroExitsPartial) {
+  RunOutcome timeout;
+  timeout.kind = RunOutcome::Kind::TimedOut;
+  timeout.timeout_s = 30;
+  auto t = build_rank_counts({process(10, 0, 1)}, 1, timeout, namer);
+  EXPECT_EQ(get_str(t.at(0).info.status), "failed");
+  EXPECT_NE(get_str(t.at(0).info.note).find("timed out after 30 s"), std::string::npos);
+  RawProcess bad = process(10, 0, 1);
+  bad.exit_code = 3;
+  auto p = build_rank_counts({bad}, 1, exited(3), namer);
+  EXPECT_EQ(get_str(p.at(0).info.status), "partial");
+  EXPECT_NE(get_str(p.at(0).info.note).find("code 3"), std::string::npos);
+}

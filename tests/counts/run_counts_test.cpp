@@ -1,0 +1,208 @@
+// `rtrace run --counts sim` end to end: the counting pass once per
+// configuration, its tables in the ranks of the configuration's first point,
+// failures that keep the timed data, ^C and --resume (docs/counts.md).
+#include "counts_test_util.hpp"
+
+#include "rtrace/store/validate.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
+using namespace counts_test;
+using rtrace::store::get_str;
+
+namespace {
+
+const std::string kRtrace = RTRACE_BIN;
+const std::string kGeometry = "RTRACE_COUNTS_GEOMETRY=L1=4K,4,64;L2=32K,8,64;L3=256K,8,64";
+
+struct PointCounts {
+  std::string label, status;
+  int repeat = 0;
+  std::map<std::int64_t, rtrace::store::RankRecords> ranks;
+  std::vector<std::string> log;
+};
+
+std::vector<PointCounts> read_points(const std::string& path) {
+  std::vector<PointCounts> out;
+  auto rf = rtrace::store::RunFile::open(path);
+  auto f = rtrace::store::File::open(path);
+  const auto points = f.root().open_group("points");
+  for (const auto& row : rf.points()) {
+    PointCounts pc;
+    pc.label = get_str(row.label);
+    pc.status = get_str(row.status);
+    pc.repeat = row.repeat;
+    const auto name = rtrace::store::point_group_name(row.point_id);
+    if (row.complete && points.exists(name)) {
+      const auto g = points.open_group(name);
+      if (g.has_attr("log")) pc.log = g.attr_strings("log");
+      const auto ranks = g.open_group("ranks");
+      for (const auto& r : ranks.children()) {
+        auto rec = rtrace::store::read_rank(ranks.open_group(r));
+        pc.ranks[rec.info.rank] = rec;
+      }
+    }
+    out.push_back(pc);
+  }
+  return out;
+}
+
+double fn_flops(const rtrace::store::RankRecords& r, const std::string& fn) {
+  double s = 0;
+  for (const auto& c : r.counts)
+    if (r.names.at(static_cast<std::size_t>(c.function_id)) == fn)
+      s += c.flops_fp64_scalar + c.flops_fp64_v128 + c.flops_fp64_v256 + c.flops_fp64_v512;
+  return s;
+}
+
+}  // namespace
+
+TEST(RunCounts, FirstRepeatOfEachConfigurationGetsTheCounts) {
+  TempDir d;
+  const std::string out = d.file("run.h5");
+  Ran r = run({kRtrace, "--sweep", "threads=1,2", "--repeat", "2", "--ert", "none", "--counts", "sim", "-o", out,
+               "--", TRIAD_APP, "100000"},
+              {kGeometry});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("counting pass under Valgrind"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("once per configuration"), std::string::npos) << r.err;
+  const auto points = read_points(out);
+  ASSERT_EQ(points.size(), 4u);
+  int counted = 0;
+  for (const auto& p : points) {
+    ASSERT_EQ(p.status, "ok");
+    ASSERT_TRUE(p.ranks.count(0)) << p.label;
+    const auto& rank = p.ranks.at(0);
+    if (p.repeat != 0) {
+      EXPECT_TRUE(rank.counts_info.empty()) << p.label << " repeat " << p.repeat;
+      continue;
+    }
+    ++counted;
+    ASSERT_EQ(rank.counts_info.size(), 1u) << p.label;
+    EXPECT_EQ(get_str(rank.counts_info[0].status), "ok") << get_str(rank.counts_info[0].note);
+    EXPECT_DOUBLE_EQ(fn_flops(rank, "triad"), 200000.0) << p.label;
+    // The tracer's names and the counts' share one table: every id resolves.
+    for (const auto& c : rank.counts) {
+      ASSERT_LT(static_cast<std::size_t>(c.function_id), rank.names.size());
+      ASSERT_LT(static_cast<std::size_t>(c.module_id), rank.names.size());
+    }
+    EXPECT_EQ(get_str(rank.info.tracer_mode), "cpu");  // the timed run's rank info is kept
+  }
+  EXPECT_EQ(counted, 2);
+  const auto report = rtrace::store::validate_file(out);
+  EXPECT_EQ(report.verdict, rtrace::store::ValidationReport::Verdict::Valid)
+      << (report.deviations.empty() ? report.fatal : report.deviations.front());
+}
+
+TEST(RunCounts, CountingRunCrashKeepsTheTimedPoint) {
+  TempDir d;
+  const std::string out = d.file("run.h5");
+  Ran r = run({kRtrace, "--sweep", "threads=1", "--ert", "none", "--counts", "sim", "-o", out, "--", CRASH_APP},
+              {kGeometry});
+  EXPECT_EQ(r.exit_code, 0) << r.err;  // the point itself is fine
+  const auto points = read_points(out);
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_EQ(points[0].status, "ok");
+  const auto& rank = points[0].ranks.at(0);
+  ASSERT_EQ(rank.counts_info.size(), 1u);
+  EXPECT_EQ(get_str(rank.counts_info[0].status), "failed");
+  EXPECT_NE(get_str(rank.counts_info[0].note).find("signal"), std::string::npos) << get_str(rank.counts_info[0].note);
+  EXPECT_EQ(get_str(rank.info.tracer_mode), "cpu");  // the timed run's records are there
+  bool logged = false;
+  for (const auto& l : points[0].log) logged = logged || l.find("counts of rank 0: failed") != std::string::npos;
+  EXPECT_TRUE(logged);
+}
+
+TEST(RunCounts, MpiRanksAreEachCountedUnderTheTool) {
+  TempDir d;
+  const std::string out = d.file("run.h5");
+  Ran r = run({kRtrace, "--sweep", "ranks=2", "--ert", "none", "--counts", "sim", "-o", out, "--", MPI_SLICES_APP,
+               "100000", "1"},
+              {kGeometry, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto points = read_points(out);
+  ASSERT_EQ(points.size(), 1u);
+  ASSERT_EQ(points[0].ranks.size(), 2u);
+  double total = 0;
+  for (const auto& [rank, rec] : points[0].ranks) {
+    ASSERT_EQ(rec.counts_info.size(), 1u) << rank;
+    EXPECT_EQ(get_str(rec.counts_info[0].status), "ok") << rank << ": " << get_str(rec.counts_info[0].note);
+    EXPECT_DOUBLE_EQ(fn_flops(rec, "triad_slice"), 100000.0) << rank;
+    total += fn_flops(rec, "triad_slice");
+  }
+  EXPECT_DOUBLE_EQ(total, 200000.0);
+}
+
+TEST(RunCounts, InterruptDuringCountingThenResume) {
+  TempDir d;
+  const std::string out = d.file("run.h5"), err = d.file("err.txt");
+  // A counting pass of several seconds, interrupted once it has started.
+  const std::vector<std::string> args = {"--sweep", "threads=1", "--ert", "none", "--counts", "sim", "-o", out,
+                                         "--", TRIAD_APP, "2000000", "4"};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    putenv(const_cast<char*>(kGeometry.c_str()));
+    std::vector<char*> a = {const_cast<char*>(kRtrace.c_str())};
+    for (const auto& s : args) a.push_back(const_cast<char*>(s.c_str()));
+    a.push_back(nullptr);
+    execv(kRtrace.c_str(), a.data());
+    _exit(127);
+  }
+  bool started = false;
+  for (int i = 0; i < 600 && !started; ++i) {
+    std::ifstream in(err);
+    std::string all((std::istreambuf_iterator<char>(in)), {});
+    started = all.find("counting pass under Valgrind") != std::string::npos;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(started);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGINT);
+  auto points = read_points(out);
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_EQ(points[0].status, "pending");  // not committed: no point without its counts
+  Ran r = run({kRtrace, "--resume", "-o", out}, {kGeometry});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  points = read_points(out);
+  EXPECT_EQ(points[0].status, "ok");
+  ASSERT_EQ(points[0].ranks.at(0).counts_info.size(), 1u);
+  EXPECT_DOUBLE_EQ(fn_flops(points[0].ranks.at(0), "triad"), 2.0 * 2000000 * 4);
+}
+
+TEST(RunCounts, SimWithoutTheToolIsRefusedBeforeAnythingRuns) {
+  TempDir d;
+  const std::string out = d.file("run.h5");
+  Ran r = run({kRtrace, "--sweep", "threads=1", "--counts", "sim", "-o", out, "--", TRIAD_APP, "1000"},
+              {"RTRACE_VALGRIND_LIB=/nonexistent"});
+  EXPECT_EQ(r.exit_code, 2);
+  const auto lines = lines_of(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_NE(lines[0].find("--counts sim: the counting tool is not installed"), std::string::npos) << lines[0];
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(RunCounts, AutoWithoutPmuSaysSimIsThereAndPmuSetsTheTracersVariable) {
+  TempDir d;
+  Ran r = run({kRtrace, "--sweep", "threads=1", "--dry-run", "-o", d.file("run.h5"), "--", TRIAD_APP, "1000"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Ran pmu = run({kRtrace, "--sweep", "threads=1", "--counts", "pmu", "--dry-run", "-o", d.file("run.h5"), "--",
+                 TRIAD_APP, "1000"});
+  ASSERT_EQ(pmu.exit_code, 0) << pmu.err;
+  Ran sim = run({kRtrace, "--sweep", "threads=1", "--counts", "sim", "--dry-run", "-o", d.file("run.h5"), "--",
+                 TRIAD_APP, "1000"});
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  // (dry-run prints to stdout, which run() discards: the hint goes to stderr with the plan's notes)
+  Ran bad = run({kRtrace, "--sweep", "threads=1", "--counts", "maybe", "-o", d.file("run.h5"), "--", TRIAD_APP});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--counts `maybe`: expected auto, sim, pmu or none"), std::string::npos) << bad.err;
+}

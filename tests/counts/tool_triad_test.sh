@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The Valgrind tool alone, known answers of a STREAM triad of n doubles
+# (apps/triad.c) on a shrunken hierarchy (L1 4 KiB, L2 32 KiB, L3 256 KiB):
+#   FLOPs = 2n exactly; L1 bytes = 24n within 1%;
+#   DRAM bytes (read + write) within 24n..32n, n well beyond the L3:
+#     b and c read (16n), a write-allocated (8n), a written back (up to 8n);
+#   and the same with the L3 divided among 4 sharers (64 KiB each).
+# And the hierarchy's bookkeeping: every line read into a level came from
+# the level below (L2 read >= L3 read >= DRAM read for a cold stream).
+#   tool_triad_test.sh VALGRIND_LIB_DIR TRIAD_APP
+set -euo pipefail
+lib="$1" app="$2"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+n=200000
+fail=0
+run() {  # label, then tool options
+  local label="$1"; shift
+  rm -f "$work"/counts-*.txt
+  VALGRIND_LIB="$lib" valgrind -q --tool=rtrace-count --out-dir="$work" "$@" "$app" "$n" 1 4194304 >/dev/null
+  local raw=("$work"/counts-*.txt)
+  # The triad function's row: instructions, 12 FLOP kinds, L1 r/w, L2 r/w, L3 r/w, DRAM r/w.
+  local row
+  row="$(awk '$1 == "fn" && $5 == "triad" { id = $2 } $1 == "c" && $3 == id { for (k = 4; k <= NF; k++) s[k] += $k }
+    END { for (k = 4; k <= 24; k++) printf "%d ", s[k]; printf "\n" }' "${raw[0]}")"
+  read -r instr f1 f2 f3 f4 f5 f6 f7 f8 f9 f10 f11 f12 l1r l1w l2r l2w l3r l3w dr dw <<<"$row"
+  local flops=$((f1 + f2 + f3 + f4 + f5 + f6 + f7 + f8 + f9 + f10 + f11 + f12))
+  local l1=$((l1r + l1w)) dram=$((dr + dw))
+  echo "$label: flops $flops l1 $l1 l2 $l2r/$l2w l3 $l3r/$l3w dram $dr/$dw (n=$n)"
+  if [[ $flops -ne $((2 * n)) ]]; then echo "FAIL $label: FLOPs $flops != 2n = $((2 * n))"; fail=1; fi
+  if (( l1 < 24 * n * 99 / 100 || l1 > 24 * n * 101 / 100 )); then echo "FAIL $label: L1 bytes $l1 not 24n +- 1%"; fail=1; fi
+  if (( dram < 24 * n || dram > 32 * n )); then echo "FAIL $label: DRAM bytes $dram not in 24n..32n"; fail=1; fi
+  if [[ "$*" == *--L3=none* ]]; then
+    if (( l3r != 0 || l3w != 0 || l2r < dr )); then echo "FAIL $label: without an L3, L2 misses go to DRAM"; fail=1; fi
+  elif (( l2r < l3r || l3r < dr )); then
+    echo "FAIL $label: reads grow downwards ($l2r, $l3r, $dr)"; fail=1
+  fi
+}
+run "private L3" --L1=4K,4,64 --L2=32K,8,64 --L3=256K,8,64
+run "L3 / 4" --L1=4K,4,64 --L2=32K,8,64 --L3=256K,8,64 --L3-sharers=4
+run "no L3" --L1=4K,4,64 --L2=32K,8,64 --L3=none
+exit $fail
