@@ -1,4 +1,4 @@
-# Shared helpers of the slurm tests (sourced). Expects CLUSTER_DIR, BIN_DIR,
+# Shared helpers of the slurm and cluster tests (sourced). Expects CLUSTER_DIR, BIN_DIR,
 # SOURCE_DIR and WORK_DIR in the environment (set by CMakeLists.txt).
 set -euo pipefail
 
