@@ -213,7 +213,7 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
     try {
       commit_point(*rf,
                    PointCommit{cmd, *ceil.ceilings, result, trace_dir, setup.launch.tracer_mode, counted.trace_dir,
-                               counted.provenance},
+                               counted.provenance, partition_hosts(cmd.partition, setup.launch), {}},
                    log);
     } catch (const std::exception& e) {
       progress.finish();

@@ -169,6 +169,8 @@ struct PointCommit {
   std::string tracer_mode;  // "none": ranks from wait4() rusage
   std::string metrics_dir = {};         // an sms point's metrics run: rows merged into the ranks
   std::string metrics_provenance = {};  // ...and how it ran (point attribute metrics_provenance)
+  std::vector<std::string> placed_hosts = {};  // the nodes srun placed the point on (empty: no placement)
+  std::vector<std::string> failed_hosts = {};  // placed nodes that did not answer after the point
 };
 // Writes the point group and marks the row complete, atomically. Throws on a
 // write failure (the point stays pending). `log` gains the rank collector's lines.

@@ -122,6 +122,16 @@ struct CapturedOutput {
   std::string stdout_tail, stderr_tail;
   std::int64_t stdout_bytes = 0, stderr_bytes = 0;  // totals seen, before truncation
 };
+// The ranks of a point grouped by host (/points/<p>/hosts, schema 1.7), from
+// the rank groups' info rows: `placed` (the hosts srun placed the point on,
+// in order; empty when the point had no placement) come first, then other
+// hosts by name; a host in `failed` (unreachable after the point) has state
+// "failed", a placed host without rank data "missing".
+std::vector<HostRow> hosts_of_ranks(const Group& ranks_group, const std::vector<std::string>& placed,
+                                    const std::vector<std::string>& failed);
+// "0-3,8" for {0,1,2,3,8}; at most `max_chars` characters (the rest "...").
+std::string rank_ranges(std::vector<std::int64_t> ranks, std::size_t max_chars = 255);
+
 void write_output(Group& point, const CapturedOutput& out);
 CapturedOutput read_output(const Group& point);
 
