@@ -619,6 +619,30 @@ PointResult point_result(const SweepPoint& p, const PointCommand& cmd, const Run
   return out;
 }
 
+void mark_failed_nodes(PointResult& result, const std::vector<std::string>& failed_hosts) {
+  if (failed_hosts.empty()) return;
+  std::string names;
+  for (const auto& h : failed_hosts) names += (names.empty() ? "" : ", ") + h;
+  result.status = store::PointStatus::Failed;
+  store::set_str(result.row.status, store::to_string(result.status));
+  result.status_text = std::string("failed (node") + (failed_hosts.size() == 1 ? " " : "s ") + names + " failed)";
+}
+
+void drop_failed_nodes(const SweepContext& ctx, SweepSetup& setup, const std::vector<std::string>& failed_hosts,
+                       const std::vector<std::size_t>& remaining, std::map<std::size_t, std::string>& unfit) {
+  auto& nodes = setup.launch.nodelist;
+  for (const auto& h : failed_hosts) nodes.erase(std::remove(nodes.begin(), nodes.end(), h), nodes.end());
+  for (std::size_t idx : remaining) {
+    try {
+      setup.commands[idx] = build_point_command(ctx.plan.points[idx], ctx.plan, ctx.opts, setup.launch,
+                                                setup.trace_dir(ctx.plan.points[idx].id));
+      unfit.erase(idx);
+    } catch (const UsageError& e) {
+      unfit[idx] = e.what();
+    }
+  }
+}
+
 PointResult run_point(const SweepPoint& p, const PointCommand& cmd, const RunOptions& o, const Environment& env,
                       Progress& progress, int ordinal, std::vector<std::string>& log) {
   const std::string label = p.label();

@@ -34,6 +34,7 @@
 # VM has 2 cores for 4 nodes), SlurmdTimeout is short so a killed node is
 # noticed within seconds, and the node-specific files use %n.
 set -euo pipefail
+# shellcheck disable=SC2154  # munge_socket is set by start_munged (daemons.sh)
 
 readonly NODE_CPUS="${RTRACE_CLUSTER_NODE_CPUS:-2}"
 readonly SUBNET_PREFIX="10.231"
@@ -219,7 +220,7 @@ EOF
   # short socket directory goes to /run, which every namespace shares.
   local sock_dir="$dir/munge-run"
   if [[ ${#sock_dir} -gt 80 ]]; then sock_dir="$(mktemp -d /run/rtrace-munge.XXXXXX)"; fi
-  start_munged "$sock_dir"
+  start_munged "$sock_dir"  # sets munge_socket
 
   local host ctld_port slurmd_port
   host="$(hostname -s)"
@@ -350,8 +351,12 @@ start_node_again() {
   read -r _ _ _ init_pid init_exe <<<"$line"
   pid_alive "$init_pid" "$init_exe" && die "$name is running"
   export SLURM_CONF="$dir/slurm.conf"
+  ctld_pid="$(awk '$1 == "slurmctld" { print $2 }' "$dir/pids")"
+  ctld_exe="$(awk '$1 == "slurmctld" { print $3 }' "$dir/pids")"
   start_node "$i"
-  echo "cluster.sh: started $name again"
+  # A node that was down comes back on registering (ReturnToService=2).
+  wait_idle "$name"
+  echo "cluster.sh: started $name again, idle"
 }
 
 exec_in_node() {

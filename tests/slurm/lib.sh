@@ -53,7 +53,7 @@ show_logs() {
 # On the way out: logs when failing, and no job of this test left behind on
 # the private cluster (a job that pends forever would block the next test).
 cleanup() {
-  local rc=$? jobs
+  local rc=${cleanup_rc:-$?} jobs
   if [[ $rc -ne 0 && $rc -ne 77 ]]; then
     show_logs
     squeue >&2 || true

@@ -3,12 +3,14 @@
  * and the ranks meet in an MPI_Allreduce after every step.
  *
  *   cluster_mpi_app [--steps N] [--size ELEMENTS] [--slow-host HOST FACTOR]
- *                   [--hold-file PATH] [--hold-seconds S]
+ *                   [--hold-file PATH] [--hold-seconds S] [--hold-alone]
  *
  * --slow-host: ranks on HOST do FACTOR times the work (a slower node).
  * --hold-file: rank 0 creates PATH.running after MPI_Init; then every rank
  *   keeps meeting in MPI_Allreduce (every 50 ms) until PATH exists or
  *   --hold-seconds pass (default 120): the app a test can kill a node under.
+ *   --hold-alone: while holding, every rank only polls PATH itself (no MPI
+ *   call), so a rank outlives the death of any other: only Slurm can stop it.
  * Rank 0 prints "hosts: <distinct hosts in rank order>" and one line per
  * rank "rank R of N on HOST". */
 #include <rtrace/rtrace.h>
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
   int slow_factor = 1;
   const char* hold_file = NULL;
   double hold_seconds = 120;
+  int hold_alone = 0;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--size") && i + 1 < argc) n = atol(argv[++i]);
@@ -56,6 +59,7 @@ int main(int argc, char** argv) {
       slow_factor = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--hold-file") && i + 1 < argc) hold_file = argv[++i];
     else if (!strcmp(argv[i], "--hold-seconds") && i + 1 < argc) hold_seconds = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--hold-alone")) hold_alone = 1;
     else {
       if (rank == 0) fprintf(stderr, "cluster_mpi_app: unknown argument `%s`\n", argv[i]);
       MPI_Abort(MPI_COMM_WORLD, 2);
@@ -90,6 +94,10 @@ int main(int argc, char** argv) {
     int stop = 0;
     while (!stop) {
       usleep(50000);
+      if (hold_alone) {
+        stop = access(hold_file, F_OK) == 0 || now_s() > until;
+        continue;
+      }
       int mine = (rank == 0 && (access(hold_file, F_OK) == 0 || now_s() > until)) ? 1 : 0;
       MPI_Allreduce(&mine, &stop, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     }
