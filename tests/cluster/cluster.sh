@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2154  # munge_socket is set by start_munged (daemons.sh)
 # A private Slurm cluster of several nodes on this one machine, for the
 # `cluster` tests: every node is a slurmd in its own network, UTS, mount and
 # PID namespace (hostname node1..nodeN, a private /tmp and /dev/shm, its own
@@ -34,7 +35,6 @@
 # VM has 2 cores for 4 nodes), SlurmdTimeout is short so a killed node is
 # noticed within seconds, and the node-specific files use %n.
 set -euo pipefail
-# shellcheck disable=SC2154  # munge_socket is set by start_munged (daemons.sh)
 
 readonly NODE_CPUS="${RTRACE_CLUSTER_NODE_CPUS:-2}"
 readonly SUBNET_PREFIX="10.231"
