@@ -54,10 +54,10 @@ class MpiNode final : public RankGroup {
     check_mpi(MPI_Allgather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, comm_), "MPI_Allgather");
     return all;
   }
-  std::vector<double> allgather2(double a, double b) override {
-    const double mine[2] = {a, b};
-    std::vector<double> all(2 * static_cast<std::size_t>(size_));
-    check_mpi(MPI_Allgather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, comm_), "MPI_Allgather");
+  std::vector<double> allgather_values(const std::vector<double>& values) override {
+    const int n = static_cast<int>(values.size());
+    std::vector<double> all(values.size() * static_cast<std::size_t>(size_));
+    check_mpi(MPI_Allgather(values.data(), n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, comm_), "MPI_Allgather");
     return all;
   }
   int local_rank() const override { return rank_; }

@@ -162,20 +162,26 @@ void write_rank(Group& ranks_group, const RankRecords& r) {
   if (!r.writer.empty()) g.set_attr("writer", r.writer);
 }
 
-RankRecords read_rank(const Group& g) {
+RankRecords read_rank(const Group& g) { return read_rank_parts(g, kRankAll); }
+
+RankRecords read_rank_parts(const Group& g, unsigned parts) {
   RankRecords r;
   auto info = g.read_table<RankInfoRow>("info");
   if (info.size() != 1) throw SchemaError("read rank", g.file(), g.child_path("info"), "expected exactly one row");
   r.info = info[0];
-  r.names = g.read_strings("names");
-  r.regions = g.read_table<RegionRow>("regions");
-  r.kernels = g.read_table<KernelRow>("kernels");
-  r.memcpy = g.read_table<MemcpyRow>("memcpy");
-  r.mpi = g.read_table<MpiRow>("mpi");
-  r.log = g.read_strings("log");
-  if (g.exists("sampling")) r.sampling = g.read_table<SamplingRow>("sampling");  // schema >= 1.3
-  if (g.exists("callpaths")) r.callpaths = g.read_table<CallPathRow>("callpaths");
-  if (g.exists("counts_info")) {  // schema >= 1.7
+  if (parts & kRankNames) r.names = g.read_strings("names");
+  if (parts & kRankRegions) r.regions = g.read_table<RegionRow>("regions");
+  const std::string mode = get_str(r.info.tracer_mode);
+  const bool cpu_only = (mode == "cpu" || mode == "none") && r.info.gpu_available == 0;
+  if ((parts & kRankKernels) || ((parts & kRankGpuKernels) && !cpu_only)) r.kernels = g.read_table<KernelRow>("kernels");
+  if (parts & kRankMemcpy) r.memcpy = g.read_table<MemcpyRow>("memcpy");
+  if (parts & kRankMpi) r.mpi = g.read_table<MpiRow>("mpi");
+  if (parts & kRankLog) r.log = g.read_strings("log");
+  if (parts & kRankSampling) {  // schema >= 1.3
+    if (g.exists("sampling")) r.sampling = g.read_table<SamplingRow>("sampling");
+    if (g.exists("callpaths")) r.callpaths = g.read_table<CallPathRow>("callpaths");
+  }
+  if ((parts & kRankCounts) && g.exists("counts_info")) {  // schema >= 1.7
     r.counts_info = g.read_table<CountInfoRow>("counts_info");
     r.count_levels = g.read_table<CountLevelRow>("count_levels");
     r.counts = g.read_table<CountRow>("counts");

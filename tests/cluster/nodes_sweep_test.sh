@@ -4,7 +4,8 @@
 # per node, quick ERT of each partition measured on its own nodes (each node
 # its slice), the MPI app traced on every node. The file must record 1, 2
 # and 4 distinct hosts with their ranks, every node's ceilings and the
-# slowest node's as the point's ceilings.
+# slowest node's as the point's ceilings; `rtrace analyze` groups the ranks
+# by host and names node3 (whose rank does 8x the work) as the slow node.
 source "$(dirname "$0")/../slurm/lib.sh"
 
 app="$BIN_DIR/cluster_mpi_app"
@@ -16,7 +17,7 @@ rc=0
 jid="$(RTRACE_OUTPUT="$run" sbatch_wait --parsable -N 4 --ntasks-per-node=1 --time=5 \
   --output="$WORK_DIR/nodes-%j.out" "$SLURM_SCRIPTS/rtrace-rank-sweep.sbatch" \
   --sweep nodes=1,2,4 --sweep ranks-per-node=1 --ert quick --timeout 120 -- \
-  "$app" --steps 4 --size 200000 --slow-host node3 4)" || rc=$?
+  "$app" --steps 8 --size 1000000 --slow-host node3 8)" || rc=$?
 jid="${jid%%;*}"
 cat "$WORK_DIR/nodes-$jid.out"
 [[ "$rc" -eq 0 ]] || fail "nodes sweep job $jid exited $rc"
@@ -25,4 +26,28 @@ cat "$WORK_DIR/nodes-$jid.out"
 "${CHECK_RUN[@]}" "$run" --points 3 --complete 3 --ok 3 --ranks 0=1 --ranks 1=2 --ranks 2=4 \
   --hosts 0=1 --hosts 1=2 --hosts 2=4 --node-ceilings 1=2 --node-ceilings 2=4 \
   --slurm-job "$jid" --launcher srun || fail "$run contents"
-log "ok: 1, 2 and 4 hosts with their ranks and every node's ceilings (job $jid)"
+
+"$BIN_DIR/rtrace" analyze "$run" --json "$WORK_DIR/analysis.json" >"$WORK_DIR/analysis.txt" ||
+  fail "rtrace analyze failed"
+sed -n '/^Nodes/,$p' "$WORK_DIR/analysis.txt"
+# The report wraps its lines: read it as one.
+tr -s ' \n' '  ' <"$WORK_DIR/analysis.txt" |
+  grep -q "nodes=4 ranks-per-node=1: 4 hosts: node1 \[0\] [^;]*; node2 \[1\] [^;]*; node3 \[2\] .*slowest node3" ||
+  fail "the report does not name node3 as the slowest of 4 hosts"
+/usr/bin/python3 - "$WORK_DIR/analysis.json" <<'PY' || fail "analysis JSON: hosts and node ceilings"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+by_label = {c["label"]: c for c in doc["configurations"]}
+for nodes in (1, 2, 4):
+    c = by_label["nodes=%d ranks-per-node=1" % nodes]
+    hosts = [h["host"] for h in c["hosts"]]
+    assert hosts == ["node%d" % (i + 1) for i in range(nodes)], (nodes, hosts)
+    assert [h["rank_list"] for h in c["hosts"]] == [str(i) for i in range(nodes)], c["hosts"]
+    if nodes > 1:
+        assert {x["host"] for x in c["node_ceilings"]} == set(hosts), c["node_ceilings"]
+        assert all(x.get("host") in hosts for x in c["ceilings"]), c["ceilings"]
+four = by_label["nodes=4 ranks-per-node=1"]
+assert four["slowest_node"] == "node3", four["slowest_node"]
+assert four["node_balance"] < 0.8, four["node_balance"]
+PY
+log "ok: 1, 2 and 4 hosts with their ranks and every node's ceilings; node3 named the slowest (job $jid)"

@@ -145,6 +145,33 @@ TEST(RunFile, RanksGroupedByHost) {
   EXPECT_EQ(get_str(hosts_of_ranks(ranks, {"node1", "node4"}, {})[1].state), "missing");
 }
 
+TEST(RunFile, ReadRankPartsReadsOnlyWhatIsAsked) {
+  TempDir d;
+  File f = File::create(d.file("parts.h5"));
+  Group ranks = f.root().create_group("ranks");
+  RankRecords cpu = synth::rank(0, 0, 2);
+  KernelRow k{};
+  k.launch_index = 0;
+  cpu.kernels.push_back(k);  // a kernel row a cpu-mode rank never has: shows what is read
+  cpu.info.gpu_available = 0;
+  write_rank(ranks, cpu);
+  RankRecords gpu = synth::rank(0, 1, 2);
+  set_str(gpu.info.tracer_mode, "cuda-trace");
+  gpu.kernels.push_back(k);
+  write_rank(ranks, gpu);
+  const RankRecords all = read_rank(ranks.open_group("r000000"));
+  EXPECT_EQ(all.kernels.size(), 1u);
+  EXPECT_EQ(all.log.size(), 1u);
+  const unsigned lean = kRankInfo | kRankNames | kRankRegions | kRankGpuKernels | kRankMpi;
+  const RankRecords c = read_rank_parts(ranks.open_group("r000000"), lean);
+  EXPECT_EQ(c.info.rank, 0);
+  EXPECT_EQ(c.regions.size(), 2u);
+  EXPECT_EQ(c.mpi.size(), 1u);
+  EXPECT_TRUE(c.kernels.empty());  // cpu mode without a GPU: kernels not opened
+  EXPECT_TRUE(c.log.empty());      // not asked for
+  EXPECT_EQ(read_rank_parts(ranks.open_group("r000001"), lean).kernels.size(), 1u);
+}
+
 // ------------------------------------------------------------ point-file layout
 
 namespace {

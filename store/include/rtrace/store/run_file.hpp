@@ -117,6 +117,24 @@ struct RankRecords {
 };
 void write_rank(Group& ranks_group, const RankRecords& records);  // creates ranks_group/rNNNNNN
 RankRecords read_rank(const Group& rank_group);
+// Which tables read_rank_parts reads (the rest stay empty): a reader of
+// 10^5 ranks opens only what it uses (each table is an HDF5 dataset).
+enum RankPart : unsigned {
+  kRankInfo = 1u << 0,       // info (always read) and the writer attribute
+  kRankNames = 1u << 1,
+  kRankRegions = 1u << 2,
+  kRankKernels = 1u << 3,
+  kRankMemcpy = 1u << 4,
+  kRankMpi = 1u << 5,
+  kRankLog = 1u << 6,
+  kRankSampling = 1u << 7,   // sampling and callpaths, when present
+  kRankCounts = 1u << 8,     // counts_info, count_levels, counts, when present
+  // kernels only of a rank that can have them: not of a rank whose tracer ran
+  // in cpu mode (or none) without a GPU, which never records a launch
+  kRankGpuKernels = 1u << 9,
+  kRankAll = ~0u,
+};
+RankRecords read_rank_parts(const Group& rank_group, unsigned parts);
 
 struct CapturedOutput {
   std::string stdout_tail, stderr_tail;
