@@ -47,7 +47,30 @@ for nodes in (1, 2, 4):
         assert {x["host"] for x in c["node_ceilings"]} == set(hosts), c["node_ceilings"]
         assert all(x.get("host") in hosts for x in c["ceilings"]), c["ceilings"]
 four = by_label["nodes=4 ranks-per-node=1"]
+assert four["ranks_found"] == 4, four["ranks_found"]
 assert four["slowest_node"] == "node3", four["slowest_node"]
 assert four["node_balance"] < 0.8, four["node_balance"]
 PY
-log "ok: 1, 2 and 4 hosts with their ranks and every node's ceilings; node3 named the slowest (job $jid)"
+writers() {  # the writer attribute of every rank group of point $2 in $1
+  /usr/bin/python3 -c 'import sys, h5py
+f = h5py.File(sys.argv[1], "r")
+g = f["points/p%06d/ranks" % int(sys.argv[2])]
+print(" ".join(sorted({str(g[r].attrs["writer"]) for r in g})))' "$1" "$2"
+}
+[[ "$(writers "$run" 2)" == gather ]] || fail "the 4-node point's ranks were not gathered to rank 0 (the default): $(writers "$run" 2)"
+
+# The tracer's other collective write: parallel HDF5 (MPI-IO) of one ranks.h5
+# by the ranks of 4 nodes on the shared file system.
+log "nodes=4 again with RTRACE_TRACER_COLLECTIVE=parallel (MPI-IO across the nodes)"
+rc=0
+jid2="$(RTRACE_OUTPUT="$WORK_DIR/parallel.h5" sbatch_wait --parsable -N 4 --ntasks-per-node=1 --time=5 \
+  --output="$WORK_DIR/nodes-%j.out" "$SLURM_SCRIPTS/rtrace-rank-sweep.sbatch" \
+  --sweep nodes=4 --sweep ranks-per-node=1 --ert none --timeout 120 --env RTRACE_TRACER_COLLECTIVE=parallel -- \
+  "$app" --steps 2 --size 1000)" || rc=$?
+jid2="${jid2%%;*}"
+cat "$WORK_DIR/nodes-$jid2.out"
+[[ "$rc" -eq 0 ]] || fail "job $jid2 exited $rc"
+"${CHECK_RUN[@]}" "$WORK_DIR/parallel.h5" --points 1 --ok 1 --ranks 0=4 --hosts 0=4 || fail "parallel.h5 contents"
+[[ "$(writers "$WORK_DIR/parallel.h5" 0)" == mpi-io ]] ||
+  fail "the ranks of 4 nodes were not written by MPI-IO: $(writers "$WORK_DIR/parallel.h5" 0)"
+log "ok: 1, 2 and 4 hosts with their ranks and every node's ceilings; node3 named the slowest; ranks.h5 gathered and written by MPI-IO across 4 nodes (jobs $jid, $jid2)"
