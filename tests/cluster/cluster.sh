@@ -87,8 +87,9 @@ choose_subnet() {
   flock "$lock_fd"
   for ((k = 0; k < 64; k++)); do
     ip link show "rtc${k}br" >/dev/null 2>&1 && continue
-    ip -4 addr show | grep -q "inet ${SUBNET_PREFIX}\.${k}\." && continue
-    ip -4 route show | grep -q "^${SUBNET_PREFIX}\.${k}\." && continue
+    # Here-strings, not pipes: under pipefail a SIGPIPE'd `ip` would read as "not in use".
+    grep -q "inet ${SUBNET_PREFIX}\.${k}\." <<<"$(ip -4 addr show)" && continue
+    grep -q "^${SUBNET_PREFIX}\.${k}\." <<<"$(ip -4 route show)" && continue
     index="$k"
     return 0
   done

@@ -31,8 +31,8 @@ cat "$WORK_DIR/nodes-$jid.out"
   fail "rtrace analyze failed"
 sed -n '/^Nodes/,$p' "$WORK_DIR/analysis.txt"
 # The report wraps its lines: read it as one.
-tr -s ' \n' '  ' <"$WORK_DIR/analysis.txt" |
-  grep -q "nodes=4 ranks-per-node=1: 4 hosts: node1 \[0\] [^;]*; node2 \[1\] [^;]*; node3 \[2\] .*slowest node3" ||
+# (a here-string, not a pipe: grep -q would SIGPIPE tr under pipefail)
+grep -q "nodes=4 ranks-per-node=1: 4 hosts: node1 \[0\] [^;]*; node2 \[1\] [^;]*; node3 \[2\] .*slowest node3" <<<"$(tr -s ' \n' '  ' <"$WORK_DIR/analysis.txt")" ||
   fail "the report does not name node3 as the slowest of 4 hosts"
 /usr/bin/python3 - "$WORK_DIR/analysis.json" <<'PY' || fail "analysis JSON: hosts and node ceilings"
 import json, sys
