@@ -144,63 +144,72 @@ void read_run_context(const store::Group& root, RunData& run) {
   }
 }
 
-// The count tables of a point's ranks: one "application" kernel (every row of
-// every rank whose counts are usable) and one "function" kernel per counted
-// function (raw names), untimed.
-void aggregate_counts(const std::vector<store::RankRecords>& ranks, PointAggregate& out) {
-  PointCounts& pc = out.counts;
-  KernelAtPoint app;
-  app.name = kApplicationKind;
-  app.kind = kApplicationKind;
-  std::map<std::string, KernelAtPoint> functions;
-  std::map<std::string, int> last_rank;  // function -> last rank index counted (ranks_present)
-  int worst = -1;
-  for (std::size_t r = 0; r < ranks.size(); ++r) {
-    const auto& rec = ranks[r];
-    if (rec.counts_info.empty()) continue;
+// The count tables of a point's ranks, one rank at a time: one
+// "application" kernel (every row of every rank whose counts are usable) and
+// one "function" kernel per counted function (raw names), untimed. Memory
+// follows the counted functions, not the ranks.
+class CountsFold {
+ public:
+  CountsFold() {
+    app_.name = kApplicationKind;
+    app_.kind = kApplicationKind;
+  }
+  void add(const store::RankRecords& rec, PointCounts& pc) {
+    const int r = rank_index_++;
+    if (rec.counts_info.empty()) return;
     const auto& info = rec.counts_info.front();
     const std::string status = store::get_str(info.status);
     pc.present = true;
-    if (status_rank(status) > worst) {
-      worst = status_rank(status);
+    if (status_rank(status) > worst_) {
+      worst_ = status_rank(status);
       pc.status = status;
     }
     if (pc.source.empty()) pc.source = store::get_str(info.source);
     if (pc.note.empty()) pc.note = store::get_str(info.note);
     pc.serialised |= info.serialised != 0;
-    if (status != "ok" && status != "partial") continue;
+    if (status != "ok" && status != "partial") return;
     pc.usable = true;
     ++pc.ranks_counted;
     if (pc.levels.empty()) pc.levels = rec.count_levels;
-    ++app.ranks_present;
+    ++app_.ranks_present;
     for (const auto& row : rec.counts) {
       const Counts c = counts_of_row(row);
-      app.counts.add(c);
-      app.counted_instructions = nan_add(app.counted_instructions, row.instructions);
+      app_.counts.add(c);
+      app_.counted_instructions = nan_add(app_.counted_instructions, row.instructions);
       if (row.function_id < 0) continue;  // not attributed to a function
       const std::string name = row.function_id < static_cast<std::int64_t>(rec.names.size())
                                    ? rec.names[static_cast<std::size_t>(row.function_id)]
                                    : "name#" + std::to_string(row.function_id);
-      KernelAtPoint& f = functions[name];
+      KernelAtPoint& f = functions_[name];
       f.counts.add(c);
       f.counted_instructions = nan_add(f.counted_instructions, row.instructions);
-      auto [it, fresh] = last_rank.emplace(name, static_cast<int>(r));
-      if (fresh || it->second != static_cast<int>(r)) {
+      auto [it, fresh] = last_rank_.emplace(name, r);
+      if (fresh || it->second != r) {
         ++f.ranks_present;
-        it->second = static_cast<int>(r);
+        it->second = r;
       }
     }
   }
-  if (!pc.usable) return;
-  app.counts_source = pc.source;
-  out.kernels.push_back(std::move(app));
-  for (auto& [name, f] : functions) {
-    f.name = name;
-    f.kind = kFunctionKind;
-    f.counts_source = pc.source;
-    out.kernels.push_back(std::move(f));
+  void finish(PointAggregate& out) {
+    const PointCounts& pc = out.counts;
+    if (!pc.usable) return;
+    app_.counts_source = pc.source;
+    out.kernels.push_back(std::move(app_));
+    for (auto& [name, f] : functions_) {
+      f.name = name;
+      f.kind = kFunctionKind;
+      f.counts_source = pc.source;
+      out.kernels.push_back(std::move(f));
+    }
   }
-}
+
+ private:
+  KernelAtPoint app_;
+  std::map<std::string, KernelAtPoint> functions_;
+  std::map<std::string, int> last_rank_;  // function -> last rank index counted (ranks_present)
+  int worst_ = -1;
+  int rank_index_ = 0;
+};
 
 Counts declared_sum(const std::vector<KernelAtPoint>& kernels, bool& any) {
   Counts sum;
@@ -281,164 +290,214 @@ bool is_concurrency_axis(const std::string& axis) noexcept {
   return false;
 }
 
-PointAggregate aggregate_ranks(const std::vector<store::RankRecords>& ranks) {
-  PointAggregate out;
-  out.ranks_found = static_cast<int>(ranks.size());
-  // Point-level kernel table: key "kind\x1fname" -> per-rank sums, one slot per rank.
-  std::unordered_map<std::string, std::size_t> index;
-  std::vector<std::vector<RankKernel>> per_kernel;  // [kernel][rank]
+// Per kernel over the ranks folded so far.
+struct KernelFold {
+  KernelAtPoint k;                // name, kind, ranks_present, counts, instruction sums, counts_source
+  double tmax = 0, tsum = 0, cmax = 0, clock_sum = 0, blocks = 0;
+  std::int64_t clock_n = 0, launches = 0, metric_launches = 0;
+};
+
+struct RankFolder::State {
+  std::unordered_map<std::string, std::size_t> index;  // "kind\x1fname" -> folds
+  std::vector<KernelFold> folds;
+  PointUsageBuilder usage;
+  CountsFold counts;
+  PointCounts point_counts;
+  HostFunctionTimes sampled;      // of the rank with the critical thread so far
+  std::vector<std::int64_t> rank_ids;
   double wall_max = kNaN;
-  bool any_mpi = false;
-  const std::size_t nranks = ranks.size();
+  bool any_mpi = false, counters = false, gpu = false;
+  std::size_t nranks = 0;
+  std::vector<std::string> warnings;
+  std::size_t warnings_dropped = 0;
+};
 
-  auto slot = [&](const std::string& kind, const std::string& name, std::size_t rank) -> RankKernel& {
-    std::string key = kind + '\x1f' + name;
-    auto it = index.find(key);
-    if (it == index.end()) {
-      it = index.emplace(std::move(key), per_kernel.size()).first;
-      per_kernel.emplace_back(nranks);
-      for (auto& rk : per_kernel.back()) { rk.k.name = name; rk.k.kind = kind; }
+namespace {
+constexpr std::size_t kMaxRankWarnings = 20;  // then "... and N more" (10^5 ranks would print 10^5 lines)
+}
+
+RankFolder::RankFolder() : s_(std::make_unique<State>()) {}
+RankFolder::~RankFolder() = default;
+
+void RankFolder::add(const store::RankRecords& rec) {
+  State& st = *s_;
+  ++st.nranks;
+  st.rank_ids.push_back(rec.info.rank);
+  // This rank's sums per kernel first (a kernel has one row per launch).
+  std::unordered_map<std::string, RankKernel> mine;
+  auto slot = [&](const std::string& kind, const std::string& name) -> RankKernel& {
+    auto [it, fresh] = mine.try_emplace(kind + '\x1f' + name);
+    if (fresh) {
+      it->second.k.name = name;
+      it->second.k.kind = kind;
     }
-    return per_kernel[it->second][rank];
+    return it->second;
   };
+  auto name_of = [&](std::int64_t id) -> std::string {
+    if (id >= 0 && static_cast<std::size_t>(id) < rec.names.size()) return rec.names[static_cast<std::size_t>(id)];
+    return "name#" + std::to_string(id);
+  };
+  if (available(rec.info.wall_s))
+    st.wall_max = available(st.wall_max) ? std::max(st.wall_max, rec.info.wall_s) : rec.info.wall_s;
+  st.counters |= rec.info.counters_available != 0;
+  st.gpu |= rec.info.gpu_available != 0 || !rec.kernels.empty();
+  auto warn = [&](std::string w) {
+    if (st.warnings.size() < kMaxRankWarnings) st.warnings.push_back(std::move(w));
+    else ++st.warnings_dropped;
+  };
+  if (rec.info.complete == 0) warn("rank " + std::to_string(rec.info.rank) + " did not flush at a normal exit");
+  if (rec.info.dropped_records > 0)
+    warn("rank " + std::to_string(rec.info.rank) + " dropped " + std::to_string(rec.info.dropped_records) + " records");
+  for (const auto& m : rec.mpi)
+    if (available(m.time_s)) st.any_mpi = true;
 
-  for (std::size_t r = 0; r < nranks; ++r) {
-    const auto& rec = ranks[r];
-    auto name_of = [&](std::int64_t id) -> std::string {
-      if (id >= 0 && static_cast<std::size_t>(id) < rec.names.size()) return rec.names[static_cast<std::size_t>(id)];
-      return "name#" + std::to_string(id);
-    };
-    if (available(rec.info.wall_s)) {
-      wall_max = available(wall_max) ? std::max(wall_max, rec.info.wall_s) : rec.info.wall_s;
+  // Regions: declared counts win; hardware FP counters fill in when nothing was declared.
+  for (const auto& row : rec.regions) {
+    RankKernel& acc = slot("region", name_of(row.name_id));
+    Counts c;
+    c.flops_fp64 = row.flops_fp64;
+    c.flops_fp32 = row.flops_fp32;
+    c.flops_fp16 = row.flops_fp16;
+    if (!available(c.flops_fp64) && !available(c.flops_fp32) && !available(c.flops_fp16)) {
+      c.flops_fp64 = row.hw_fp64_ops;
+      c.flops_fp32 = row.hw_fp32_ops;
     }
-    out.counters_available |= rec.info.counters_available != 0;
-    out.gpu |= rec.info.gpu_available != 0 || !rec.kernels.empty();
-    if (rec.info.complete == 0)
-      out.rank_warnings.push_back("rank " + std::to_string(rec.info.rank) + " did not flush at a normal exit");
-    if (rec.info.dropped_records > 0)
-      out.rank_warnings.push_back("rank " + std::to_string(rec.info.rank) + " dropped " +
-                                  std::to_string(rec.info.dropped_records) + " records");
-    for (const auto& m : rec.mpi) {
-      if (available(m.time_s)) any_mpi = true;
+    c.bytes = {row.bytes_l1, row.bytes_l2, row.bytes_l3, row.bytes_dram};
+    if (acc.k.counts_source.empty()) {
+      if (available(row.flops_fp64) || available(row.flops_fp32) || available(row.flops_fp16) ||
+          available(row.bytes_l1) || available(row.bytes_l2) || available(row.bytes_l3) || available(row.bytes_dram))
+        acc.k.counts_source = "annotation";
+      else if (available(c.flops_fp64) || available(c.flops_fp32))
+        acc.k.counts_source = "pmu:perf_event (region counters)";
     }
+    acc.k.counts.add(c);
+    if (available(row.time_s)) { acc.time_s += row.time_s; acc.counts_time_s += row.time_s; }
+    acc.launches += row.calls;
+  }
 
-    // Regions: declared counts win; hardware FP counters fill in when nothing was declared.
-    std::vector<RankKernel*> region_slots(rec.names.size() + 1, nullptr);
-    for (const auto& row : rec.regions) {
-      RankKernel& acc = slot("region", name_of(row.name_id), r);
-      Counts c;
-      c.flops_fp64 = row.flops_fp64;
-      c.flops_fp32 = row.flops_fp32;
-      c.flops_fp16 = row.flops_fp16;
-      if (!available(c.flops_fp64) && !available(c.flops_fp32) && !available(c.flops_fp16)) {
-        c.flops_fp64 = row.hw_fp64_ops;
-        c.flops_fp32 = row.hw_fp32_ops;
+  // Kernels: join trace-only rows with metric rows by (name, per-name launch order).
+  if (!rec.kernels.empty()) {
+    struct Pair { const store::KernelRow* trace = nullptr; const store::KernelRow* metrics = nullptr; };
+    std::unordered_map<std::uint64_t, Pair> launches;
+    launches.reserve(rec.kernels.size());
+    std::unordered_map<std::int64_t, std::int64_t> next_unknown;  // rows without a launch index
+    for (const auto& row : rec.kernels) {
+      std::int64_t li = row.launch_index;
+      if (li < 0) li = (std::int64_t{1} << 40) + next_unknown[row.name_id]++;
+      std::uint64_t key = (static_cast<std::uint64_t>(row.name_id) << 42) ^ static_cast<std::uint64_t>(li);
+      Pair& p = launches[key];
+      if (row.has_metrics) {
+        if (!p.metrics) p.metrics = &row;
+        if (!p.trace && row.end_ns > row.start_ns) p.trace = &row;
+      } else if (!p.trace || p.trace->has_metrics) {
+        p.trace = &row;
       }
-      c.bytes = {row.bytes_l1, row.bytes_l2, row.bytes_l3, row.bytes_dram};
-      if (acc.k.counts_source.empty()) {
-        if (available(row.flops_fp64) || available(row.flops_fp32) || available(row.flops_fp16) ||
-            available(row.bytes_l1) || available(row.bytes_l2) || available(row.bytes_l3) || available(row.bytes_dram))
-          acc.k.counts_source = "annotation";
-        else if (available(c.flops_fp64) || available(c.flops_fp32))
-          acc.k.counts_source = "pmu:perf_event (region counters)";
-      }
-      acc.k.counts.add(c);
-      if (available(row.time_s)) { acc.time_s += row.time_s; acc.counts_time_s += row.time_s; }
-      acc.launches += row.calls;
     }
-
-    // Kernels: join trace-only rows with metric rows by (name, per-name launch order).
-    if (!rec.kernels.empty()) {
-      struct Pair { const store::KernelRow* trace = nullptr; const store::KernelRow* metrics = nullptr; };
-      std::unordered_map<std::uint64_t, Pair> launches;
-      launches.reserve(rec.kernels.size());
-      std::unordered_map<std::int64_t, std::int64_t> next_unknown;  // rows without a launch index
-      for (const auto& row : rec.kernels) {
-        std::int64_t li = row.launch_index;
-        if (li < 0) li = (std::int64_t{1} << 40) + next_unknown[row.name_id]++;
-        std::uint64_t key = (static_cast<std::uint64_t>(row.name_id) << 42) ^ static_cast<std::uint64_t>(li);
-        Pair& p = launches[key];
-        if (row.has_metrics) {
-          if (!p.metrics) p.metrics = &row;
-          if (!p.trace && row.end_ns > row.start_ns) p.trace = &row;
-        } else if (!p.trace || p.trace->has_metrics) {
-          p.trace = &row;
-        }
-      }
-      // Per-name kernel slots, resolved once per name id.
-      std::unordered_map<std::int64_t, RankKernel*> by_name;
-      for (const auto& [key, p] : launches) {
-        const store::KernelRow* any = p.trace ? p.trace : p.metrics;
-        auto it = by_name.find(any->name_id);
-        if (it == by_name.end()) it = by_name.emplace(any->name_id, &slot("gpu-kernel", name_of(any->name_id), r)).first;
-        RankKernel& acc = *it->second;
-        double secs = launch_seconds(p.trace, p.metrics);
-        ++acc.launches;
-        if (available(secs)) acc.time_s += secs;
-        acc.blocks += static_cast<double>(any->grid_x) * any->grid_y * any->grid_z;
-        if (p.metrics) {
-          acc.k.counts_source = "cupti";
-          ++acc.metric_launches;
-          add_metrics(acc, *p.metrics);
-          if (available(secs)) acc.counts_time_s += secs;
-        }
+    // Per-name kernel slots, resolved once per name id.
+    std::unordered_map<std::int64_t, RankKernel*> by_name;
+    for (const auto& [key, p] : launches) {
+      const store::KernelRow* any = p.trace ? p.trace : p.metrics;
+      auto it = by_name.find(any->name_id);
+      if (it == by_name.end()) it = by_name.emplace(any->name_id, &slot("gpu-kernel", name_of(any->name_id))).first;
+      RankKernel& acc = *it->second;
+      double secs = launch_seconds(p.trace, p.metrics);
+      ++acc.launches;
+      if (available(secs)) acc.time_s += secs;
+      acc.blocks += static_cast<double>(any->grid_x) * any->grid_y * any->grid_z;
+      if (p.metrics) {
+        acc.k.counts_source = "cupti";
+        ++acc.metric_launches;
+        add_metrics(acc, *p.metrics);
+        if (available(secs)) acc.counts_time_s += secs;
       }
     }
   }
-  aggregate_counts(ranks, out);
-  out.sampled_time_s = sampled_host_function_times(ranks);
-  if (available(wall_max)) out.app_time_s = wall_max;
-  // MPI share inside the MPI window, Init/Finalize excluded (pop.hpp).
-  out.usage = point_usage(ranks);
-  if (any_mpi || out.usage.mpi_initialised) out.mpi_share = pop_point(out.usage, 1).mpi_share;
 
-  out.kernels.reserve(per_kernel.size());
-  for (auto& ranks_of : per_kernel) {
-    KernelAtPoint k;
-    k.name = ranks_of.front().k.name;
-    k.kind = ranks_of.front().k.kind;
-    double tmax = 0, tsum = 0, cmax = 0, clock_sum = 0, blocks = 0;
-    std::int64_t clock_n = 0, launches = 0, metric_launches = 0;
-    for (auto& rk : ranks_of) {
-      if (rk.launches == 0 && rk.time_s == 0) continue;
-      ++k.ranks_present;
-      k.counts.add(rk.k.counts);
-      k.metrics_provenance = merge_provenance(k.metrics_provenance, rk.k.metrics_provenance);
-      auto& a = k.instructions;
-      const auto& b = rk.k.instructions;
-      a.warp_instructions = nan_add(a.warp_instructions, b.warp_instructions);
-      a.global_ldst_instructions = nan_add(a.global_ldst_instructions, b.global_ldst_instructions);
-      a.shared_ldst_instructions = nan_add(a.shared_ldst_instructions, b.shared_ldst_instructions);
-      a.global_transactions = nan_add(a.global_transactions, b.global_transactions);
-      a.shared_transactions = nan_add(a.shared_transactions, b.shared_transactions);
-      tmax = std::max(tmax, rk.time_s);
-      cmax = std::max(cmax, rk.counts_time_s);
-      tsum += rk.time_s;
-      launches += rk.launches;
-      metric_launches += rk.metric_launches;
-      blocks += rk.blocks;
-      clock_sum += rk.clock_sum;
-      clock_n += rk.clock_n;
+  // Fold this rank's kernels into the point's.
+  for (auto& [key, rk] : mine) {
+    if (rk.launches == 0 && rk.time_s == 0) continue;
+    auto it = st.index.find(key);
+    if (it == st.index.end()) {
+      it = st.index.emplace(key, st.folds.size()).first;
+      st.folds.emplace_back();
+      st.folds.back().k.name = rk.k.name;
+      st.folds.back().k.kind = rk.k.kind;
     }
-    for (auto& rk : ranks_of)
-      if (k.counts_source.empty()) k.counts_source = rk.k.counts_source;
-    k.calls = launches;
-    k.time_s = tmax;
-    k.counts_time_s = cmax > 0 ? cmax : kNaN;
-    k.mean_rank_time_s = nranks ? tsum / static_cast<double>(nranks) : kNaN;
-    k.imbalance = k.mean_rank_time_s > 0 ? tmax / k.mean_rank_time_s - 1 : kNaN;
-    if (clock_n) k.instructions.sm_clock_hz = clock_sum / static_cast<double>(clock_n);
-    if (k.kind == "gpu-kernel" && launches > 0) {
-      k.mean_launch_s = tsum / static_cast<double>(launches);
-      k.mean_blocks = blocks / static_cast<double>(launches);
-      k.metric_coverage = static_cast<double>(metric_launches) / static_cast<double>(launches);
+    KernelFold& f = st.folds[it->second];
+    ++f.k.ranks_present;
+    f.k.counts.add(rk.k.counts);
+    if (f.k.counts_source.empty()) f.k.counts_source = rk.k.counts_source;
+    f.k.metrics_provenance = merge_provenance(f.k.metrics_provenance, rk.k.metrics_provenance);
+    auto& a = f.k.instructions;
+    const auto& b = rk.k.instructions;
+    a.warp_instructions = nan_add(a.warp_instructions, b.warp_instructions);
+    a.global_ldst_instructions = nan_add(a.global_ldst_instructions, b.global_ldst_instructions);
+    a.shared_ldst_instructions = nan_add(a.shared_ldst_instructions, b.shared_ldst_instructions);
+    a.global_transactions = nan_add(a.global_transactions, b.global_transactions);
+    a.shared_transactions = nan_add(a.shared_transactions, b.shared_transactions);
+    f.tmax = std::max(f.tmax, rk.time_s);
+    f.cmax = std::max(f.cmax, rk.counts_time_s);
+    f.tsum += rk.time_s;
+    f.launches += rk.launches;
+    f.metric_launches += rk.metric_launches;
+    f.blocks += rk.blocks;
+    f.clock_sum += rk.clock_sum;
+    f.clock_n += rk.clock_n;
+  }
+  st.counts.add(rec, st.point_counts);
+  if (!rec.sampling.empty()) {
+    HostFunctionTimes h = sampled_host_function_times_of(rec);
+    if (h.work > st.sampled.work) st.sampled = std::move(h);  // the critical thread over all ranks
+  }
+  st.usage.add(rec);
+}
+
+PointAggregate RankFolder::finish() {
+  State& st = *s_;
+  PointAggregate out;
+  out.ranks_found = static_cast<int>(st.nranks);
+  out.counters_available = st.counters;
+  out.gpu = st.gpu;
+  out.rank_warnings = std::move(st.warnings);
+  if (st.warnings_dropped > 0)
+    out.rank_warnings.push_back("... and " + std::to_string(st.warnings_dropped) + " more rank warnings");
+  out.counts = std::move(st.point_counts);
+  st.counts.finish(out);
+  out.sampled_time_s = std::move(st.sampled.seconds);
+  if (available(st.wall_max)) out.app_time_s = st.wall_max;
+  // MPI share inside the MPI window, Init/Finalize excluded (pop.hpp).
+  out.usage = st.usage.finish();
+  out.hosts = node_balance(out.usage, st.rank_ids);
+  if (st.any_mpi || out.usage.mpi_initialised) out.mpi_share = pop_point(out.usage, 1).mpi_share;
+
+  const double nranks = static_cast<double>(st.nranks);
+  out.kernels.reserve(out.kernels.size() + st.folds.size());
+  for (auto& f : st.folds) {
+    KernelAtPoint k = std::move(f.k);
+    k.calls = f.launches;
+    k.time_s = f.tmax;
+    k.counts_time_s = f.cmax > 0 ? f.cmax : kNaN;
+    k.mean_rank_time_s = nranks > 0 ? f.tsum / nranks : kNaN;
+    k.imbalance = k.mean_rank_time_s > 0 ? f.tmax / k.mean_rank_time_s - 1 : kNaN;
+    if (f.clock_n) k.instructions.sm_clock_hz = f.clock_sum / static_cast<double>(f.clock_n);
+    if (k.kind == "gpu-kernel" && f.launches > 0) {
+      k.mean_launch_s = f.tsum / static_cast<double>(f.launches);
+      k.mean_blocks = f.blocks / static_cast<double>(f.launches);
+      k.metric_coverage = static_cast<double>(f.metric_launches) / static_cast<double>(f.launches);
     }
     out.kernels.push_back(std::move(k));
   }
   std::sort(out.kernels.begin(), out.kernels.end(), [](const KernelAtPoint& a, const KernelAtPoint& b) {
     return a.kind != b.kind ? a.kind < b.kind : a.name < b.name;
   });
+  s_ = std::make_unique<State>();
   return out;
+}
+
+PointAggregate aggregate_ranks(const std::vector<store::RankRecords>& ranks) {
+  RankFolder folder;
+  for (const auto& r : ranks) folder.add(r);
+  return folder.finish();
 }
 
 double Configuration::sms() const noexcept {
@@ -561,6 +620,11 @@ Configuration combine_repeats(const std::vector<store::SweepPointRow>& rows, con
     std::vector<PointUsage> usages;
     for (const auto& p : points) usages.push_back(p.usage);
     c.pop = combine_pop(usages, c.threads);
+    if (!points.empty())
+      c.hosts = points[c.pop.representative >= 0 && c.pop.representative < static_cast<int>(points.size())
+                           ? static_cast<std::size_t>(c.pop.representative)
+                           : 0]
+                    .hosts;
   }
   {
     std::istringstream in(c.label);
@@ -691,6 +755,7 @@ CeilingSet to_ceiling_set(const std::vector<store::CeilingRow>& rows) {
     c.max = r.max;
     c.unreliable = r.unreliable > 0;  // -1: written before the checks existed
     c.unreliable_reason = store::get_str(r.unreliable_reason);
+    c.host = store::get_str(r.host);
     out.push_back(std::move(c));
   }
   return CeilingSet(std::move(out));
@@ -755,6 +820,7 @@ RunData load_run(const std::string& path) {
       const auto& rows = by_label[label];
       std::vector<PointAggregate> aggs;
       CeilingSet ceilings;
+      std::vector<Ceiling> node_ceilings;
       for (const auto& row : rows) {
         std::string pname = store::point_group_name(row.point_id);
         if (!points_group.exists(pname))
@@ -762,18 +828,25 @@ RunData load_run(const std::string& path) {
                            pname + " is missing");
         store::Group pg = points_group.open_group(pname);
         if (ceilings.empty() && pg.exists("ceilings")) ceilings = to_ceiling_set(store::read_ceilings(pg));
-        std::vector<store::RankRecords> ranks;
+        if (node_ceilings.empty() && pg.exists("node_ceilings"))
+          node_ceilings = to_ceiling_set(pg.read_table<store::CeilingRow>("node_ceilings")).all();
+        // One rank at a time, only the tables the aggregates use.
+        RankFolder folder;
         if (pg.exists("ranks")) {
           store::Group rg = pg.open_group("ranks");
-          for (const auto& child : rg.children()) ranks.push_back(store::read_rank(rg.open_group(child)));
+          for (const auto& child : rg.children())
+            folder.add(store::read_rank_parts(rg.open_group(child),
+                                              store::kRankInfo | store::kRankNames | store::kRankRegions |
+                                                  store::kRankGpuKernels | store::kRankMpi | store::kRankSampling |
+                                                  store::kRankCounts));
         }
-        PointAggregate agg = aggregate_ranks(ranks);
+        PointAggregate agg = folder.finish();
         agg.point_id = row.point_id;
         if (pg.exists("machine_load")) {  // schema >= 1.7: the launcher's view of the node
           const auto load = pg.read_table<store::MachineLoadRow>("machine_load");
           if (load.size() == 1) agg.usage.machine_load = machine_load_usage(load.front());
         }
-        if (ranks.empty()) run.warnings.push_back("point " + std::to_string(row.point_id) + " has no rank data");
+        if (agg.ranks_found == 0) run.warnings.push_back("point " + std::to_string(row.point_id) + " has no rank data");
         for (auto& w : agg.rank_warnings) run.warnings.push_back("point " + std::to_string(row.point_id) + ": " + w);
         aggs.push_back(std::move(agg));
         ++run.points_used;
@@ -781,6 +854,7 @@ RunData load_run(const std::string& path) {
       if (ceilings.empty())
         run.warnings.push_back("configuration '" + label + "' has no ceilings: roofline bounds unavailable");
       run.configs.push_back(combine_repeats(rows, aggs, ceilings));
+      run.configs.back().node_ceilings = std::move(node_ceilings);
     }
     select_counted_functions(run.configs);
   } catch (const store::FormatError& e) {

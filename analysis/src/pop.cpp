@@ -90,79 +90,140 @@ double RankUsage::teardown_s() const noexcept {
 }
 
 PointUsage point_usage(const std::vector<store::RankRecords>& ranks) {
-  PointUsage out;
-  std::map<std::string, std::size_t> call_index;
-  std::vector<std::vector<double>> call_rank_time;  // [call][rank]
-  const std::size_t nranks = ranks.size();
-  for (std::size_t r = 0; r < nranks; ++r) {
-    const auto& rec = ranks[r];
-    RankUsage u;
-    u.wall_s = rec.info.wall_s;
-    u.user_s = rec.info.user_s;
-    u.system_s = rec.info.system_s;
-    u.involuntary_ctxsw = rec.info.involuntary_ctxsw >= 0 ? static_cast<double>(rec.info.involuntary_ctxsw) : kNaN;
-    u.voluntary_ctxsw = rec.info.voluntary_ctxsw >= 0 ? static_cast<double>(rec.info.voluntary_ctxsw) : kNaN;
-    u.omp_threads = rec.info.omp_threads;
-    // NaN when absent: MPI not initialised, or a file from before the tracer recorded the window.
-    u.init_end_s = rec.info.mpi_init_end;
-    u.finalize_start_s = rec.info.mpi_finalize_start;
-    if (available(u.init_end_s)) u.mpi_initialised = true;
-    for (const auto& m : rec.mpi) {
-      std::string name = (m.name_id >= 0 && static_cast<std::size_t>(m.name_id) < rec.names.size())
-                             ? rec.names[static_cast<std::size_t>(m.name_id)]
-                             : "MPI#" + std::to_string(m.name_id);
-      double t = available(m.time_s) ? m.time_s : 0;
-      if (is_init(name)) { u.init_s += t; u.mpi_initialised = true; }
-      else if (is_finalize(name)) u.finalize_s += t;
-      else { u.mpi_s += t; out.any_mpi_rows = true; u.mpi_initialised = true; }
-      auto it = call_index.find(name);
-      if (it == call_index.end()) {
-        it = call_index.emplace(name, out.calls.size()).first;
-        MpiCallStats s;
-        s.name = name;
-        out.calls.push_back(s);
-        call_rank_time.emplace_back(nranks, 0.0);
-      }
-      MpiCallStats& s = out.calls[it->second];
-      s.calls += m.calls;
-      s.time_s += t;
-      s.bytes += static_cast<double>(std::max<std::int64_t>(0, m.bytes_sent) + std::max<std::int64_t>(0, m.bytes_received));
-      call_rank_time[it->second][r] += t;
+  PointUsageBuilder b;
+  for (const auto& r : ranks) b.add(r);
+  return b.finish();
+}
+
+void PointUsageBuilder::add(const store::RankRecords& rec) {
+  RankUsage u;
+  u.host = store::get_str(rec.info.host);
+  u.wall_s = rec.info.wall_s;
+  u.user_s = rec.info.user_s;
+  u.system_s = rec.info.system_s;
+  u.involuntary_ctxsw = rec.info.involuntary_ctxsw >= 0 ? static_cast<double>(rec.info.involuntary_ctxsw) : kNaN;
+  u.voluntary_ctxsw = rec.info.voluntary_ctxsw >= 0 ? static_cast<double>(rec.info.voluntary_ctxsw) : kNaN;
+  u.omp_threads = rec.info.omp_threads;
+  // NaN when absent: MPI not initialised, or a file from before the tracer recorded the window.
+  u.init_end_s = rec.info.mpi_init_end;
+  u.finalize_start_s = rec.info.mpi_finalize_start;
+  if (available(u.init_end_s)) u.mpi_initialised = true;
+  std::map<std::size_t, double> mine;  // this rank's time per call (a name may have several rows)
+  for (const auto& m : rec.mpi) {
+    std::string name = (m.name_id >= 0 && static_cast<std::size_t>(m.name_id) < rec.names.size())
+                           ? rec.names[static_cast<std::size_t>(m.name_id)]
+                           : "MPI#" + std::to_string(m.name_id);
+    double t = available(m.time_s) ? m.time_s : 0;
+    if (is_init(name)) { u.init_s += t; u.mpi_initialised = true; }
+    else if (is_finalize(name)) u.finalize_s += t;
+    else { u.mpi_s += t; out_.any_mpi_rows = true; u.mpi_initialised = true; }
+    auto it = call_index_.find(name);
+    if (it == call_index_.end()) {
+      it = call_index_.emplace(name, calls_.size()).first;
+      calls_.emplace_back();
+      calls_.back().stats.name = name;
     }
-    if (!rec.callpaths.empty()) {
-      const auto threads = sampled_threads(rec);
-      for (const auto& [tid, t] : threads) {
-        u.samples_work += t.work;
-        u.samples_wait += t.wait;
-      }
-      u.working_threads = 0;
-      u.sampled_threads = static_cast<int>(threads.size());
-      for (const auto& [tid, t] : threads)
-        if (t.work >= 1) ++u.working_threads;  // OpenMP threads that were never used have no app samples
-    }
-    for (const auto& row : rec.regions) {
-      if (!available(row.hw_instructions) || !available(row.hw_cycles) || !available(row.time_s)) continue;
-      u.hw_instructions = (available(u.hw_instructions) ? u.hw_instructions : 0) + row.hw_instructions;
-      u.hw_cycles = (available(u.hw_cycles) ? u.hw_cycles : 0) + row.hw_cycles;
-      u.hw_time_s = (available(u.hw_time_s) ? u.hw_time_s : 0) + row.time_s;
-    }
-    out.any_rows |= !rec.mpi.empty();
-    out.mpi_initialised |= u.mpi_initialised;
-    out.ranks.push_back(u);
+    MpiCallStats& st = calls_[it->second].stats;
+    st.calls += m.calls;
+    st.time_s += t;
+    st.bytes += static_cast<double>(std::max<std::int64_t>(0, m.bytes_sent) + std::max<std::int64_t>(0, m.bytes_received));
+    mine[it->second] += t;
   }
-  for (std::size_t i = 0; i < out.calls.size(); ++i) {
-    const auto& v = call_rank_time[i];
-    if (v.empty()) continue;
-    auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-    double sum = 0;
-    for (double x : v) sum += x;
-    out.calls[i].rank_min_s = *lo;
-    out.calls[i].rank_max_s = *hi;
-    out.calls[i].rank_mean_s = sum / static_cast<double>(v.size());
+  for (const auto& [i, t] : mine) {
+    CallFold& c = calls_[i];
+    c.rank_min = available(c.rank_min) ? std::min(c.rank_min, t) : t;
+    c.rank_max = available(c.rank_max) ? std::max(c.rank_max, t) : t;
+    c.rank_sum += t;
+    ++c.ranks_with;
   }
-  std::stable_sort(out.calls.begin(), out.calls.end(),
+  if (!rec.callpaths.empty()) {
+    const auto threads = sampled_threads(rec);
+    for (const auto& [tid, t] : threads) {
+      u.samples_work += t.work;
+      u.samples_wait += t.wait;
+    }
+    u.working_threads = 0;
+    u.sampled_threads = static_cast<int>(threads.size());
+    for (const auto& [tid, t] : threads)
+      if (t.work >= 1) ++u.working_threads;  // OpenMP threads that were never used have no app samples
+  }
+  for (const auto& row : rec.regions) {
+    if (!available(row.hw_instructions) || !available(row.hw_cycles) || !available(row.time_s)) continue;
+    u.hw_instructions = (available(u.hw_instructions) ? u.hw_instructions : 0) + row.hw_instructions;
+    u.hw_cycles = (available(u.hw_cycles) ? u.hw_cycles : 0) + row.hw_cycles;
+    u.hw_time_s = (available(u.hw_time_s) ? u.hw_time_s : 0) + row.time_s;
+  }
+  out_.any_rows |= !rec.mpi.empty();
+  out_.mpi_initialised |= u.mpi_initialised;
+  out_.ranks.push_back(std::move(u));
+}
+
+PointUsage PointUsageBuilder::finish() {
+  const std::size_t nranks = out_.ranks.size();
+  for (auto& c : calls_) {
+    // A rank without the call spent 0 s in it.
+    const bool all = c.ranks_with == nranks;
+    c.stats.rank_min_s = all ? c.rank_min : std::min(0.0, c.rank_min);
+    c.stats.rank_max_s = all ? c.rank_max : std::max(0.0, c.rank_max);
+    c.stats.rank_mean_s = nranks ? c.rank_sum / static_cast<double>(nranks) : kNaN;
+    out_.calls.push_back(std::move(c.stats));
+  }
+  std::stable_sort(out_.calls.begin(), out_.calls.end(),
                    [](const MpiCallStats& a, const MpiCallStats& b) { return a.time_s > b.time_s; });
-  return out;
+  calls_.clear();
+  call_index_.clear();
+  return std::move(out_);
+}
+
+NodeBalance node_balance(const PointUsage& usage, const std::vector<std::int64_t>& rank_ids) {
+  NodeBalance b;
+  std::map<std::string, std::size_t> index;
+  std::vector<std::vector<std::int64_t>> ids;
+  std::vector<double> useful_sum;
+  std::vector<int> useful_n;
+  for (std::size_t i = 0; i < usage.ranks.size(); ++i) {
+    const RankUsage& r = usage.ranks[i];
+    auto it = index.find(r.host);
+    if (it == index.end()) {
+      it = index.emplace(r.host, b.nodes.size()).first;
+      b.nodes.emplace_back();
+      b.nodes.back().host = r.host;
+      ids.emplace_back();
+      useful_sum.push_back(0);
+      useful_n.push_back(0);
+    }
+    NodeUsage& n = b.nodes[it->second];
+    ++n.ranks;
+    ids[it->second].push_back(i < rank_ids.size() ? rank_ids[i] : static_cast<std::int64_t>(i));
+    if (available(r.wall_s)) n.wall_max_s = available(n.wall_max_s) ? std::max(n.wall_max_s, r.wall_s) : r.wall_s;
+    const double w = r.window_s();
+    if (available(w)) {
+      const double useful = std::max(0.0, w - r.mpi_s);
+      useful_sum[it->second] += useful;
+      ++useful_n[it->second];
+      n.useful_max_s = available(n.useful_max_s) ? std::max(n.useful_max_s, useful) : useful;
+    }
+  }
+  for (std::size_t h = 0; h < b.nodes.size(); ++h) {
+    b.nodes[h].rank_list = store::rank_ranges(ids[h], 64);
+    if (useful_n[h] > 0) b.nodes[h].useful_mean_s = useful_sum[h] / useful_n[h];
+  }
+  if (b.nodes.size() < 2) return b;
+  double sum = 0, worst = -1;
+  std::size_t slowest = 0;
+  for (std::size_t h = 0; h < b.nodes.size(); ++h) {
+    const double m = b.nodes[h].useful_mean_s;
+    if (!available(m)) return b;
+    sum += m;
+    if (m > worst) { worst = m; slowest = h; }
+  }
+  const double mean = sum / static_cast<double>(b.nodes.size());
+  if (!(worst > 0)) return b;
+  b.balance = mean / worst;
+  b.slowest = b.nodes[slowest].host;
+  const double others = (sum - worst) / static_cast<double>(b.nodes.size() - 1);
+  if (others > 0) b.slowest_over_others = worst / others;
+  return b;
 }
 
 PopPoint pop_point(const PointUsage& usage, int threads_per_rank) {

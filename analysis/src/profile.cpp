@@ -259,43 +259,47 @@ RankProfile profile_of_rank(const store::RankRecords& rank) {
   return p;
 }
 
-std::map<std::string, double> sampled_host_function_times(const std::vector<store::RankRecords>& ranks) {
-  std::map<std::string, double> out;
-  const store::RankRecords* critical = nullptr;
-  double best = 0;
-  std::map<std::int64_t, double> critical_hosts;  // function id -> samples on the critical thread
-  for (const auto& rank : ranks) {
-    if (rank.sampling.empty() || rank.callpaths.empty()) continue;
-    const auto& rows = rank.callpaths;
-    std::map<int, double> work;                                    // thread -> samples of work
-    std::map<int, std::map<std::int64_t, double>> hosts;           // thread -> host function id -> samples
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const auto& r = rows[i];
-      if (r.self_samples <= 0) continue;
-      const std::string cat = store::get_str(r.category);
-      if (cat == "app" || cat == "system") work[r.thread] += static_cast<double>(r.self_samples);
-      std::size_t host = i;
-      while (rows[host].inlined) {
-        const std::int64_t par = rows[host].parent_id;
-        if (par < 0 || static_cast<std::size_t>(par) >= host) break;  // malformed parents end the walk
-        host = static_cast<std::size_t>(par);
-      }
-      hosts[r.thread][rows[host].function_id] += static_cast<double>(r.self_samples);
+HostFunctionTimes sampled_host_function_times_of(const store::RankRecords& rank) {
+  HostFunctionTimes out;
+  if (rank.sampling.empty() || rank.callpaths.empty()) return out;
+  const auto& rows = rank.callpaths;
+  std::map<int, double> work;                                    // thread -> samples of work
+  std::map<int, std::map<std::int64_t, double>> hosts;           // thread -> host function id -> samples
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    if (r.self_samples <= 0) continue;
+    const std::string cat = store::get_str(r.category);
+    if (cat == "app" || cat == "system") work[r.thread] += static_cast<double>(r.self_samples);
+    std::size_t host = i;
+    while (rows[host].inlined) {
+      const std::int64_t par = rows[host].parent_id;
+      if (par < 0 || static_cast<std::size_t>(par) >= host) break;  // malformed parents end the walk
+      host = static_cast<std::size_t>(par);
     }
-    for (const auto& [thread, n] : work)
-      if (n > best) {
-        best = n;
-        critical = &rank;
-        critical_hosts = hosts[thread];
-      }
+    hosts[r.thread][rows[host].function_id] += static_cast<double>(r.self_samples);
   }
-  if (!critical) return out;
-  const double period = critical->sampling[0].period_s;
-  for (const auto& [id, n] : critical_hosts) {
-    if (id < 0 || static_cast<std::size_t>(id) >= critical->names.size()) continue;
-    out[critical->names[static_cast<std::size_t>(id)]] += n * period;
+  int critical = -1;
+  for (const auto& [thread, n] : work)
+    if (n > out.work) {
+      out.work = n;
+      critical = thread;
+    }
+  if (critical < 0) return out;
+  const double period = rank.sampling[0].period_s;
+  for (const auto& [id, n] : hosts[critical]) {
+    if (id < 0 || static_cast<std::size_t>(id) >= rank.names.size()) continue;
+    out.seconds[rank.names[static_cast<std::size_t>(id)]] += n * period;
   }
   return out;
+}
+
+std::map<std::string, double> sampled_host_function_times(const std::vector<store::RankRecords>& ranks) {
+  HostFunctionTimes best;
+  for (const auto& rank : ranks) {
+    HostFunctionTimes h = sampled_host_function_times_of(rank);
+    if (h.work > best.work) best = std::move(h);
+  }
+  return best.seconds;
 }
 
 namespace {
@@ -565,7 +569,13 @@ void read_profile(AnalysisResult& res) noexcept {
       store::Group pg = points.open_group(pname);
       if (!pg.exists("ranks")) continue;
       store::Group rg = pg.open_group("ranks");
-      for (const auto& child : rg.children()) per_config.back().push_back(store::read_rank(rg.open_group(child)));
+      // Only sampled ranks, and of them only what the profile uses: a point
+      // of 10^5 unsampled ranks costs one existence check per rank.
+      for (const auto& child : rg.children()) {
+        store::Group g = rg.open_group(child);
+        if (!g.exists("sampling")) continue;
+        per_config.back().push_back(store::read_rank_parts(g, store::kRankInfo | store::kRankNames | store::kRankSampling));
+      }
     }
     res.profile = profile_functions(res, per_config);
     if (std::string hint = symbol_hint(res.profile.unnamed); !hint.empty()) res.hints.push_back(hint);

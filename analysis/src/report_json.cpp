@@ -95,12 +95,27 @@ json to_json(const AnalysisResult& res) {
   json jc = json::array();
   for (std::size_t ci = 0; ci < configs.size(); ++ci) {
     const auto& c = configs[ci];
-    json ceil = json::array();
-    for (const auto& x : c.ceilings.all())
-      ceil.push_back({{"name", x.name},
-                      {"kind", x.kind},
-                      {"precision", x.precision},
-                      {"value", q(x.value, x.kind == "bandwidth" ? "GB/s" : "GFLOP/s")}});
+    auto ceilings_json = [&](const std::vector<Ceiling>& all) {
+      json out = json::array();
+      for (const auto& x : all) {
+        json one = {{"name", x.name},
+                    {"kind", x.kind},
+                    {"precision", x.precision},
+                    {"value", q(x.value, x.kind == "bandwidth" ? "GB/s" : "GFLOP/s")}};
+        if (!x.host.empty()) one["host"] = x.host;
+        out.push_back(std::move(one));
+      }
+      return out;
+    };
+    json ceil = ceilings_json(c.ceilings.all());
+    json hosts = json::array();
+    for (const auto& n : c.hosts.nodes)
+      hosts.push_back({{"host", n.host},
+                       {"ranks", n.ranks},
+                       {"rank_list", n.rank_list},
+                       {"useful_mean", q(n.useful_mean_s, "s")},
+                       {"useful_max", q(n.useful_max_s, "s")},
+                       {"wall_max", q(n.wall_max_s, "s")}});
     jc.push_back({{"index", ci},
                   {"label", c.label},
                   {"point_ids", c.point_ids},
@@ -117,7 +132,12 @@ json to_json(const AnalysisResult& res) {
                   {"app_time_spread", json_num(c.app_time_spread)},
                   {"mpi_share", json_num(c.mpi_share)},
                   {"mpi_calls", mpi_calls_json(c.pop.calls)},
-                  {"ceilings", ceil}});
+                  {"ceilings", ceil},
+                  {"hosts", hosts},
+                  {"node_balance", json_num(c.hosts.balance)},
+                  {"slowest_node", s_or_null(c.hosts.slowest)},
+                  {"slowest_node_over_others", json_num(c.hosts.slowest_over_others)},
+                  {"node_ceilings", ceilings_json(c.node_ceilings)}});
   }
   doc["configurations"] = jc;
 

@@ -90,6 +90,7 @@ std::string render_text(const AnalysisResult& res, int width) {
   if (res.kernels.empty()) {
     for (const auto& sum : res.summaries) os << render_pop_text(res, sum, width);
     if (res.summaries.empty()) os << single_point_text(res);
+    os << render_nodes_text(res, width);
     return os.str();
   }
 
@@ -191,6 +192,55 @@ std::string render_text(const AnalysisResult& res, int width) {
   }
 
   for (const auto& sum : res.summaries) os << render_pop_text(res, sum, width);
+  os << render_nodes_text(res, width);
+  return os.str();
+}
+
+std::string render_nodes_text(const AnalysisResult& res, int width) {
+  constexpr std::size_t kListed = 8;  // hosts listed by name; with more, the slowest and the fastest
+  std::ostringstream os;
+  bool header = false;
+  for (const auto& c : res.run.configs) {
+    const auto& nodes = c.hosts.nodes;
+    bool per_node_ceilings = false;
+    for (const auto& x : c.ceilings.all()) per_node_ceilings |= !x.host.empty();
+    if (nodes.size() < 2 && !per_node_ceilings) continue;
+    if (!header) {
+      os << "\nNodes (ranks by host; useful time per rank = MPI window minus MPI time, mean over the host's ranks):\n";
+      header = true;
+    }
+    const std::string where = c.label.empty() ? std::string("configuration") : c.label;
+    if (nodes.size() >= 2) {
+      std::vector<const NodeUsage*> shown;
+      for (const auto& n : nodes) shown.push_back(&n);
+      if (shown.size() > kListed) {
+        std::stable_sort(shown.begin(), shown.end(), [](const NodeUsage* a, const NodeUsage* b) {
+          return a->useful_mean_s > b->useful_mean_s;
+        });
+        shown.erase(shown.begin() + kListed / 2, shown.end() - kListed / 2);
+      }
+      std::string line = where + ": " + std::to_string(nodes.size()) + " hosts:";
+      for (std::size_t i = 0; i < shown.size(); ++i) {
+        const NodeUsage& n = *shown[i];
+        if (nodes.size() > kListed && i == kListed / 2) line += " ...;";
+        line += " " + n.host + " [" + n.rank_list + "] " + num(n.useful_mean_s) + " s;";
+      }
+      line.pop_back();
+      if (available(c.hosts.balance)) {
+        line += "; node balance " + num(c.hosts.balance, 3);
+        if (!c.hosts.slowest.empty() && available(c.hosts.slowest_over_others))
+          line += ", slowest " + c.hosts.slowest + " (" + num(c.hosts.slowest_over_others, 3) + "x the others' mean)";
+      }
+      os << wrap(line, static_cast<std::size_t>(width), "    ");
+    }
+    if (per_node_ceilings) {
+      std::string line = where + ": ceilings per node, each the slowest node's times the nodes:";
+      for (const auto& x : c.ceilings.all())
+        if (!x.host.empty()) line += " " + x.name + " " + x.host + ",";
+      line.pop_back();
+      os << wrap(line, static_cast<std::size_t>(width), "    ");
+    }
+  }
   return os.str();
 }
 

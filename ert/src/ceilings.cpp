@@ -1,4 +1,5 @@
 #include "rtrace/ert/ceilings.hpp"
+#include <set>
 
 #include <algorithm>
 #include <cmath>
@@ -161,6 +162,33 @@ std::vector<store::CeilingRow> one_worker_ceilings(const std::vector<Sample>& sa
     if (s.series == Series::Flops && s.one_worker) flops.push_back(&s);
   add_compute_ceilings(flops, rows, nullptr);
   return rows;
+}
+
+std::vector<store::CeilingRow> slowest_node_ceilings(const std::vector<store::CeilingRow>& node_rows, int nodes) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const store::CeilingRow*>> by_name;
+  std::set<std::string> hosts;
+  for (const auto& r : node_rows) {
+    const std::string name = store::get_str(r.name);
+    if (!by_name.count(name)) order.push_back(name);
+    by_name[name].push_back(&r);
+    hosts.insert(store::get_str(r.host));
+  }
+  std::vector<store::CeilingRow> out;
+  for (const auto& name : order) {
+    const auto& rows = by_name[name];
+    if (rows.size() < hosts.size()) continue;  // some node has no such ceiling
+    const store::CeilingRow* slowest = rows.front();
+    for (const auto* r : rows)
+      if (r->value < slowest->value) slowest = r;
+    store::CeilingRow c = *slowest;
+    c.value *= nodes;
+    c.min *= nodes;
+    c.max *= nodes;
+    if (c.level_bytes > 0) c.level_bytes *= nodes;
+    out.push_back(c);
+  }
+  return out;
 }
 
 }  // namespace rtrace::ert

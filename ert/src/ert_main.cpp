@@ -18,6 +18,7 @@
 #include <thread>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -48,6 +49,7 @@ struct Options {
   std::vector<Precision> precisions;
   bool tensor_cores = true;
   bool list_gpus = false;
+  bool per_node = false;  // each node measures its own ranks; the file keeps every node's ceilings
 };
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -126,6 +128,9 @@ Options parse(int argc, char** argv, bool& help) {
       ("precision", po::value<std::string>(&precision),
        "comma list: fp64,fp32 (CPU); fp64,fp32,fp16,tc (GPU); default: all")           //
       ("quiet", po::bool_switch(&o.quiet), "no table on stdout")  //
+      ("per-node", po::bool_switch(&o.per_node),
+       "ranks on several nodes: each node measures its own ranks (its slice), all nodes at once; /ert/node_ceilings "
+       "keeps every node's ceilings, /ert/ceilings is the slowest node's times the nodes")  //
       ("list-gpus", po::bool_switch(&o.list_gpus),
        "list the CUDA devices (name, SMs, clocks, memory, compute capability, L2, spec bandwidth) and exit");
   po::variables_map vm;
@@ -148,6 +153,7 @@ Options parse(int argc, char** argv, bool& help) {
   if (o.mps && o.sms < 1) throw UsageError("--mps needs --sms N (the SM count MPS grants)");
   if (o.mps && !std::getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"))
     throw UsageError("--mps: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE is not set (`rtrace run --sweep sms=...` sets it)");
+  if (o.per_node && o.sms > 0) throw UsageError("--per-node measures CPU ranks; it cannot be combined with --sms");
   if (o.sms > 0 && (vm.count("threads") || vm.count("ranks")))
     throw UsageError("--sms measures a GPU partition; it cannot be combined with --threads or --ranks");
   if (!precision.empty()) {
@@ -233,7 +239,7 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   if (under_mpi && mpi_available()) group = make_mpi_rank_group(argc, argv);
   else if (o.ranks > 1) throw UsageError("--ranks needs MPI support, and this rtrace was built without MPI");
   else group = make_single_rank_group();
-  const bool root = group->rank() == 0;
+  const bool world_root = group->rank() == 0;
 
   // Every rank must agree on errors before any collective call.
   std::string error;
@@ -242,8 +248,8 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
     if (o.ranks > 0 && o.ranks != group->size())
       throw UsageError("--ranks " + std::to_string(o.ranks) + " but the MPI launch started " +
                        std::to_string(group->size()) + " processes");
-    if (root && !o.output.empty()) check_output_writable(o.output, "output file");
-    if (root && !o.json.empty()) check_output_writable(o.json, "JSON file");
+    if (world_root && !o.output.empty()) check_output_writable(o.output, "output file");
+    if (world_root && !o.json.empty()) check_output_writable(o.json, "JSON file");
   } catch (const UsageError& e) {
     error = e.what();
     error_code = kExitUsage;
@@ -252,10 +258,18 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
     error_code = kExitUsage;
   }
   if (group->any(error_code != 0)) {
-    if (root && !error.empty()) std::fprintf(stderr, "rtrace ert: %s\n", error.c_str());
+    if (world_root && !error.empty()) std::fprintf(stderr, "rtrace ert: %s\n", error.c_str());
     return error_code ? error_code : kExitUsage;
   }
-  const int ranks = group->size();
+  const int world_ranks = group->size();
+  // --per-node: the ranks of each node measure as a world of their own (all
+  // nodes at once), and the nodes' results meet on world rank 0 at the end.
+  const int nodes_of_world = o.per_node ? group->node_count() : 1;
+  std::unique_ptr<RankGroup> node;
+  if (o.per_node) node = group->node_group();
+  RankGroup& measuring = node ? *node : *group;
+  const bool root = measuring.rank() == 0;
+  const int ranks = measuring.size();
 
   const auto started = std::chrono::steady_clock::now();
   const std::vector<int> cpus = allowed_cpus();
@@ -307,12 +321,12 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   };
   phase("plan ready");
-  CpuRunResult run = run_cpu_plan(plan, policy, threads, *group);
+  CpuRunResult run = run_cpu_plan(plan, policy, threads, measuring);
   phase("sweep done");
   // Physical consistency: every rank holds the same samples, so every rank
   // takes the same re-measure decisions (the re-measurement is collective).
   ConsistencyLimits limits;
-  const int nodes = std::max(1, (ranks + group->local_size() - 1) / std::max(1, group->local_size()));
+  const int nodes = std::max(1, (ranks + measuring.local_size() - 1) / std::max(1, measuring.local_size()));
   const int cores = machine.cores > 0 ? std::min(pus, machine.cores * nodes) : pus;
   const double ghz = peak_clock_ghz(mhz_before, limits.peak_basis);
   limits.peak_basis = std::to_string(cores) + " cores x " + std::to_string(cpu_kernel_vector_bytes() * 8) +
@@ -320,7 +334,7 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   limits.fp64_peak_gflops = theoretical_cpu_peak_gflops(Precision::FP64, cores, cpu_kernel_vector_bytes(), ghz);
   limits.fp32_peak_gflops = theoretical_cpu_peak_gflops(Precision::FP32, cores, cpu_kernel_vector_bytes(), ghz);
   // Every rank reads its own node's table; rank 0's counts for all nodes.
-  const double node_dram_gbs = group->allgather(smbios_memory_peak_gbs_of_this_node(limits.dram_peak_basis))[0];
+  const double node_dram_gbs = measuring.allgather(smbios_memory_peak_gbs_of_this_node(limits.dram_peak_basis))[0];
   limits.dram_peak_gbs = node_dram_gbs * nodes;
   if (nodes > 1 && node_dram_gbs > 0) limits.dram_peak_basis = std::to_string(nodes) + " nodes x " + limits.dram_peak_basis;
   limits.workers = pus;
@@ -341,7 +355,7 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
       as_sample.working_set_bytes = measurement_working_set_bytes(m, threads, ranks);
       if (request.covers(as_sample)) subset.push_back(m);
     }
-    CpuRunResult again = run_cpu_plan(subset, policy, threads, *group);
+    CpuRunResult again = run_cpu_plan(subset, policy, threads, measuring);
     run.runs += again.runs;
     run.runs_redone += again.runs_redone;
     run.runs_skewed += again.runs_skewed;
@@ -352,7 +366,7 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   CheckedCeilings checked = derive_checked_ceilings(run.samples, levels, popt, limits, retry, remeasure, pause);
   phase("checked");
   const double mhz_after = read_cpu_mhz();
-  if (!root) return 0;
+  if (!root && !o.per_node) return 0;
 
   ErtReport report;
   report.device = "cpu";
@@ -373,7 +387,7 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
                             {"fma_hardware", cpu_kernel_has_fma() ? "yes" : "no"},
                             {"thread_cpus", pinning},
                             {"rank_cpus", rank_pinning},
-                            {"rank_group", group->description()},
+                            {"rank_group", measuring.description()},
                             {"kernel", "ERT 1.1.0 beta = beta*A[i] + alpha; register-blocked x" +
                                            std::to_string(kernel_block_elements(Precision::FP64)) + " fp64"}};
   report.number_attributes = {{"cpu_mhz_start", mhz_before},
@@ -390,6 +404,27 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   report.text_attributes.emplace_back("peak_basis", limits.peak_basis);
   report.text_attributes.emplace_back("dram_peak_basis", limits.dram_peak_basis);
   report.one_worker = std::move(checked.one_worker);
+  if (o.per_node) {
+    // Every node's ceilings (its host in each row) to world rank 0.
+    std::string blob;
+    if (root) {
+      for (auto row : report.analysis.ceilings) {
+        store::set_str(row.host, store::hostname());
+        blob.append(reinterpret_cast<const char*>(&row), sizeof row);
+      }
+    }
+    const std::vector<std::string> blobs = group->gather_from_node_leaders(blob);
+    if (!world_root) return 0;
+    for (const std::string& b : blobs)
+      for (std::size_t off = 0; off + sizeof(store::CeilingRow) <= b.size(); off += sizeof(store::CeilingRow)) {
+        store::CeilingRow row;
+        std::memcpy(&row, b.data() + off, sizeof row);
+        report.node_ceilings.push_back(row);
+      }
+    report.analysis.ceilings = slowest_node_ceilings(report.node_ceilings, nodes_of_world);
+    report.ranks = world_ranks;
+    report.number_attributes.emplace_back("nodes", double(nodes_of_world));
+  }
   emit(o, report);
   return 0;
 }

@@ -103,11 +103,17 @@ void write_ert_file(const std::string& path, const ErtReport& report) {
       for (const auto& [k, v] : report.number_attributes) ert.set_attr(k, v);
       if (!report.analysis.notes.empty()) ert.set_attr("notes", report.analysis.notes);
       ert.write_table<store::CeilingRow>("ceilings", report.analysis.ceilings,
-                                         "roofline ceilings of this partition (value = median over repeats)");
+                                         report.node_ceilings.empty()
+                                             ? "roofline ceilings of this partition (value = median over repeats)"
+                                             : "roofline ceilings of this partition: per ceiling the slowest node's "
+                                               "(host) times the nodes");
       if (!report.one_worker.empty())
         ert.write_table<store::CeilingRow>("one_worker_ceilings", report.one_worker,
                                            "the same ceilings of one worker (thread 0 of rank 0 alone), measured in "
                                            "the same run: the plausibility bound of the partition's");
+      if (!report.node_ceilings.empty())
+        ert.write_table<store::CeilingRow>("node_ceilings", report.node_ceilings,
+                                           "every node's own ceilings of its slice of the partition (host)");
       std::vector<store::ErtSampleRow> rows;
       rows.reserve(report.samples.size());
       for (const Sample& s : report.samples) rows.push_back(to_row(s));

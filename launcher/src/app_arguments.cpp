@@ -50,7 +50,9 @@ std::string expand(const std::string& arg, const std::function<std::string(const
                        (name.rfind("env:", 0) == 0 && valid_env_name(name.substr(4)));
     if (!known) {
       std::string hint;
-      for (const auto& n : likely_axis_names(name, /*with_point=*/true)) hint += (hint.empty() ? "`{" : " or `{") + n + "}`";
+      for (const auto& n : likely_axis_names(name, /*with_point=*/true))
+        if (n != "ranks-per-node")  // an axis, not a placeholder
+          hint += (hint.empty() ? "`{" : " or `{") + n + "}`";
       throw fail("unknown placeholder `{" + name + "}` (" + (hint.empty() ? "" : "did you mean " + hint + "? ") + kKnown +
                  ")");
     }

@@ -23,18 +23,32 @@ std::string cache_dir(const Environment& env) {
   return (fs::temp_directory_path() / "rtrace-cache").string();
 }
 
-std::string ert_cache_file(const Environment& env, const Partition& p, bool quick) {
-  return cache_dir(env) + "/ert/" + store::hostname() + "-" + p.name() + "-" + store::rtrace_version() +
-         (quick ? "-quick" : "") + ".h5";
+std::string ert_cache_file(const Environment& env, const Partition& p, bool quick,
+                           const std::vector<std::string>& hosts) {
+  std::string host = store::hostname();
+  if (hosts.size() > 1) {
+    // FNV-1a of the node list: the same partition on other nodes is another entry.
+    std::uint64_t h = 1469598103934665603ull;
+    for (const auto& n : hosts)
+      for (char c : n + ",") h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    host = hosts.front() + "+" + std::string(hex, 8);
+  }
+  return cache_dir(env) + "/ert/" + host + "-" + p.name() + "-" + store::rtrace_version() + (quick ? "-quick" : "") +
+         ".h5";
 }
 
-std::vector<store::CeilingRow> read_ceilings_from(const std::string& path, const Partition& p, std::string& detail) {
+std::vector<store::CeilingRow> read_ceilings_from(const std::string& path, const Partition& p, std::string& detail,
+                                                  std::vector<store::CeilingRow>* node_rows) {
   auto f = store::File::open(path);
   store::check_schema(f);
   const auto& root = f.root();
   if (root.exists("ert")) {
     detail = path;
-    return store::read_ceilings(root.open_group("ert"));
+    const auto ert = root.open_group("ert");
+    if (node_rows && ert.exists("node_ceilings")) *node_rows = ert.read_table<store::CeilingRow>("node_ceilings");
+    return store::read_ceilings(ert);
   }
   if (!root.exists("points")) throw store::SchemaError("read", path, "/", "neither /ert nor /points: no ceilings here");
   const auto points_group = root.open_group("points");
@@ -56,6 +70,7 @@ std::vector<store::CeilingRow> read_ceilings_from(const std::string& path, const
                       std::max(1, row.ranks) == p.ranks && std::max(0, row.sms_requested) == p.sms;
     if (same) {
       detail = path + ":/points/" + name;
+      if (node_rows && g.exists("node_ceilings")) *node_rows = g.read_table<store::CeilingRow>("node_ceilings");
       return c;
     }
     if (fallback.empty()) {
@@ -93,6 +108,8 @@ std::vector<std::string> ert_command(const std::string& self, const Partition& p
   } else {
     ert.insert(ert.end(), {"--threads", std::to_string(p.threads)});
     if (p.ranks > 1) ert.insert(ert.end(), {"--ranks", std::to_string(p.ranks)});
+    // Several nodes: each measures its own slice, all at once (per-node ceilings).
+    if (p.nodes > 1) ert.push_back("--per-node");
   }
   if (quick) ert.push_back("--quick");
   ert.insert(ert.end(), {"-o", out, "--quiet"});
@@ -109,8 +126,9 @@ std::vector<std::string> ert_command(const std::string& self, const Partition& p
                     !launch->srun_path.empty();
   if (srun) {
     path = launch->srun_path;
-    argv = {"srun", "-n", std::to_string(p.ranks)};
-    if (p.nodes > 0) argv.insert(argv.end(), {"-N", std::to_string(p.nodes)});
+    argv = {"srun"};
+    const auto placement = srun_placement(p, *launch);
+    argv.insert(argv.end(), placement.begin(), placement.end());
     if (o.srun_mpi != "none") argv.push_back("--mpi=" + o.srun_mpi);
     argv.push_back("--cpus-per-task=" + std::to_string(p.threads));
     argv.push_back("--kill-on-bad-exit=1");
@@ -132,10 +150,14 @@ std::vector<std::string> ert_command(const std::string& self, const Partition& p
   return argv;
 }
 
+std::vector<std::string> CeilingProvider::hosts_of(const Partition& p) const {
+  return launch_ ? partition_hosts(p, *launch_) : std::vector<std::string>{};
+}
+
 bool CeilingProvider::needs_measurement(const Partition& p) const {
   if (opts_.ert != ErtMode::Auto && opts_.ert != ErtMode::Quick) return false;
   if (memo_.count(p)) return false;
-  return !fs::exists(ert_cache_file(env_, p, opts_.ert == ErtMode::Quick));
+  return !fs::exists(ert_cache_file(env_, p, opts_.ert == ErtMode::Quick, hosts_of(p)));
 }
 
 const PartitionCeilings& CeilingProvider::get(const Partition& p) {
@@ -159,7 +181,7 @@ const PartitionCeilings& CeilingProvider::get(const Partition& p) {
 PartitionCeilings CeilingProvider::import_file(const Partition& p) const {
   PartitionCeilings c;
   try {
-    c.rows = read_ceilings_from(opts_.ert_file, p, c.source);
+    c.rows = read_ceilings_from(opts_.ert_file, p, c.source, &c.node_rows);
   } catch (const std::exception& e) {
     c.error = std::string("--ert ") + opts_.ert_file + ": " + e.what();
   }
@@ -223,9 +245,16 @@ void mark_unreliable(std::vector<store::CeilingRow>& rows, const std::vector<std
 }
 
 std::string unreliable_summary(const std::vector<store::CeilingRow>& rows) {
+  // One reason often covers every ceiling (a busy machine): said once.
+  std::vector<std::string> said;
   std::string s;
-  for (const auto& r : rows)
-    if (r.unreliable > 0) s += (s.empty() ? "" : "; ") + store::get_str(r.unreliable_reason);
+  for (const auto& r : rows) {
+    if (r.unreliable <= 0) continue;
+    const std::string why = store::get_str(r.unreliable_reason);
+    if (std::find(said.begin(), said.end(), why) != said.end()) continue;
+    said.push_back(why);
+    s += (s.empty() ? "" : "; ") + why;
+  }
   return s;
 }
 
@@ -306,7 +335,7 @@ PartitionCeilings CeilingProvider::run_ert(const Partition& p, bool quick, const
     return c;
   }
   try {
-    c.rows = read_ceilings_from(out, p, c.source);
+    c.rows = read_ceilings_from(out, p, c.source, &c.node_rows);
   } catch (const std::exception& e) {
     fs::remove(out, ec);
     c.error = std::string("ERT result unreadable: ") + e.what();
@@ -317,7 +346,7 @@ PartitionCeilings CeilingProvider::run_ert(const Partition& p, bool quick, const
 PartitionCeilings CeilingProvider::measure(const Partition& p) {
   PartitionCeilings c;
   const bool quick = opts_.ert == ErtMode::Quick;
-  const std::string cached = ert_cache_file(env_, p, quick);
+  const std::string cached = ert_cache_file(env_, p, quick, hosts_of(p));
   // A cached file is used when it reads back, holds no unreliable ceiling
   // and, for an SM partition, was measured on the SMs this partition grants;
   // a damaged, untrustworthy or mismatched one is measured again.
@@ -325,7 +354,7 @@ PartitionCeilings CeilingProvider::measure(const Partition& p) {
   // cached before those checks existed, e.g. FLOP ceilings 100x low).
   if (fs::exists(cached) && !store::hdf5_failure(cached)) {
     try {
-      c.rows = read_ceilings_from(cached, p, c.source);
+      c.rows = read_ceilings_from(cached, p, c.source, &c.node_rows);
       c.source = cached;
       const bool same_sms = p.sms <= 0 || ert_sms_achieved(cached) == p.sms;
       if (!same_sms && verbose_)

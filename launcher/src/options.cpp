@@ -165,7 +165,7 @@ RunOptions parse_run_options(int argc, char** argv) {
   po::options_description sweep_opts("Sweep");
   sweep_opts.add_options()
       ("sweep", po::value<std::vector<std::string>>(&o.sweep)->composing()->value_name("AXIS=SPEC"),
-       "an axis to sweep (repeatable). AXIS: threads, ranks, nodes, sms or env:NAME. "
+       "an axis to sweep (repeatable). AXIS: threads, ranks, ranks-per-node, nodes, sms or env:NAME. "
        "SPEC: a..b, a..b:step, a..b:xfactor, lists 1,2,4 and mixtures 1,2,4..16:4")
       ("zip", po::bool_switch(&o.zip), "pair the axes value by value instead of the Cartesian product")
       ("repeat", po::value<int>(&o.repeat)->value_name("N"), "run every point N times (default 1)")

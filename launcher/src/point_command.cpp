@@ -1,6 +1,7 @@
 #include "rtrace/launcher/point_command.hpp"
 
 #include "rtrace/launcher/app_arguments.hpp"
+#include "rtrace/launcher/hostlist.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -19,8 +20,8 @@ std::string Partition::name() const {
 }
 
 bool Partition::operator<(const Partition& o) const {
-  return std::tie(threads, ranks, nodes, sms, sm_method, sm_percentage) <
-         std::tie(o.threads, o.ranks, o.nodes, o.sms, o.sm_method, o.sm_percentage);
+  return std::tie(threads, ranks, nodes, ranks_per_node, sms, sm_method, sm_percentage) <
+         std::tie(o.threads, o.ranks, o.nodes, o.ranks_per_node, o.sms, o.sm_method, o.sm_percentage);
 }
 
 const char* to_string(LaunchKind k) noexcept {
@@ -79,6 +80,26 @@ std::vector<std::string> point_app_argv(const SweepPoint& p, const RunOptions& o
 
 }  // namespace
 
+std::vector<std::string> partition_hosts(const Partition& part, const LaunchSetup& s) {
+  if (part.nodes <= 0 || s.nodelist.empty()) return {};
+  return std::vector<std::string>(s.nodelist.begin(),
+                                  s.nodelist.begin() + std::min<std::ptrdiff_t>(part.nodes, s.nodelist.size()));
+}
+
+std::vector<std::string> srun_placement(const Partition& part, const LaunchSetup& s) {
+  std::vector<std::string> argv{"-n", std::to_string(part.ranks)};
+  if (part.nodes <= 0) return argv;
+  argv.insert(argv.end(), {"-N", std::to_string(part.nodes)});
+  if (part.ranks_per_node > 0) argv.push_back("--ntasks-per-node=" + std::to_string(part.ranks_per_node));
+  if (!s.nodelist.empty()) {
+    if (static_cast<std::size_t>(part.nodes) > s.nodelist.size())
+      throw UsageError("partition " + part.name() + " needs " + std::to_string(part.nodes) + " nodes, but the allocation has " +
+                       std::to_string(s.nodelist.size()) + " (" + join_hosts(s.nodelist, s.nodelist.size()) + ")");
+    argv.insert(argv.end(), {"-w", join_hosts(s.nodelist, static_cast<std::size_t>(part.nodes))});
+  }
+  return argv;
+}
+
 LaunchKind choose_launch(const SweepPoint& p, const SweepPlan& plan, const RunOptions& o, const LaunchSetup& s) {
   const bool many_ranks = p.ranks > 1;
   const bool nodes = p.nodes > 0;
@@ -119,6 +140,12 @@ Partition partition_of(const SweepPoint& p, const RunOptions& o, const LaunchSet
   Partition part;
   part.ranks = p.ranks > 0 ? p.ranks : 1;
   part.nodes = p.nodes > 0 ? p.nodes : 0;
+  if (p.nodes > 0 && p.ranks <= 0) {
+    // Nodes without a rank count: ranks-per-node (swept, else the allocation's
+    // tasks per node, else 1) on every node.
+    part.ranks_per_node = p.ranks_per_node > 0 ? p.ranks_per_node : std::max(1, s.tasks_per_node);
+    part.ranks = p.nodes * part.ranks_per_node;
+  }
   if (p.sms > 0) {
     // The partition is what MPS grants, so the ERT measures the app's SMs.
     const auto snap = snap_sms_for_mps(p.sms, s.gpu.sm_count > 0 ? s.gpu.sm_count : p.sms);
@@ -134,8 +161,12 @@ Partition partition_of(const SweepPoint& p, const RunOptions& o, const LaunchSet
     const std::string omp = user_value("OMP_NUM_THREADS", o, s);
     int t = 0;
     if (!omp.empty() && omp.find_first_not_of("0123456789") == std::string::npos && omp.size() < 7) t = std::stoi(omp);
-    const int ranks_here = part.nodes > 0 ? std::max(1, part.ranks / part.nodes) : part.ranks;
-    part.threads = t > 0 ? t : std::max(1, s.cores / ranks_here);
+    const int ranks_here = part.nodes > 0 ? std::max(1, (part.ranks + part.nodes - 1) / part.nodes) : part.ranks;
+    // Ranks started by srun get the allocation's CPUs per task (1 unless
+    // --cpus-per-task was given): what Slurm allots them, and all that a
+    // step of the partition's ERT may ask for.
+    const bool srun_ranks = s.in_slurm && (part.ranks > 1 || part.nodes > 0);
+    part.threads = t > 0 ? t : srun_ranks ? std::max(1, s.cpus_per_task) : std::max(1, s.cores / ranks_here);
   }
   return part;
 }
@@ -145,6 +176,11 @@ PointCommand build_point_command(const SweepPoint& p, const SweepPlan& plan, con
   PointCommand cmd;
   cmd.partition = partition_of(p, o, s);
   cmd.launch = choose_launch(p, plan, o, s);
+  if (cmd.partition.nodes > 0 && cmd.partition.ranks < cmd.partition.nodes)
+    throw UsageError("point `" + p.label() + "`: " + std::to_string(cmd.partition.ranks) + " rank" +
+                     (cmd.partition.ranks == 1 ? "" : "s") + " cannot spread over " +
+                     std::to_string(cmd.partition.nodes) +
+                     " nodes (srun would run them on fewer); sweep ranks-per-node instead of ranks, or give ranks >= nodes");
 
   Environment app = s.base;
   std::vector<std::string> set_names;  // what rtrace set for the app, in order
@@ -219,8 +255,9 @@ PointCommand build_point_command(const SweepPoint& p, const SweepPlan& plan, con
     case LaunchKind::Srun: {
       cmd.path = s.srun_path;
       cmd.env = app;  // srun exports its whole environment to the tasks
-      cmd.argv = {"srun", "-n", std::to_string(cmd.partition.ranks)};
-      if (cmd.partition.nodes > 0) cmd.argv.insert(cmd.argv.end(), {"-N", std::to_string(cmd.partition.nodes)});
+      cmd.argv = {"srun"};
+      const auto placement = srun_placement(cmd.partition, s);
+      cmd.argv.insert(cmd.argv.end(), placement.begin(), placement.end());
       if (o.srun_mpi != "none") cmd.argv.push_back("--mpi=" + o.srun_mpi);
       // Slurm binds CPUs to match the threads axis.
       if (p.threads > 0) cmd.argv.push_back("--cpus-per-task=" + std::to_string(p.threads));

@@ -15,6 +15,7 @@ const char* to_string(AxisKind k) noexcept {
   switch (k) {
     case AxisKind::Threads: return "threads";
     case AxisKind::Ranks: return "ranks";
+    case AxisKind::RanksPerNode: return "ranks-per-node";
     case AxisKind::Nodes: return "nodes";
     case AxisKind::Sms: return "sms";
     case AxisKind::Env: return "env";
@@ -145,11 +146,13 @@ std::vector<std::string> likely_axis_names(const std::string& name, bool with_po
       {{"omp", "openmp", "omp_num_threads", "omp_threads", "nthreads", "thread", "num_threads"},
        {"threads", "env:OMP_NUM_THREADS"}},
       {{"node", "nnodes", "num_nodes"}, {"nodes"}},
+      {{"ppn", "rpn", "ranks_per_node", "rankspernode", "tasks-per-node", "ntasks-per-node", "tasks_per_node"},
+       {"ranks-per-node"}},
       {{"sm", "nsms", "num_sms", "smcount"}, {"sms"}},
   };
   for (const auto& [names, hint] : aliases)
     if (std::find(names.begin(), names.end(), lower) != names.end()) return hint;
-  std::vector<std::string> known = {"threads", "ranks", "nodes", "sms"};
+  std::vector<std::string> known = {"threads", "ranks", "ranks-per-node", "nodes", "sms"};
   if (with_point) known.push_back("point");
   for (const auto& k : known)
     if (edit_distance(lower, k) <= 1) return {k};
@@ -170,6 +173,7 @@ SweepAxis parse_sweep_axis(const std::string& text, bool keep_repeats) {
   axis.spec = text.substr(eq + 1);
   if (axis.name == "threads") axis.kind = AxisKind::Threads;
   else if (axis.name == "ranks") axis.kind = AxisKind::Ranks;
+  else if (axis.name == "ranks-per-node") axis.kind = AxisKind::RanksPerNode;
   else if (axis.name == "nodes") axis.kind = AxisKind::Nodes;
   else if (axis.name == "sms") axis.kind = AxisKind::Sms;
   else if (axis.name.rfind("env:", 0) == 0) {
@@ -182,7 +186,7 @@ SweepAxis parse_sweep_axis(const std::string& text, bool keep_repeats) {
     fail(text, "missing axis name before '='");
   } else {
     const std::string hint = did_you_mean(axis.name);
-    fail(text, "unknown axis `" + axis.name + "` (expected threads, ranks, nodes, sms or env:NAME)" +
+    fail(text, "unknown axis `" + axis.name + "` (expected threads, ranks, ranks-per-node, nodes, sms or env:NAME)" +
                    (hint.empty() ? std::string() : "; did you mean " + hint + "?"));
   }
   if (axis.spec.empty()) fail(text, "no values after '='");
@@ -249,6 +253,7 @@ void apply_value(SweepPoint& p, const SweepAxis& axis, std::size_t index) {
   switch (axis.kind) {
     case AxisKind::Threads: p.threads = n; break;
     case AxisKind::Ranks: p.ranks = n; break;
+    case AxisKind::RanksPerNode: p.ranks_per_node = n; break;
     case AxisKind::Nodes: p.nodes = n; break;
     case AxisKind::Sms: p.sms = n; break;
     case AxisKind::Env: p.env.emplace_back(axis.env_name, v); break;
@@ -273,6 +278,14 @@ SweepPlan make_sweep_plan(const std::vector<std::string>& axis_texts, bool zip, 
                               " given more than once; measured once (--repeat N measures every point N times)");
     }
     plan.axes.push_back(std::move(a));
+  }
+  for (const auto& a : plan.axes) {
+    if (a.kind != AxisKind::RanksPerNode) continue;
+    if (!plan.has(AxisKind::Nodes))
+      fail(a.text(), "needs a `nodes` axis (a point's ranks are nodes x ranks-per-node)");
+    if (plan.has(AxisKind::Ranks))
+      fail(a.text(), "cannot be combined with a `ranks` axis (a point's ranks are nodes x ranks-per-node); "
+                     "sweep one of them");
   }
 
   // Index tuples of the plan: Cartesian (first axis outermost) or zipped.

@@ -4,6 +4,7 @@
 #include "rtrace/launcher/sweep_runner.hpp"
 
 #include "rtrace/launcher/metrics_pass.hpp"
+#include "rtrace/launcher/node_check.hpp"
 #include "rtrace/launcher/smid_probe.hpp"
 #include "rtrace/launcher/sweep_stages.hpp"
 
@@ -12,6 +13,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 namespace rtrace::launcher {
@@ -143,11 +145,18 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
   }
   OwnCost cost;
   int ordinal = total - static_cast<int>(todo.size());
-  for (std::size_t idx : todo) {
+  std::map<std::size_t, std::string> unfit;  // points that no longer fit the allocation (a node failed)
+  for (std::size_t n = 0; n < todo.size(); ++n) {
+    const std::size_t idx = todo[n];
     const SweepPoint& p = ctx.plan.points[idx];
     const PointCommand& cmd = setup.commands[idx];
     ++ordinal;
     const std::string label = p.label();
+    if (auto it = unfit.find(idx); it != unfit.end()) {
+      progress.note("point " + std::to_string(p.id) + " (" + label + ") not run: " + it->second +
+                    "; `rtrace --resume` in an allocation with enough nodes runs it");
+      continue;
+    }
     std::vector<std::string> log;
     if (setup.launch.gpu.fake && p.sms > 0) log.push_back("warning: " + setup.launch.gpu.note);
 
@@ -176,6 +185,16 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
       outcome.interrupted = SignalWatch::interrupt_signal();
       break;
     }
+    // A point on several nodes that did not end ok: did a node fail?
+    const std::vector<std::string> placed = partition_hosts(cmd.partition, setup.launch);
+    NodeCheck nodes;
+    if (result.status != store::PointStatus::Ok && cmd.launch == LaunchKind::Srun && !placed.empty()) {
+      progress.begin_point(ordinal, label, "checking its " + std::to_string(placed.size()) + " nodes");
+      nodes = check_nodes(setup.launch.srun_path, env, placed);
+      log.insert(log.end(), nodes.log.begin(), nodes.log.end());
+      mark_failed_nodes(result, nodes.failed);
+    }
+
     // CUDA tracing that could not run (no CUPTI, no counter permission) fails
     // the point with the reason, never "ok" with nothing traced.
     if (setup.launch.tracer_mode.rfind("cuda", 0) == 0 && result.status == store::PointStatus::Ok)
@@ -220,8 +239,10 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
     // 3. Ceilings of the partition, when the point has counts to place on them
     //    (measured once per partition, cached). Interrupted while measuring: the
     //    point is still committed, and --resume adds its ceilings.
-    RooflineCounts counts =
-        setup.launch.tracer_mode == "none" ? RooflineCounts{} : roofline_counts_in_trace_dir(trace_dir);
+    //    Not when a node of the point failed: its partition cannot be measured now.
+    RooflineCounts counts = setup.launch.tracer_mode == "none" || !nodes.failed.empty()
+                                ? RooflineCounts{}
+                                : roofline_counts_in_trace_dir(trace_dir);
     if (!counts.any && !counted.trace_dir.empty()) counts = roofline_counts_in_trace_dir(counted.trace_dir);
     if (!counts.any && counting && !counting->file.empty())
       counts = RooflineCounts{true, "counted FLOPs and bytes (--counts sim)"};
@@ -237,7 +258,7 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
     try {
       commit_point(*rf,
                    PointCommit{cmd, *ceil.ceilings, result, trace_dir, setup.launch.tracer_mode, counted.trace_dir,
-                               counted.provenance, counting ? &*counting : nullptr},
+                               counted.provenance, counting ? &*counting : nullptr, placed, nodes.failed},
                    log);
     } catch (const std::exception& e) {
       progress.finish();
@@ -265,6 +286,8 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
                        result.status == store::PointStatus::Ok ? "" : last_stderr_line(result.process.stderr_tail));
     if (o.verbose)
       for (const auto& l : log) progress.note("point " + std::to_string(p.id) + ": " + l);
+    if (!nodes.failed.empty())
+      drop_failed_nodes(ctx, setup, nodes.failed, std::vector<std::size_t>(todo.begin() + n + 1, todo.end()), unfit);
     if (result.status != store::PointStatus::Ok && o.fail_fast) {
       progress.note("--fail-fast: stopping after point " + std::to_string(p.id) + " (" + result.status_text + ")");
       break;

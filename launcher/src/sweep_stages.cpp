@@ -1,6 +1,7 @@
 // The stages of a sweep, in the order run_sweep() calls them (see sweep_stages.hpp).
 #include "rtrace/launcher/sweep_stages.hpp"
 
+#include "rtrace/launcher/hostlist.hpp"
 #include "rtrace/launcher/metrics_pass.hpp"
 #include "rtrace/launcher/counting.hpp"
 #include "rtrace/launcher/rank_collector.hpp"
@@ -244,6 +245,15 @@ SweepSetup check_setup(const SweepContext& ctx, const Environment& env) {
   LaunchSetup& ls = setup.launch;
   ls.cores = online_cores();
   ls.in_slurm = env.has("SLURM_JOB_ID");
+  if (ls.in_slurm) {
+    try {
+      ls.nodelist = expand_hostlist(env.get("SLURM_JOB_NODELIST", env.get("SLURM_NODELIST")));
+    } catch (const HostlistError& e) {
+      throw UsageError(std::string("SLURM_JOB_NODELIST: ") + e.what());
+    }
+    ls.tasks_per_node = allocation_tasks_per_node(env.get("SLURM_NTASKS_PER_NODE"), env.get("SLURM_TASKS_PER_NODE"));
+    ls.cpus_per_task = allocation_tasks_per_node(env.get("SLURM_CPUS_PER_TASK"), "");
+  }
   ls.root = geteuid() == 0;
   ls.base = env;
   {
@@ -336,6 +346,11 @@ SweepSetup check_setup(const SweepContext& ctx, const Environment& env) {
   setup.scratch_root = (out_path.parent_path() / ("." + out_path.filename().string() + ".scratch")).string();
 
   build_commands(ctx, setup);
+  if (plan.has(AxisKind::Nodes) && !plan.has(AxisKind::Ranks) && !plan.has(AxisKind::RanksPerNode) &&
+      !setup.commands.empty())
+    notes.push_back("note: the nodes axis without ranks or ranks-per-node runs " +
+                    std::to_string(setup.commands.front().partition.ranks_per_node) +
+                    " rank(s) per node (the allocation's tasks per node); sweep ranks-per-node to choose");
   setup.sweep_launcher = "none";
   for (const auto& c : setup.commands)
     if (c.launch != LaunchKind::Direct) setup.sweep_launcher = to_string(c.launch);
@@ -585,6 +600,9 @@ bool add_missing_ceilings(store::RunFile& rf, const SweepContext& ctx, const Swe
     store::transaction(rf.path(), [&](store::File& f) {
       auto g = f.root().open_group("points").open_group(m.group);
       g.write_table<store::CeilingRow>("ceilings", c.ceilings->rows, "roofline ceilings of partition " + part.name());
+      if (!c.ceilings->node_rows.empty())
+        g.write_table<store::CeilingRow>("node_ceilings", c.ceilings->node_rows,
+                                         "every node's own ceilings of its slice of partition " + part.name());
       g.set_attr("ceilings_source", c.ceilings->source);
       std::vector<std::string> point_log = g.has_attr("log") ? g.attr_strings("log") : std::vector<std::string>{};
       point_log.insert(point_log.end(), log.begin(), log.end());
@@ -626,6 +644,30 @@ PointResult point_result(const SweepPoint& p, const PointCommand& cmd, const Run
   if (r.kind == ExitKind::LaunchError) log.push_back("error: " + r.launch_error);
   if (r.kind == ExitKind::TimedOut) log.push_back("error: timed out after " + std::to_string(o.timeout_s) + " s");
   return out;
+}
+
+void mark_failed_nodes(PointResult& result, const std::vector<std::string>& failed_hosts) {
+  if (failed_hosts.empty()) return;
+  std::string names;
+  for (const auto& h : failed_hosts) names += (names.empty() ? "" : ", ") + h;
+  result.status = store::PointStatus::Failed;
+  store::set_str(result.row.status, store::to_string(result.status));
+  result.status_text = std::string("failed (node") + (failed_hosts.size() == 1 ? " " : "s ") + names + " failed)";
+}
+
+void drop_failed_nodes(const SweepContext& ctx, SweepSetup& setup, const std::vector<std::string>& failed_hosts,
+                       const std::vector<std::size_t>& remaining, std::map<std::size_t, std::string>& unfit) {
+  auto& nodes = setup.launch.nodelist;
+  for (const auto& h : failed_hosts) nodes.erase(std::remove(nodes.begin(), nodes.end(), h), nodes.end());
+  for (std::size_t idx : remaining) {
+    try {
+      setup.commands[idx] = build_point_command(ctx.plan.points[idx], ctx.plan, ctx.opts, setup.launch,
+                                                setup.trace_dir(ctx.plan.points[idx].id));
+      unfit.erase(idx);
+    } catch (const UsageError& e) {
+      unfit[idx] = e.what();
+    }
+  }
 }
 
 PointResult run_point(const SweepPoint& p, const PointCommand& cmd, const RunOptions& o, const Environment& env,
@@ -673,6 +715,9 @@ void commit_point(store::RunFile& rf, const PointCommit& c, std::vector<std::str
                                        "roofline ceilings of partition " + c.cmd.partition.name());
       g.set_attr("ceilings_source", c.ceilings.source);
     }
+    if (!c.ceilings.node_rows.empty())
+      g.write_table<store::CeilingRow>("node_ceilings", c.ceilings.node_rows,
+                                       "every node's own ceilings of its slice of partition " + c.cmd.partition.name());
     store::CapturedOutput out;
     out.stdout_tail = r.stdout_tail;
     out.stderr_tail = r.stderr_tail;
@@ -705,6 +750,9 @@ void commit_point(store::RunFile& rf, const PointCommit& c, std::vector<std::str
       g.set_attr("metrics_provenance", c.metrics_provenance);
     }
     if (c.counting) attach_counting_pass(ranks, *c.counting, c.cmd.partition.ranks, log);
+    // Ranks by host: which node ran what, and which node failed (schema 1.7).
+    g.write_table<store::HostRow>("hosts", store::hosts_of_ranks(ranks, c.placed_hosts, c.failed_hosts),
+                                  "the point's ranks grouped by host");
     if (!log.empty()) g.set_attr("log", log);
   });
 }

@@ -1,5 +1,7 @@
 #include "rtrace/store/hdf5.hpp"
 
+#include <algorithm>
+
 #include <mutex>
 
 namespace rtrace::store {
@@ -52,6 +54,12 @@ Id& Id::operator=(Id&& other) noexcept {
     other.id_ = H5I_INVALID_HID;
   }
   return *this;
+}
+
+Id transfer_list(std::size_t bytes) {
+  Id dxpl(H5Pcreate(H5P_DATASET_XFER));
+  if (dxpl.valid()) H5Pset_buffer(dxpl.get(), std::clamp<std::size_t>(bytes, 4096, 1 << 20), nullptr, nullptr);
+  return dxpl;
 }
 
 void Id::reset() noexcept {

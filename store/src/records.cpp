@@ -83,7 +83,19 @@ const RowLayout& CeilingRow::layout() {
                                  .add("unit", &R::unit)
                                  .add("level_bytes", &R::level_bytes, "B")
                                  .add_optional("unreliable", &R::unreliable, "1")
-                                 .add_optional("unreliable_reason", &R::unreliable_reason);
+                                 .add_optional("unreliable_reason", &R::unreliable_reason)
+                                 .add_optional("host", &R::host);
+  return l;
+}
+
+const RowLayout& HostRow::layout() {
+  using R = HostRow;
+  static const RowLayout l = RowLayout("host", sizeof(R))
+                                 .add("host", &R::host)
+                                 .add("ranks", &R::ranks, "1")
+                                 .add("rank_list", &R::rank_list)
+                                 .add("placed", &R::placed)
+                                 .add("state", &R::state);
   return l;
 }
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <map>
 #include <cerrno>
 #include <cmath>
 #include <map>
@@ -198,26 +199,75 @@ void write_rank(Group& ranks_group, const RankRecords& r) {
   if (!r.writer.empty()) g.set_attr("writer", r.writer);
 }
 
-RankRecords read_rank(const Group& g) {
+RankRecords read_rank(const Group& g) { return read_rank_parts(g, kRankAll); }
+
+RankRecords read_rank_parts(const Group& g, unsigned parts) {
   RankRecords r;
   auto info = g.read_table<RankInfoRow>("info");
   if (info.size() != 1) throw SchemaError("read rank", g.file(), g.child_path("info"), "expected exactly one row");
   r.info = info[0];
-  r.names = g.read_strings("names");
-  r.regions = g.read_table<RegionRow>("regions");
-  r.kernels = g.read_table<KernelRow>("kernels");
-  r.memcpy = g.read_table<MemcpyRow>("memcpy");
-  r.mpi = g.read_table<MpiRow>("mpi");
-  r.log = g.read_strings("log");
-  if (g.exists("sampling")) r.sampling = g.read_table<SamplingRow>("sampling");  // schema >= 1.3
-  if (g.exists("callpaths")) r.callpaths = g.read_table<CallPathRow>("callpaths");
-  if (g.exists("counts_info")) {  // schema >= 1.7
+  if (parts & kRankNames) r.names = g.read_strings("names");
+  if (parts & kRankRegions) r.regions = g.read_table<RegionRow>("regions");
+  const std::string mode = get_str(r.info.tracer_mode);
+  const bool cpu_only = (mode == "cpu" || mode == "none") && r.info.gpu_available == 0;
+  if ((parts & kRankKernels) || ((parts & kRankGpuKernels) && !cpu_only)) r.kernels = g.read_table<KernelRow>("kernels");
+  if (parts & kRankMemcpy) r.memcpy = g.read_table<MemcpyRow>("memcpy");
+  if (parts & kRankMpi) r.mpi = g.read_table<MpiRow>("mpi");
+  if (parts & kRankLog) r.log = g.read_strings("log");
+  if (parts & kRankSampling) {  // schema >= 1.3
+    if (g.exists("sampling")) r.sampling = g.read_table<SamplingRow>("sampling");
+    if (g.exists("callpaths")) r.callpaths = g.read_table<CallPathRow>("callpaths");
+  }
+  if ((parts & kRankCounts) && g.exists("counts_info")) {  // schema >= 1.7
     r.counts_info = g.read_table<CountInfoRow>("counts_info");
     r.count_levels = g.read_table<CountLevelRow>("count_levels");
     r.counts = g.read_table<CountRow>("counts");
   }
   if (g.has_attr("writer")) r.writer = g.attr_string("writer");
   return r;
+}
+
+std::string rank_ranges(std::vector<std::int64_t> ranks, std::size_t max_chars) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::string s;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    std::string item = std::to_string(ranks[i]) + (j > i ? "-" + std::to_string(ranks[j]) : "");
+    // Room for the item, and for ",..." unless it is the last one.
+    const std::size_t need = s.size() + (s.empty() ? 0 : 1) + item.size() + (j + 1 < ranks.size() ? 4 : 0);
+    if (need > max_chars) return s + (s.empty() ? "..." : ",...");
+    s += (s.empty() ? "" : ",") + item;
+    i = j + 1;
+  }
+  return s;
+}
+
+std::vector<HostRow> hosts_of_ranks(const Group& ranks_group, const std::vector<std::string>& placed,
+                                    const std::vector<std::string>& failed) {
+  std::map<std::string, std::vector<std::int64_t>> by_host;
+  for (const auto& name : ranks_group.children()) {
+    const auto info = ranks_group.open_group(name).read_table<RankInfoRow>("info");
+    if (info.size() == 1) by_host[get_str(info[0].host)].push_back(info[0].rank);
+  }
+  std::vector<std::string> order = placed;
+  for (const auto& [host, ranks] : by_host)
+    if (std::find(order.begin(), order.end(), host) == order.end()) order.push_back(host);
+  std::vector<HostRow> rows;
+  for (const auto& host : order) {
+    HostRow row{};
+    set_str(row.host, host);
+    auto it = by_host.find(host);
+    row.ranks = it == by_host.end() ? 0 : static_cast<std::int32_t>(it->second.size());
+    set_str(row.rank_list, it == by_host.end() ? std::string() : rank_ranges(it->second, sizeof row.rank_list - 1));
+    const bool is_placed = std::find(placed.begin(), placed.end(), host) != placed.end();
+    row.placed = placed.empty() ? -1 : (is_placed ? 1 : 0);
+    const bool is_failed = std::find(failed.begin(), failed.end(), host) != failed.end();
+    set_str(row.state, is_failed ? "failed" : (row.ranks == 0 ? "missing" : "ok"));
+    rows.push_back(row);
+  }
+  return rows;
 }
 
 void write_output(Group& point, const CapturedOutput& out) {

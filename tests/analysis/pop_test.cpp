@@ -518,3 +518,31 @@ TEST(Pop, SampledSpinInTheRuntimeIsSpinWaitAndAppCodeThatSlowsIsComputationScali
   AppStep slow = step(0, kNaN);
   EXPECT_EQ(slow.cause, "computation-scaling") << slow.explanation;
 }
+
+TEST(Pop, RanksGroupedByHostNameTheSlowestNode) {
+  // 4 hosts of 2 ranks; node3's ranks compute 3 s, the others 1 s (rest of a 3 s window in MPI).
+  std::vector<store::RankRecords> ranks;
+  for (int r = 0; r < 8; ++r) {
+    const bool slow = r / 2 == 2;
+    ranks.push_back(rank(r, 3.0, 0.1, slow ? 0.0 : 2.0, 3.0));
+    store::set_str(ranks.back().info.host, "node" + std::to_string(r / 2 + 1));
+  }
+  PointUsageBuilder b;
+  for (const auto& r : ranks) b.add(r);  // one rank at a time: the same as point_usage
+  const PointUsage u = b.finish();
+  EXPECT_EQ(u.ranks.size(), 8u);
+  const NodeBalance nb = node_balance(u, {0, 1, 2, 3, 4, 5, 6, 7});
+  ASSERT_EQ(nb.nodes.size(), 4u);
+  EXPECT_EQ(nb.nodes[0].host, "node1");
+  EXPECT_EQ(nb.nodes[2].rank_list, "4-5");
+  EXPECT_NEAR(nb.nodes[2].useful_mean_s, 3.0, 1e-12);
+  EXPECT_NEAR(nb.nodes[0].useful_mean_s, 1.0, 1e-12);
+  EXPECT_EQ(nb.slowest, "node3");
+  EXPECT_NEAR(nb.balance, (1.0 + 1.0 + 3.0 + 1.0) / 4 / 3.0, 1e-12);
+  EXPECT_NEAR(nb.slowest_over_others, 3.0, 1e-12);
+  // One host: nothing to compare.
+  const NodeBalance one = node_balance(point_usage({rank(0, 1.0, 0, 0, 1.0)}), {0});
+  EXPECT_EQ(one.nodes.size(), 1u);
+  EXPECT_TRUE(std::isnan(one.balance));
+  EXPECT_TRUE(one.slowest.empty());
+}

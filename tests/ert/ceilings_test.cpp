@@ -80,3 +80,35 @@ TEST(Ceilings, ComputePeaksFromTheHighIntensityEnd) {
   EXPECT_EQ(get_str(a.ceilings[1].name), "FP32 no-FMA");
   EXPECT_EQ(high_intensity_flops({1, 2, 4, 8, 16}), (std::vector<int>{4, 8, 16}));
 }
+
+TEST(ErtNodeCeilings, SlowestNodeTimesTheNodes) {
+  auto row = [](const char* name, const char* host, double v) {
+    rtrace::store::CeilingRow r{};
+    rtrace::store::set_str(r.name, name);
+    rtrace::store::set_str(r.host, host);
+    r.value = v;
+    r.min = v - 1;
+    r.max = v + 1;
+    r.level_bytes = std::string(name) == "DRAM" ? -1 : 1000;
+    return r;
+  };
+  std::vector<rtrace::store::CeilingRow> nodes = {row("L1d", "node1", 100), row("DRAM", "node1", 20),
+                                                  row("FP64 FMA", "node1", 50), row("L1d", "node2", 90),
+                                                  row("DRAM", "node2", 25), row("FP64 FMA", "node2", 50)};
+  nodes[5].unreliable = 1;
+  const auto c = rtrace::ert::slowest_node_ceilings(nodes, 2);
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(rtrace::store::get_str(c[0].name), "L1d");
+  EXPECT_EQ(rtrace::store::get_str(c[0].host), "node2");  // the slower node names the ceiling
+  EXPECT_DOUBLE_EQ(c[0].value, 180);
+  EXPECT_DOUBLE_EQ(c[0].min, 178);
+  EXPECT_EQ(c[0].level_bytes, 2000);
+  EXPECT_EQ(rtrace::store::get_str(c[1].host), "node1");
+  EXPECT_DOUBLE_EQ(c[1].value, 40);
+  EXPECT_EQ(c[1].level_bytes, -1);
+  EXPECT_EQ(rtrace::store::get_str(c[2].host), "node1");  // a tie keeps the first node
+  EXPECT_EQ(c[2].unreliable, 0);
+  // A ceiling one node lacks is left out.
+  nodes.pop_back();
+  EXPECT_EQ(rtrace::ert::slowest_node_ceilings(nodes, 2).size(), 2u);
+}

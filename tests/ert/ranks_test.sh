@@ -19,4 +19,13 @@ first=${cpus%%,*}
 second=${cpus#*,}
 [ -n "$first" ] && [ -n "$second" ] && [ "$first" != "$cpus" ] || fail "rank_cpus not recorded: '$cpus'"
 [ "$first" != "$second" ] || fail "both ranks ran on CPU $first"
+
+# --per-node: each node measures its own ranks; here both ranks share one
+# node, so one node's rows (named by its host) and the ceilings equal them.
+mpirun -np 2 --bind-to none "$rtrace" ert --ranks 2 --threads 1 --quick --precision fp64 --per-node \
+  -o "$dir/r2n.h5" --quiet || fail "2-rank --per-node run exited $?"
+host=$(hostname -s 2>/dev/null || hostname)
+h5dump -d /ert/node_ceilings "$dir/r2n.h5" | grep -q "\"$host\"" || fail "/ert/node_ceilings lacks host $host"
+nodes=$(h5dump -a /ert/nodes "$dir/r2n.h5" | sed -n 's/.*(0): \([0-9.]*\).*/\1/p')
+[ "$nodes" = "1" ] || fail "/ert nodes attribute is '$nodes', expected 1"
 echo PASS

@@ -290,8 +290,8 @@ TEST_F(LauncherCli, AnAppWithoutDashesGetsAHint) {
                    "`rtrace [options] -- ./app` (try `rtrace --help`)\n");
   r = rtrace({"--sweep", "rank=1,2", "--", kApp, "exit", "0"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "rtrace run: sweep axis `rank=1,2`: unknown axis `rank` (expected threads, ranks, nodes, sms or "
-                   "env:NAME); did you mean `ranks`?\n");
+  EXPECT_EQ(r.err, "rtrace run: sweep axis `rank=1,2`: unknown axis `rank` (expected threads, ranks, "
+                   "ranks-per-node, nodes, sms or env:NAME); did you mean `ranks`?\n");
   r = rtrace({"--sweep", "threads=1", kApp, "--size", "10"});
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "rtrace run: unrecognised option '--size' after `" + kApp +

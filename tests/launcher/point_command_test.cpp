@@ -311,4 +311,47 @@ TEST(LauncherPointCommand, CountsPmuTellsTheTracerAndTheCountingPassRunsUntraced
   const auto ddash = std::find(dinv.argv.begin(), dinv.argv.end(), "--");
   EXPECT_EQ(*(ddash + 1), "/abs/app");
   EXPECT_EQ(dinv.argv.back(), "in put");
+TEST(LauncherPointCommand, NodesSpreadRanksOverTheFirstNodesOfTheAllocation) {
+  auto s = setup();
+  s.in_slurm = true;
+  s.nodelist = {"node1", "node2", "node3", "node4"};
+  auto o = options({"nodes=1,2,4", "ranks-per-node=1"});
+  o.srun_mpi = "pmix";
+  auto plan = make_sweep_plan(o.sweep, false, 1);
+  auto c = build_point_command(plan.points[1], plan, o, s, "/s");
+  EXPECT_EQ(c.launch, LaunchKind::Srun);
+  // Before: `srun -n 1 -N 2`, one rank on one node whatever nodes said.
+  EXPECT_EQ(std::vector<std::string>(c.argv.begin(), c.argv.begin() + 8),
+            (std::vector<std::string>{"srun", "-n", "2", "-N", "2", "--ntasks-per-node=1", "-w", "node1,node2"}));
+  EXPECT_EQ(c.partition.name(), "n2r2t1");  // the allocation gives each task 1 CPU (no --cpus-per-task)
+  EXPECT_EQ(partition_hosts(c.partition, s), (std::vector<std::string>{"node1", "node2"}));
+  auto four = build_point_command(plan.points[2], plan, o, s, "/s");
+  EXPECT_TRUE(contains(four.argv, "node1,node2,node3,node4"));
+  EXPECT_EQ(four.partition.ranks, 4);
+
+  // Nodes alone: the allocation's tasks per node on every node.
+  auto alone = options({"nodes=2"});
+  auto aplan = make_sweep_plan(alone.sweep, false, 1);
+  s.tasks_per_node = 3;
+  auto a = build_point_command(aplan.points[0], aplan, alone, s, "/s");
+  EXPECT_EQ(a.partition.ranks, 6);
+  EXPECT_TRUE(contains(a.argv, "--ntasks-per-node=3"));
+
+  // More nodes than the allocation, fewer ranks than nodes: refused before anything runs.
+  s.nodelist = {"node1", "node2"};
+  try {
+    build_point_command(plan.points[2], plan, o, s, "/s");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "partition n4r4t1 needs 4 nodes, but the allocation has 2 (node1,node2)");
+  }
+  auto few = options({"nodes=2", "ranks=1"});
+  auto fplan = make_sweep_plan(few.sweep, false, 1);
+  try {
+    build_point_command(fplan.points[0], fplan, few, s, "/s");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "point `nodes=2 ranks=1`: 1 rank cannot spread over 2 nodes (srun would run them on fewer); "
+                           "sweep ranks-per-node instead of ranks, or give ranks >= nodes");
+  }
 }

@@ -92,29 +92,29 @@ TEST(LauncherSweepAxis, ErrorsNameTheAxisAndTheBadPart) {
   EXPECT_EQ(error_of("threads"), "sweep axis `threads`: expected AXIS=SPEC, e.g. threads=1..8");
   EXPECT_EQ(error_of("=4"), "sweep axis `=4`: missing axis name before '='");
   EXPECT_EQ(error_of("cores=4"),
-            "sweep axis `cores=4`: unknown axis `cores` (expected threads, ranks, nodes, sms or env:NAME)");
+            "sweep axis `cores=4`: unknown axis `cores` (expected threads, ranks, ranks-per-node, nodes, sms or env:NAME)");
   EXPECT_EQ(error_of("env:=4"), "sweep axis `env:=4`: missing variable name after 'env:'");
   // Did you mean: aliases, slips, environment variables.
   EXPECT_EQ(error_of("rank=1,2"),
-            "sweep axis `rank=1,2`: unknown axis `rank` (expected threads, ranks, nodes, sms or env:NAME); "
+            "sweep axis `rank=1,2`: unknown axis `rank` (expected threads, ranks, ranks-per-node, nodes, sms or env:NAME); "
             "did you mean `ranks`?");
   EXPECT_EQ(error_of("omp=1,2"),
-            "sweep axis `omp=1,2`: unknown axis `omp` (expected threads, ranks, nodes, sms or env:NAME); "
+            "sweep axis `omp=1,2`: unknown axis `omp` (expected threads, ranks, ranks-per-node, nodes, sms or env:NAME); "
             "did you mean `threads` or `env:OMP_NUM_THREADS`?");
   EXPECT_EQ(error_of("OMP_NUM_THREADS=1,2"),
-            "sweep axis `OMP_NUM_THREADS=1,2`: unknown axis `OMP_NUM_THREADS` (expected threads, ranks, nodes, sms "
+            "sweep axis `OMP_NUM_THREADS=1,2`: unknown axis `OMP_NUM_THREADS` (expected threads, ranks, ranks-per-node, nodes, sms "
             "or env:NAME); did you mean `threads` or `env:OMP_NUM_THREADS`?");
   EXPECT_EQ(error_of("Threads=1"),
-            "sweep axis `Threads=1`: unknown axis `Threads` (expected threads, ranks, nodes, sms or env:NAME); "
+            "sweep axis `Threads=1`: unknown axis `Threads` (expected threads, ranks, ranks-per-node, nodes, sms or env:NAME); "
             "did you mean `threads`?");
   EXPECT_EQ(error_of("rnaks=2"),
-            "sweep axis `rnaks=2`: unknown axis `rnaks` (expected threads, ranks, nodes, sms or env:NAME); "
+            "sweep axis `rnaks=2`: unknown axis `rnaks` (expected threads, ranks, ranks-per-node, nodes, sms or env:NAME); "
             "did you mean `ranks`?");
   EXPECT_EQ(error_of("node=2"),
-            "sweep axis `node=2`: unknown axis `node` (expected threads, ranks, nodes, sms or env:NAME); "
+            "sweep axis `node=2`: unknown axis `node` (expected threads, ranks, ranks-per-node, nodes, sms or env:NAME); "
             "did you mean `nodes`?");
   EXPECT_EQ(error_of("SIZE=10,20"),
-            "sweep axis `SIZE=10,20`: unknown axis `SIZE` (expected threads, ranks, nodes, sms or env:NAME); "
+            "sweep axis `SIZE=10,20`: unknown axis `SIZE` (expected threads, ranks, ranks-per-node, nodes, sms or env:NAME); "
             "did you mean `env:SIZE`?");
   EXPECT_EQ(error_of("env:1N=4"), "sweep axis `env:1N=4`: `1N` is not a valid environment variable name");
   EXPECT_EQ(error_of("threads=99999999999"), "sweep axis `threads=99999999999`: number `99999999999` is too large");
@@ -170,4 +170,29 @@ TEST(LauncherSweepPlan, NoAxesIsOneRunAndDuplicateAxesAreRefused) {
     EXPECT_STREQ(e.what(), "sweep axis `threads=2`: axis `threads` is given twice");
   }
   EXPECT_THROW(make_sweep_plan({"threads=1..1000", "env:N=1..1000"}, false, 1), SweepSpecError);
+}
+
+TEST(LauncherSweepPlan, RanksPerNodeGoesWithNodesAndNotWithRanks) {
+  EXPECT_EQ(parse_sweep_axis("ranks-per-node=1,2").kind, AxisKind::RanksPerNode);
+  auto plan = make_sweep_plan({"nodes=1,2,4", "ranks-per-node=2"}, false, 1);
+  ASSERT_EQ(plan.points.size(), 3u);
+  EXPECT_EQ(plan.points[2].nodes, 4);
+  EXPECT_EQ(plan.points[2].ranks_per_node, 2);
+  EXPECT_EQ(plan.points[2].ranks, -1);  // the partition multiplies (point_command)
+  EXPECT_EQ(plan.points[2].label(), "nodes=4 ranks-per-node=2");
+  auto error = [](std::vector<std::string> axes) {
+    try {
+      make_sweep_plan(axes, false, 1);
+    } catch (const SweepSpecError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error({"ranks-per-node=2"}),
+            "sweep axis `ranks-per-node=2`: needs a `nodes` axis (a point's ranks are nodes x ranks-per-node)");
+  EXPECT_EQ(error({"nodes=2", "ranks=4", "ranks-per-node=2"}),
+            "sweep axis `ranks-per-node=2`: cannot be combined with a `ranks` axis (a point's ranks are nodes x "
+            "ranks-per-node); sweep one of them");
+  EXPECT_EQ(error_of("ppn=2"), "sweep axis `ppn=2`: unknown axis `ppn` (expected threads, ranks, ranks-per-node, "
+                               "nodes, sms or env:NAME); did you mean `ranks-per-node`?");
 }

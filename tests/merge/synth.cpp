@@ -142,14 +142,18 @@ void write_run(const std::string& path, const RunSpec& spec) {
   store::RunMetadata meta;
   meta.command_line = "rtrace --sweep threads=1.." + std::to_string(spec.points) + " -- ./app";
   meta.app_argv = spec.app_argv;
-  meta.sweep_spec = spec.sweep_spec.empty() ? "threads=1.." + std::to_string(spec.points) : spec.sweep_spec;
+  std::string ranks_values;
+  for (int v : spec.ranks_axis) ranks_values += (ranks_values.empty() ? "" : ",") + std::to_string(v);
+  meta.sweep_spec = !spec.ranks_axis.empty() ? "ranks=" + ranks_values
+                    : spec.sweep_spec.empty() ? "threads=1.." + std::to_string(spec.points)
+                                              : spec.sweep_spec;
   meta.options_json = "{}";
   meta.environment = {{"OMP_PROC_BIND", "close"}};
   meta.launcher = "none";
 
   std::vector<store::SweepAxisRow> axes(1);
   axes[0].index = 0;
-  store::set_str(axes[0].name, "threads");
+  store::set_str(axes[0].name, spec.ranks_axis.empty() ? "threads" : "ranks");
   store::set_str(axes[0].spec, meta.sweep_spec.substr(meta.sweep_spec.find('=') + 1));
 
   std::vector<store::SweepPointRow> plan;
@@ -157,9 +161,11 @@ void write_run(const std::string& path, const RunSpec& spec) {
     store::SweepPointRow r{};
     r.point_id = p;
     r.repeat = 0;
-    store::set_str(r.label, "threads=" + std::to_string(p + 1));
-    r.threads = p + 1;
-    r.ranks = spec.ranks_per_point;
+    const bool by_ranks = static_cast<std::size_t>(p) < spec.ranks_axis.size();
+    store::set_str(r.label, by_ranks ? "ranks=" + std::to_string(spec.ranks_axis[static_cast<std::size_t>(p)])
+                                     : "threads=" + std::to_string(p + 1));
+    r.threads = by_ranks ? 1 : p + 1;
+    r.ranks = by_ranks ? spec.ranks_axis[static_cast<std::size_t>(p)] : spec.ranks_per_point;
     r.nodes = 1;
     r.sms_requested = -1;
     r.sms_achieved = -1;

@@ -15,7 +15,10 @@ struct RunSpec {
   std::vector<int> failed;              // of those, committed with status "failed"
   std::vector<std::string> app_argv = {"./app", "--size", "64"};
   std::string sweep_spec;               // default "threads=1..<points>"
-  int ranks_per_point = 2;
+  int ranks_per_point = 2;              // rank groups written per committed point
+  // A ranks sweep instead (bench/ingest_scale.sh): point i has ranks[i] ranks
+  // (its plan row and label); the rank groups come from `rtrace merge --point`.
+  std::vector<int> ranks_axis;
 };
 // Writes a run file (the launcher's layout) at `path`, replacing any file there.
 void write_run(const std::string& path, const RunSpec& spec);

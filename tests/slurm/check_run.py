@@ -5,10 +5,15 @@
                       [--ok N] [--ok-min N] [--statuses ok,signalled]
                       [--ranks POINT=N ...] [--slurm-job ID]
                       [--launcher NAME] [--print-complete]
+                      [--hosts POINT=N ...] [--node-ceilings POINT=N ...]
+                      [--failed-host POINT=HOST ...]
 
 Exits 0 when every given expectation holds, 1 with one line per violation.
 --print-complete prints the number of complete points and exits 0 (used to
-poll a running sweep).
+poll a running sweep). --hosts: the point's /hosts table lists N hosts, all
+`ok`, whose rank lists match the rank groups' own host; --node-ceilings: the
+point keeps N nodes' ceilings and its ceilings name one of them (the slowest);
+--failed-host: the point's /hosts table has HOST in state `failed`.
 """
 import argparse
 import sys
@@ -33,6 +38,9 @@ def main():
     ap.add_argument("--slurm-job")
     ap.add_argument("--launcher")
     ap.add_argument("--print-complete", action="store_true")
+    ap.add_argument("--hosts", action="append", default=[])
+    ap.add_argument("--node-ceilings", action="append", default=[])
+    ap.add_argument("--failed-host", action="append", default=[])
     a = ap.parse_args()
 
     errors = []
@@ -76,6 +84,45 @@ def main():
                 info = "%s/r%06d/info" % (path, rank)
                 if info not in f:
                     errors.append(f"point {pid}: rank {rank} has no {info}")
+        for spec in a.hosts:
+            pid, n = (int(x) for x in spec.split("="))
+            g = f["points/p%06d" % pid]
+            if "hosts" not in g:
+                errors.append(f"point {pid} has no hosts table")
+                continue
+            hosts = g["hosts"][...]
+            if len(hosts) != n:
+                errors.append(f"point {pid} lists {len(hosts)} hosts, expected {n}")
+            by_rank = {}
+            for name in g["ranks"]:
+                info = g["ranks"][name]["info"][0]
+                by_rank[int(info["rank"])] = s(info["host"])
+            for h in hosts:
+                if s(h["state"]) != "ok":
+                    errors.append(f"point {pid}: host {s(h['host'])} is `{s(h['state'])}`")
+                ranks = sorted(r for r, host in by_rank.items() if host == s(h["host"]))
+                if int(h["ranks"]) != len(ranks) or not ranks:
+                    errors.append(f"point {pid}: host {s(h['host'])} lists {int(h['ranks'])} ranks, the rank groups {ranks}")
+            if len({s(h["host"]) for h in hosts}) != len(hosts):
+                errors.append(f"point {pid}: a host is listed twice")
+        for spec in a.node_ceilings:
+            pid, n = (int(x) for x in spec.split("="))
+            g = f["points/p%06d" % pid]
+            if "node_ceilings" not in g or "ceilings" not in g:
+                errors.append(f"point {pid} has no node_ceilings/ceilings")
+                continue
+            nodes = {s(r["host"]) for r in g["node_ceilings"][...]}
+            if len(nodes) != n:
+                errors.append(f"point {pid} has ceilings of {len(nodes)} nodes ({sorted(nodes)}), expected {n}")
+            for c in g["ceilings"][...]:
+                if s(c["host"]) not in nodes:
+                    errors.append(f"point {pid}: ceiling {s(c['name'])} names host `{s(c['host'])}`, not one of the nodes")
+        for spec in a.failed_host:
+            pid, host = spec.split("=")
+            g = f["points/p%06d" % int(pid)]
+            states = {s(h["host"]): s(h["state"]) for h in g["hosts"][...]} if "hosts" in g else {}
+            if states.get(host) != "failed":
+                errors.append(f"point {pid}: host {host} is `{states.get(host)}`, expected `failed` (hosts: {states})")
         run = f["run"].attrs
         if a.slurm_job is not None and s(run.get("slurm_job_id", "")) != a.slurm_job:
             errors.append(f"/run slurm_job_id is `{s(run.get('slurm_job_id', ''))}`, expected `{a.slurm_job}`")

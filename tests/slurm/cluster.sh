@@ -29,51 +29,8 @@ usage() { echo "usage: cluster.sh start|stop DIR" >&2; exit 2; }
 action="$1"
 dir="$2"
 
-# A free TCP port on localhost (bind to port 0, read what the kernel chose).
-free_port() {
-  /usr/bin/python3 - <<'EOF'
-import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])
-s.close()
-EOF
-}
-
-ensure_packages() {
-  local missing=()
-  command -v slurmctld >/dev/null 2>&1 || missing+=(slurm-wlm)
-  command -v slurmd >/dev/null 2>&1 || missing+=(slurm-wlm)
-  command -v sbatch >/dev/null 2>&1 || missing+=(slurm-client)
-  [[ -x /usr/sbin/munged ]] || missing+=(munge)
-  # The tests read run files with Debian's h5py (check_run.py).
-  /usr/bin/python3 -c 'import h5py' >/dev/null 2>&1 || missing+=(python3-h5py)
-  if [[ ${#missing[@]} -eq 0 ]]; then return 0; fi
-  command -v apt-get >/dev/null 2>&1 || skip "missing ${missing[*]} and no apt-get to install them"
-  echo "cluster.sh: installing ${missing[*]}" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  if ! { apt-get install -y --no-install-recommends "${missing[@]}" >"$dir/apt.log" 2>&1 ||
-         { apt-get update >>"$dir/apt.log" 2>&1 &&
-           apt-get install -y --no-install-recommends "${missing[@]}" >>"$dir/apt.log" 2>&1; }; }; then
-    skip "could not install ${missing[*]} (see $dir/apt.log)"
-  fi
-}
-
-wait_for_file() {  # path, seconds
-  local i
-  for ((i = 0; i < $2 * 10; i++)); do
-    [[ -e "$1" ]] && return 0
-    sleep 0.1
-  done
-  return 1
-}
-
-# The process is ours and alive (guards against a recycled PID).
-pid_alive() {
-  local pid="$1" exe="$2"
-  [[ -n "$pid" && -d "/proc/$pid" ]] || return 1
-  [[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" == "$exe" ]]
-}
+# shellcheck source=daemons.sh
+source "$(dirname "${BASH_SOURCE[0]}")/daemons.sh"
 
 start() {
   [[ "$(id -u)" -eq 0 ]] || skip "the test cluster runs slurmd/munged as root; not root"
@@ -87,24 +44,10 @@ start() {
   if [[ ${#sock_dir} -gt 80 ]]; then
     sock_dir="$(mktemp -d /tmp/rtrace-munge.XXXXXX)"
   fi
-  rm -rf "$dir/state" "$dir/spool" "$dir/log" "$dir/munge"
-  mkdir -p "$dir/state" "$dir/spool" "$dir/log" "$dir/munge" "$sock_dir"
-  chmod 0700 "$dir/munge"
-  chmod 0755 "$sock_dir"
-  local socket="$sock_dir/munge.socket"
-  rm -f "$socket" "$socket.lock"
-
-  # munged: private key, socket, pid, log and seed; foreground so $! is its PID.
-  dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none
-  chmod 0400 "$dir/munge/munge.key"
-  setsid /usr/sbin/munged --foreground --force \
-    --socket="$socket" --key-file="$dir/munge/munge.key" \
-    --pid-file="$dir/munge/munged.pid" --log-file="$dir/log/munged.log" \
-    --seed-file="$dir/munge/munge.seed" </dev/null >"$dir/log/munged.out" 2>&1 &
-  local munged_pid=$!
-  echo "munged $munged_pid $(readlink -f /usr/sbin/munged)" >"$dir/pids"
-  echo "$sock_dir" >"$dir/sock_dir"
-  wait_for_file "$socket" 10 || { cat "$dir/log/munged.out" >&2; die "munged did not create $socket"; }
+  rm -rf "$dir/state" "$dir/spool" "$dir/log" "$dir/munge" "$dir/pids"
+  mkdir -p "$dir/state" "$dir/spool" "$dir/log"
+  start_munged "$sock_dir"
+  local socket="$munge_socket"
 
   local host ctld_port slurmd_port
   host="$(hostname -s)"
@@ -182,27 +125,7 @@ EOF
 
 stop() {
   [[ -f "$dir/pids" ]] || { echo "cluster.sh: nothing to stop in $dir"; return 0; }
-  # Reverse order: slurmd, slurmctld, then munged (the others need it to shut down cleanly).
-  local lines=() line
-  while IFS= read -r line; do lines+=("$line"); done <"$dir/pids"
-  local i name pid exe
-  for ((i = ${#lines[@]} - 1; i >= 0; i--)); do
-    read -r name pid exe <<<"${lines[$i]}"
-    if pid_alive "$pid" "$exe"; then
-      kill -TERM "$pid" 2>/dev/null || true
-      local k
-      for ((k = 0; k < 100; k++)); do pid_alive "$pid" "$exe" || break; sleep 0.1; done
-      if pid_alive "$pid" "$exe"; then kill -KILL "$pid" 2>/dev/null || true; fi
-      echo "cluster.sh: stopped $name (pid $pid)"
-    fi
-  done
-  rm -f "$dir/pids"
-  if [[ -f "$dir/sock_dir" ]]; then
-    local sock_dir
-    sock_dir="$(cat "$dir/sock_dir")"
-    [[ "$sock_dir" == /tmp/rtrace-munge.* ]] && rm -rf "$sock_dir"
-    rm -f "$dir/sock_dir"
-  fi
+  stop_all_recorded '/tmp/rtrace-munge.*'
 }
 
 case "$action" in

@@ -1,4 +1,4 @@
-# Shared helpers of the slurm tests (sourced). Expects CLUSTER_DIR, BIN_DIR,
+# Shared helpers of the slurm and cluster tests (sourced). Expects CLUSTER_DIR, BIN_DIR,
 # SOURCE_DIR and WORK_DIR in the environment (set by CMakeLists.txt).
 set -euo pipefail
 
@@ -53,7 +53,7 @@ show_logs() {
 # On the way out: logs when failing, and no job of this test left behind on
 # the private cluster (a job that pends forever would block the next test).
 cleanup() {
-  local rc=$? jobs
+  local rc=${cleanup_rc:-$?} jobs
   if [[ $rc -ne 0 && $rc -ne 77 ]]; then
     show_logs
     squeue >&2 || true

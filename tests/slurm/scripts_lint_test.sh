@@ -37,6 +37,8 @@ expect_usage_error() {  # expected text, then the command
 }
 expect_usage_error "usage: sbatch rtrace-gpu-sweep.sbatch" bash "$dir/rtrace-gpu-sweep.sbatch"
 expect_usage_error "RTRACE_SMS is not set" bash "$dir/rtrace-gpu-sweep.sbatch" -- /bin/true
+expect_usage_error "has 2 nodes (n[1-2]); an SM sweep measures one node's GPU" \
+  env SLURM_JOB_NUM_NODES=2 SLURM_JOB_NODELIST='n[1-2]' bash "$dir/rtrace-gpu-sweep.sbatch" -- /bin/true
 expect_usage_error "usage: sbatch -N NODES" bash "$dir/rtrace-rank-sweep.sbatch"
 expect_usage_error "not an array task" bash "$dir/rtrace-array.sbatch" --sweep threads=1,2 -- /bin/true
 expect_usage_error "--merge takes no other arguments" bash "$dir/rtrace-array.sbatch" --merge extra

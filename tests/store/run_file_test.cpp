@@ -112,6 +112,66 @@ TEST(RunFile, PointAndRankNames) {
   EXPECT_THROW(point_status_from_string("bogus"), std::invalid_argument);
 }
 
+TEST(RunFile, RanksGroupedByHost) {
+  EXPECT_EQ(rank_ranges({8, 0, 2, 1, 3, 3}), "0-3,8");
+  EXPECT_EQ(rank_ranges({}), "");
+  EXPECT_EQ(rank_ranges({0, 2, 4, 6, 8, 10, 12}, 12), "0,2,4,6,...");
+  TempDir d;
+  File f = File::create(d.file("hosts.h5"));
+  Group ranks = f.root().create_group("ranks");
+  // Ranks 0,1 on node1 and 2,3 on node3; node2 was placed but recorded nothing.
+  for (int r = 0; r < 4; ++r) {
+    RankRecords rec = synth::rank(0, r, 1);
+    set_str(rec.info.host, r < 2 ? "node1" : "node3");
+    write_rank(ranks, rec);
+  }
+  const auto rows = hosts_of_ranks(ranks, {"node1", "node2", "node3"}, {"node2"});
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(get_str(rows[0].host), "node1");
+  EXPECT_EQ(rows[0].ranks, 2);
+  EXPECT_EQ(get_str(rows[0].rank_list), "0-1");
+  EXPECT_EQ(rows[0].placed, 1);
+  EXPECT_EQ(get_str(rows[0].state), "ok");
+  EXPECT_EQ(get_str(rows[1].host), "node2");
+  EXPECT_EQ(rows[1].ranks, 0);
+  EXPECT_EQ(get_str(rows[1].state), "failed");
+  EXPECT_EQ(get_str(rows[2].rank_list), "2-3");
+  // Without a placement every host comes from the data, by name.
+  const auto unplaced = hosts_of_ranks(ranks, {}, {});
+  ASSERT_EQ(unplaced.size(), 2u);
+  EXPECT_EQ(unplaced[1].placed, -1);
+  EXPECT_EQ(get_str(unplaced[1].host), "node3");
+  EXPECT_EQ(get_str(hosts_of_ranks(ranks, {"node1", "node4"}, {})[2].state), "ok");
+  EXPECT_EQ(get_str(hosts_of_ranks(ranks, {"node1", "node4"}, {})[1].state), "missing");
+}
+
+TEST(RunFile, ReadRankPartsReadsOnlyWhatIsAsked) {
+  TempDir d;
+  File f = File::create(d.file("parts.h5"));
+  Group ranks = f.root().create_group("ranks");
+  RankRecords cpu = synth::rank(0, 0, 2);
+  KernelRow k{};
+  k.launch_index = 0;
+  cpu.kernels.push_back(k);  // a kernel row a cpu-mode rank never has: shows what is read
+  cpu.info.gpu_available = 0;
+  write_rank(ranks, cpu);
+  RankRecords gpu = synth::rank(0, 1, 2);
+  set_str(gpu.info.tracer_mode, "cuda-trace");
+  gpu.kernels.push_back(k);
+  write_rank(ranks, gpu);
+  const RankRecords all = read_rank(ranks.open_group("r000000"));
+  EXPECT_EQ(all.kernels.size(), 1u);
+  EXPECT_EQ(all.log.size(), 1u);
+  const unsigned lean = kRankInfo | kRankNames | kRankRegions | kRankGpuKernels | kRankMpi;
+  const RankRecords c = read_rank_parts(ranks.open_group("r000000"), lean);
+  EXPECT_EQ(c.info.rank, 0);
+  EXPECT_EQ(c.regions.size(), 2u);
+  EXPECT_EQ(c.mpi.size(), 1u);
+  EXPECT_TRUE(c.kernels.empty());  // cpu mode without a GPU: kernels not opened
+  EXPECT_TRUE(c.log.empty());      // not asked for
+  EXPECT_EQ(read_rank_parts(ranks.open_group("r000001"), lean).kernels.size(), 1u);
+}
+
 // ------------------------------------------------------------ point-file layout
 
 namespace {

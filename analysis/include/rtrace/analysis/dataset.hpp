@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -74,10 +75,28 @@ struct PointAggregate {
   // Sampled time per function holding the code (the innermost frame not
   // inlined), on the critical path (profile.hpp); empty without samples.
   std::map<std::string, double> sampled_time_s;
+  NodeBalance hosts;             // ranks by host (one entry for one host)
 };
 
 // Aggregates the ranks of one point. Pure: usable on records built in memory.
 PointAggregate aggregate_ranks(const std::vector<store::RankRecords>& ranks);
+
+// aggregate_ranks one rank at a time: load_run reads a rank, folds it in and
+// lets it go, so a point of 10^5 ranks costs per-kernel sums and one small
+// usage row per rank, never every rank's records at once.
+class RankFolder {
+ public:
+  RankFolder();
+  ~RankFolder();
+  RankFolder(const RankFolder&) = delete;
+  RankFolder& operator=(const RankFolder&) = delete;
+  void add(const store::RankRecords& rank);
+  PointAggregate finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 struct Configuration {
   std::string label;
@@ -93,6 +112,8 @@ struct Configuration {
   double mpi_share = kNaN;        // median over repeats
   std::vector<KernelAtPoint> kernels;  // sorted by (kind, name)
   PopConfig pop;                  // POP metrics of the representative repeat, per-call MPI table
+  NodeBalance hosts;              // the representative repeat's ranks by host
+  std::vector<Ceiling> node_ceilings;  // a multi-node partition: every node's own (host set)
   std::vector<std::pair<std::string, std::string>> tokens;  // the label's axis=value tokens
   PointCounts counts;             // of the repeat whose counts are used (the counting pass's)
   std::vector<CountsCheck> counts_checks;  // declared vs counted, where they differ by > 10%

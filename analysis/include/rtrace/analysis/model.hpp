@@ -49,6 +49,7 @@ struct Ceiling {
   double value = kNaN, min = kNaN, max = kNaN;
   bool unreliable = false;        // failed ERT's physical-consistency checks (run-file schema 1.5)
   std::string unreliable_reason;
+  std::string host;               // the node it comes from (schema 1.7): "" for one node; else the slowest
   // (max - min) / value over the ERT repeats; 0 when unknown.
   double relative_spread() const noexcept;
 };

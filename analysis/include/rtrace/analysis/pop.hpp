@@ -29,6 +29,7 @@
 #include <rtrace/store/run_file.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,7 @@ namespace rtrace::analysis {
 
 // What one rank recorded, reduced to what the diagnosis needs.
 struct RankUsage {
+  std::string host;                // where the rank ran (the tracer's hostname)
   double wall_s = kNaN, user_s = kNaN, system_s = kNaN;
   double involuntary_ctxsw = kNaN, voluntary_ctxsw = kNaN;
   int omp_threads = -1;
@@ -95,6 +97,43 @@ struct PointUsage {
   bool calls_not_intercepted() const noexcept { return mpi_initialised && !any_rows; }
 };
 PointUsage point_usage(const std::vector<store::RankRecords>& ranks);
+
+// point_usage one rank at a time: a point of 10^5 ranks keeps one RankUsage
+// per rank and one running sum per MPI function, never the ranks' records.
+class PointUsageBuilder {
+ public:
+  void add(const store::RankRecords& rank);
+  PointUsage finish();
+
+ private:
+  struct CallFold {
+    MpiCallStats stats;
+    double rank_min = kNaN, rank_max = kNaN, rank_sum = 0;
+    std::size_t ranks_with = 0;  // ranks that called it (the others count 0 s)
+  };
+  PointUsage out_;
+  std::map<std::string, std::size_t> call_index_;
+  std::vector<CallFold> calls_;
+};
+
+// The ranks of a point grouped by host: is one node slower than the others?
+struct NodeUsage {
+  std::string host;
+  int ranks = 0;
+  std::string rank_list;           // "0-3,8"
+  double useful_mean_s = kNaN;     // per rank: the MPI window minus MPI time (the wall time without MPI)
+  double useful_max_s = kNaN;
+  double wall_max_s = kNaN;
+};
+struct NodeBalance {
+  std::vector<NodeUsage> nodes;    // in order of each host's first rank
+  // mean over hosts of their mean useful time / the largest one (1: balanced);
+  // NaN with fewer than 2 hosts
+  double balance = kNaN;
+  std::string slowest;             // the host with the largest mean useful time
+  double slowest_over_others = kNaN;  // its mean / the mean of the other hosts' means
+};
+NodeBalance node_balance(const PointUsage& usage, const std::vector<std::int64_t>& rank_ids);
 
 // The POP metrics of one point. Cross-point factors (CS, GE) are filled by pop_scaling.
 struct PopPoint {

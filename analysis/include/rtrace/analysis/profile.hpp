@@ -54,6 +54,14 @@ RankProfile profile_of_rank(const store::RankRecords& rank);
 // the attribution of counted functions (counts per function symbol), so their
 // FLOPs and this time describe the same code. Seconds; empty without samples.
 std::map<std::string, double> sampled_host_function_times(const std::vector<store::RankRecords>& ranks);
+// The same for one rank, with the samples of work of its critical thread: the
+// ranks' result is the one with the most work (RankFolder keeps the best so
+// far instead of every rank's call paths).
+struct HostFunctionTimes {
+  double work = 0;                          // samples of work on the rank's critical thread
+  std::map<std::string, double> seconds;    // host function -> seconds on that thread
+};
+HostFunctionTimes sampled_host_function_times_of(const store::RankRecords& rank);
 
 // A function at one configuration.
 struct FunctionAtPoint {

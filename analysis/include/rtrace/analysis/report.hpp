@@ -15,7 +15,8 @@ namespace rtrace::analysis {
 // 1.1: cause `slowdown`; 1.2: POP, app steps, MPI calls; 1.3: profile; 1.4: cause `machine-load`;
 // 1.5: counted kernels (kinds `application`, `function`), `counts_source`, step `cache`, `counts`;
 //      `failed_points` and profile `cpu_s`, `unnamed_modules` (issue 25); kernel `metrics_provenance`
-//      steps' `causes` list, `offsetting`, `lock-wait`, the thread basis, the launcher's machine load
+//      steps' `causes` list, `offsetting`, `lock-wait`, the thread basis, the launcher's machine load;
+//      hosts, node_balance, slowest_node, node_ceilings, ceiling host
 inline constexpr const char* kAnalysisSchemaVersion = "1.5.0";
 extern const char* const kAnalysisSchemaJson;  // schemas/analysis-v1.json, compiled in
 
@@ -54,6 +55,11 @@ std::vector<std::string> validate_json(const nlohmann::json& doc, const nlohmann
 
 // The whole-application diagnosis (report_pop.cpp): POP table, step causes, per-call MPI breakdown.
 std::string render_pop_text(const AnalysisResult& res, const AppSummary& sum, int width);
+// Configurations whose ranks ran on several hosts: the ranks by host, each
+// host's mean useful time per rank, the node balance and the slowest node;
+// and, for ceilings measured per node, which node each ceiling comes from.
+// "" when every configuration ran on one host.
+std::string render_nodes_text(const AnalysisResult& res, int width);
 nlohmann::json pop_json(const PopPoint& p);
 nlohmann::json app_step_json(const AppStep& st);
 nlohmann::json mpi_calls_json(const std::vector<MpiCallStats>& calls);

@@ -46,6 +46,14 @@ CeilingAnalysis derive_ceilings(const std::vector<Sample>& samples, const std::v
 std::vector<store::CeilingRow> one_worker_ceilings(const std::vector<Sample>& samples,
                                                    const std::vector<MemoryLevel>& one_worker_levels);
 
+// The ceilings of a partition spread over `nodes` nodes from every node's own
+// ceilings (rows with `host` set, each node measuring its slice): per
+// ceiling name, the slowest node's row (lowest value; `host` names it) with
+// value, min, max and level_bytes times `nodes`, since a bulk-synchronous
+// partition runs at its slowest node's pace. A ceiling some node lacks is left
+// out (a note says so in the caller); an unreliable slowest row stays unreliable.
+std::vector<store::CeilingRow> slowest_node_ceilings(const std::vector<store::CeilingRow>& node_rows, int nodes);
+
 // The F values whose samples count as "high intensity" for a compute ceiling.
 std::vector<int> high_intensity_flops(const std::vector<int>& measured_flops);
 

@@ -26,6 +26,14 @@ class RankGroup {
   // True on every rank when any rank passes true (used to agree on errors).
   virtual bool any(bool flag) = 0;
   virtual std::string description() const = 0;  // "single process", "MPI (OpenMPI 4.1.4)"
+  // The ranks of this node as a group of their own (a node measures its own
+  // slice with `rtrace ert --per-node`); nullptr without MPI.
+  virtual std::unique_ptr<RankGroup> node_group() { return nullptr; }
+  // The number of nodes, and this node's index in world-rank order of the nodes' first ranks.
+  virtual int node_count() { return 1; }
+  // Every node's first rank sends `blob`; world rank 0 gets them all, in node
+  // order; every other rank gets an empty vector. Collective over the world.
+  virtual std::vector<std::string> gather_from_node_leaders(const std::string& blob) { return {blob}; }
 };
 
 // One process, nothing to synchronise.

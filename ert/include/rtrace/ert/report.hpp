@@ -35,6 +35,9 @@ struct ErtReport {
   // The one-worker reference's ceilings (consistency.hpp), written as
   // /ert/one_worker_ceilings (schema 1.7); empty for a one-worker partition.
   std::vector<store::CeilingRow> one_worker;
+  // --per-node: every node's own ceilings, `host` set (/ert/node_ceilings);
+  // analysis.ceilings is then the slowest node's times the nodes.
+  std::vector<store::CeilingRow> node_ceilings;
   double wall_seconds = 0;
   // Extra /ert attributes (strings and numbers): isa, pinning, clocks, ...
   std::vector<std::pair<std::string, std::string>> text_attributes;

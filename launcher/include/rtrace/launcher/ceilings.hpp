@@ -15,6 +15,7 @@ namespace rtrace::launcher {
 
 struct PartitionCeilings {
   std::vector<store::CeilingRow> rows;
+  std::vector<store::CeilingRow> node_rows;  // a multi-node partition: every node's own (host set)
   std::string source;   // the file they came from ("" when none)
   std::string error;    // why there are none (ERT failed, file unreadable...)
   bool interrupted = false;
@@ -22,8 +23,10 @@ struct PartitionCeilings {
 
 // $RTRACE_CACHE_DIR, else $XDG_CACHE_HOME/rtrace, else ~/.cache/rtrace.
 std::string cache_dir(const Environment& env);
-// <cache>/ert/<host>-<partition>-<version>[-quick].h5
-std::string ert_cache_file(const Environment& env, const Partition& p, bool quick);
+// <cache>/ert/<host>-<partition>-<version>[-quick].h5; a partition on several
+// nodes is keyed by its nodes (`hosts`): <first>+<hash of the list>.
+std::string ert_cache_file(const Environment& env, const Partition& p, bool quick,
+                           const std::vector<std::string>& hosts = {});
 
 class CeilingProvider {
  public:
@@ -43,6 +46,7 @@ class CeilingProvider {
   // partition's (t1) when this run has not measured it.
   std::vector<std::string> check_against_smaller(const Partition& p, std::vector<store::CeilingRow>& rows) const;
   PartitionCeilings import_file(const Partition& p) const;
+  std::vector<std::string> hosts_of(const Partition& p) const;  // the nodes it runs on (empty: one node)
 
   const RunOptions& opts_;
   Environment env_;
@@ -78,7 +82,8 @@ void mark_unreliable(std::vector<store::CeilingRow>& rows, const std::vector<std
 std::string unreliable_summary(const std::vector<store::CeilingRow>& rows);
 std::vector<std::string> unreliable_names(const std::vector<store::CeilingRow>& rows);
 
-std::vector<store::CeilingRow> read_ceilings_from(const std::string& path, const Partition& p, std::string& detail);
+std::vector<store::CeilingRow> read_ceilings_from(const std::string& path, const Partition& p, std::string& detail,
+                                                  std::vector<store::CeilingRow>* node_rows = nullptr);
 // /ert/sms_achieved of an ERT file (the SMs its %smid probe saw); -1 when absent.
 int ert_sms_achieved(const std::string& path);
 

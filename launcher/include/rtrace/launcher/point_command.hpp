@@ -18,6 +18,7 @@ struct Partition {
   int threads = 1;  // per rank
   int ranks = 1;
   int nodes = 0;    // 0: not set
+  int ranks_per_node = 0;  // srun --ntasks-per-node; 0: not set (ranks spread by srun)
   int sms = 0;      // 0: no SM limit; else the SMs GRANTED (requests are snapped)
   std::string sm_method;  // "mps" when sms > 0
   int sm_percentage = 0;  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE under MPS
@@ -33,6 +34,12 @@ const char* to_string(LaunchKind k) noexcept;  // "none", "mpirun", "srun"
 struct LaunchSetup {
   int cores = 1;                  // online CPUs here
   bool in_slurm = false;          // SLURM_JOB_ID set
+  // The allocation's nodes (SLURM_JOB_NODELIST expanded), in order: a point
+  // of the nodes axis runs on the first `nodes` of them (srun -w), so its
+  // ranks, its ERT and a failure check all name the same nodes.
+  std::vector<std::string> nodelist;
+  int tasks_per_node = 0;         // the allocation's tasks per node (0 unknown)
+  int cpus_per_task = 0;          // SLURM_CPUS_PER_TASK (0: not set, Slurm gives each task 1 CPU)
   bool root = false;              // mpirun needs OMPI_ALLOW_RUN_AS_ROOT*
   std::string app_path;           // resolved APP
   std::string mpirun_path, srun_path;
@@ -65,6 +72,14 @@ struct PointCommand {
   Partition partition;
   SmPartition sms;                      // when the sms axis is swept
 };
+
+// srun's placement of a partition's ranks: "-n R [-N N [--ntasks-per-node=K]
+// [-w first N nodes of the allocation]]". Throws UsageError when the
+// allocation has fewer nodes than the partition needs.
+std::vector<std::string> srun_placement(const Partition& part, const LaunchSetup& s);
+// The nodes a partition runs on (first `nodes` of the allocation); empty when
+// the partition has no nodes or the allocation's list is unknown.
+std::vector<std::string> partition_hosts(const Partition& part, const LaunchSetup& s);
 
 // Builds the command for one point. `trace_dir` is the point's scratch directory.
 PointCommand build_point_command(const SweepPoint& p, const SweepPlan& plan, const RunOptions& o,

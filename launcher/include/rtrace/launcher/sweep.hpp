@@ -1,7 +1,7 @@
 // Sweep axes and plans: `--sweep threads=1..64:x2 --sweep env:N=1000,2000`.
 //
 // Grammar of one axis (AXIS=SPEC):
-//   AXIS  := threads | ranks | nodes | sms | env:NAME
+//   AXIS  := threads | ranks | ranks-per-node | nodes | sms | env:NAME
 //   SPEC  := ITEM (',' ITEM)*
 //   ITEM  := INT                 a single value
 //          | INT '..' INT        inclusive range, step 1
@@ -10,7 +10,8 @@
 //          | WORD                (env:NAME axes only) a literal string value
 // Values keep the order written; repeated values are dropped (use --repeat).
 // Several axes form a Cartesian product (first axis outermost), or with --zip
-// a pairing of equal-length axes.
+// a pairing of equal-length axes. `ranks-per-node` needs a `nodes` axis and
+// excludes `ranks` (a point's ranks are nodes x ranks-per-node).
 #pragma once
 
 #include <cstdint>
@@ -28,8 +29,9 @@ class SweepSpecError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class AxisKind { Threads, Ranks, Nodes, Sms, Env };
-const char* to_string(AxisKind k) noexcept;  // "threads", "ranks", "nodes", "sms", "env"
+enum class AxisKind { Threads, Ranks, RanksPerNode, Nodes, Sms, Env };
+// "threads", "ranks", "ranks-per-node", "nodes", "sms", "env"
+const char* to_string(AxisKind k) noexcept;
 
 struct SweepAxis {
   AxisKind kind = AxisKind::Threads;
@@ -60,6 +62,7 @@ struct SweepPoint {
   std::int32_t repeat = 0;
   std::vector<std::pair<std::string, std::string>> values;  // (axis name, value) in axis order
   std::int32_t threads = -1, ranks = -1, nodes = -1, sms = -1;
+  std::int32_t ranks_per_node = -1;  // with a nodes axis: ranks = nodes x ranks_per_node
   std::vector<std::pair<std::string, std::string>> env;     // env:NAME axes as (NAME, value)
 
   std::string label() const;  // "threads=2 env:N=1000"

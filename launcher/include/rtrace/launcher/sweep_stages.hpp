@@ -30,6 +30,7 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -163,6 +164,15 @@ PointResult run_point(const SweepPoint& p, const PointCommand& cmd, const RunOpt
 // The committed row and status of a point from its process result (no I/O).
 PointResult point_result(const SweepPoint& p, const PointCommand& cmd, const RunOptions& o, const Environment& env,
                          const ProcessResult& r, std::vector<std::string>& log);
+// Nodes that failed during the point make it `failed`, whatever srun's exit
+// said (a step killed by Slurm, a timeout): "failed (node node3 failed)".
+void mark_failed_nodes(PointResult& result, const std::vector<std::string>& failed_hosts);
+// After nodes failed: the allocation without them, and the commands of the
+// points still to run rebuilt on it. A point that no longer fits (more nodes
+// than are left) gets its reason in `unfit` and stays pending (--resume in a
+// new allocation runs it).
+void drop_failed_nodes(const SweepContext& ctx, SweepSetup& setup, const std::vector<std::string>& failed_hosts,
+                       const std::vector<std::size_t>& remaining, std::map<std::size_t, std::string>& unfit);
 
 // ---- commit
 struct PointCommit {
@@ -174,6 +184,8 @@ struct PointCommit {
   std::string metrics_dir = {};         // an sms point's metrics run: rows merged into the ranks
   std::string metrics_provenance = {};  // ...and how it ran (point attribute metrics_provenance)
   const CountingOutcome* counting = nullptr;  // --counts sim, the configuration's first point
+  std::vector<std::string> placed_hosts = {};  // the nodes srun placed the point on (empty: no placement)
+  std::vector<std::string> failed_hosts = {};  // placed nodes that did not answer after the point
 };
 // Writes the point group and marks the row complete, atomically. Throws on a
 // write failure (the point stays pending). `log` gains the rank collector's lines.

@@ -59,6 +59,13 @@ class Id {
   hid_t id_ = H5I_INVALID_HID;
 };
 
+// A dataset transfer property list whose type-conversion buffers hold
+// `bytes` (at least 4 KiB): HDF5 allocates and zeroes its default 1 MiB
+// buffers on every read that converts types, which was 14% of reading 10^4
+// one-row tables (bench/ingest_scale.sh). `bytes` only bounds how much is
+// converted at once; larger reads are converted in pieces.
+Id transfer_list(std::size_t bytes);
+
 // Checks an HDF5 return value (negative = failure) and throws Error with context.
 hid_t check(hid_t value, const char* operation, const std::string& file, const std::string& object);
 herr_t check_status(herr_t value, const char* operation, const std::string& file, const std::string& object);

@@ -71,6 +71,22 @@ struct CeilingRow {
   // was not checked; -1 in files written before 1.5. Reason in `unreliable_reason`.
   std::int32_t unreliable = 0;
   char unreliable_reason[160] = {};
+  // The node the value comes from (schema 1.7): empty for a partition of one
+  // node; in node_ceilings each node's own ceilings of its slice; in the
+  // ceilings of a multi-node partition the slowest node, whose value times
+  // the partition's nodes is the ceiling.
+  char host[64] = {};
+  static const RowLayout& layout();
+};
+
+// /points/<p>/hosts (schema 1.7): the point's ranks grouped by the host they
+// ran on, in the order of the point's placement (srun -w), then by name.
+struct HostRow {
+  char host[64];
+  std::int32_t ranks;          // rank groups recorded on this host
+  char rank_list[256];         // "0-3,8" (cut with "..." when longer)
+  std::int32_t placed;         // 1: the point's srun placed ranks here; 0: found only in the data; -1: no placement
+  char state[16];              // "ok" | "failed" (node unreachable after the point) | "missing" (placed, no rank data)
   static const RowLayout& layout();
 };
 

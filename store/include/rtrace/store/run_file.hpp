@@ -123,11 +123,39 @@ RankRecords read_rank(const Group& rank_group);
 // written rows are the group's). The counting pass's rows join the timed
 // run's records of the same rank this way.
 void attach_counts(Group& rank_group, const RankRecords& counted);
+// Which tables read_rank_parts reads (the rest stay empty): a reader of
+// 10^5 ranks opens only what it uses (each table is an HDF5 dataset).
+enum RankPart : unsigned {
+  kRankInfo = 1u << 0,       // info (always read) and the writer attribute
+  kRankNames = 1u << 1,
+  kRankRegions = 1u << 2,
+  kRankKernels = 1u << 3,
+  kRankMemcpy = 1u << 4,
+  kRankMpi = 1u << 5,
+  kRankLog = 1u << 6,
+  kRankSampling = 1u << 7,   // sampling and callpaths, when present
+  kRankCounts = 1u << 8,     // counts_info, count_levels, counts, when present
+  // kernels only of a rank that can have them: not of a rank whose tracer ran
+  // in cpu mode (or none) without a GPU, which never records a launch
+  kRankGpuKernels = 1u << 9,
+  kRankAll = ~0u,
+};
+RankRecords read_rank_parts(const Group& rank_group, unsigned parts);
 
 struct CapturedOutput {
   std::string stdout_tail, stderr_tail;
   std::int64_t stdout_bytes = 0, stderr_bytes = 0;  // totals seen, before truncation
 };
+// The ranks of a point grouped by host (/points/<p>/hosts, schema 1.7), from
+// the rank groups' info rows: `placed` (the hosts srun placed the point on,
+// in order; empty when the point had no placement) come first, then other
+// hosts by name; a host in `failed` (unreachable after the point) has state
+// "failed", a placed host without rank data "missing".
+std::vector<HostRow> hosts_of_ranks(const Group& ranks_group, const std::vector<std::string>& placed,
+                                    const std::vector<std::string>& failed);
+// "0-3,8" for {0,1,2,3,8}; at most `max_chars` characters (the rest "...").
+std::string rank_ranges(std::vector<std::int64_t> ranks, std::size_t max_chars = 255);
+
 void write_output(Group& point, const CapturedOutput& out);
 CapturedOutput read_output(const Group& point);
 
