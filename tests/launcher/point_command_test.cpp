@@ -311,6 +311,8 @@ TEST(LauncherPointCommand, CountsPmuTellsTheTracerAndTheCountingPassRunsUntraced
   const auto ddash = std::find(dinv.argv.begin(), dinv.argv.end(), "--");
   EXPECT_EQ(*(ddash + 1), "/abs/app");
   EXPECT_EQ(dinv.argv.back(), "in put");
+}
+
 TEST(LauncherPointCommand, NodesSpreadRanksOverTheFirstNodesOfTheAllocation) {
   auto s = setup();
   s.in_slurm = true;
