@@ -222,10 +222,16 @@ std::map<std::int64_t, CountedRank> build_rank_counts(const std::vector<RawProce
     } else if (!run_ok && outcome.kind != RunOutcome::Kind::Exited) {
       store::set_str(info.status, "failed");
       set_note(info, "the counting run " + describe_outcome(outcome) + "; counts cover the run up to then");
-    } else if (partial || !unfinished.empty()) {
+    } else if (partial || !unfinished.empty() || outcome.exit_code != 0) {
+      // A failed run's counts cover what it did before failing: not the
+      // point's work. The tool records -1 when the process called no exit
+      // (a fatal signal).
       store::set_str(info.status, "partial");
-      set_note(info, "the counted process exited with code " + std::to_string(main.exit_code) +
-                         (unfinished.empty() ? "" : "; a child died before writing its counts") + "; " + serial);
+      const std::string how = main.exit_code < 0 ? std::string("the counted process was killed by a signal")
+                              : main.exit_code > 0
+                                  ? "the counted process exited with code " + std::to_string(main.exit_code)
+                                  : "the counting run " + describe_outcome(outcome);
+      set_note(info, how + (unfinished.empty() ? "" : "; a child died before writing its counts") + "; " + serial);
     } else {
       store::set_str(info.status, "ok");
       set_note(info, info.threads > 1 ? serial + " (" + std::to_string(info.threads) + " threads, private caches each)"

@@ -32,6 +32,7 @@
 #include "pub_tool_xarray.h"
 #include "pub_tool_aspacemgr.h"
 #include "pub_tool_vki.h"
+#include "pub_tool_vkiscnums.h"
 
 #include "rc_flops.h"
 
@@ -1183,7 +1184,32 @@ static void put_escaped(VgFile* f, const HChar* s)
    for (; *s; s++) VG_(fprintf)(f, "%c", (*s == '\n' || *s == '\r') ? ' ' : *s);
 }
 
-static void rc_fini(Int exitcode)
+/* The process's real exit status. Valgrind 3.19 passes the tool's fini 0
+   whatever the client exited with, so the status is taken from the exit
+   syscalls themselves: exit_group, or exit of the last thread. None seen
+   when fini runs: the process was killed by a fatal signal (-1). */
+static Bool exit_seen = False;
+static Long exit_status = -1;
+
+static Word living_threads(void)
+{
+   Word n = 0, nt = VG_(sizeXA)(all_threads);
+   for (Word k = 0; k < nt; k++) n += (*(ThreadState**)VG_(indexXA)(all_threads, k))->alive ? 1 : 0;
+   return n;
+}
+
+static void rc_pre_syscall(ThreadId tid, UInt syscallno, UWord* args, UInt nArgs)
+{
+   if (nArgs < 1) return;
+   if (syscallno == __NR_exit_group || (syscallno == __NR_exit && living_threads() <= 1)) {
+      exit_seen = True;
+      exit_status = (Long)(args[0] & 0xff);
+   }
+}
+
+static void rc_post_syscall(ThreadId tid, UInt syscallno, UWord* args, UInt nArgs, SysRes res) {}
+
+static void rc_fini(Int exitcode_from_valgrind)
 {
    Word nt = VG_(sizeXA)(all_threads);
    for (Word k = 0; k < nt; k++) fold_thread(*(ThreadState**)VG_(indexXA)(all_threads, k));
@@ -1205,7 +1231,7 @@ static void rc_fini(Int exitcode)
    VG_(fprintf)(f, "tool rtrace-count %s valgrind-%s\n", RC_VERSION, RC_VALGRIND_VERSION);
    VG_(fprintf)(f, "pid %d\nppid %d\nforked %d\n", pid, VG_(getppid)(), forked_child ? 1 : 0);
    VG_(fprintf)(f, "rank %s\n", rank ? rank : "-1");
-   VG_(fprintf)(f, "exit_code %d\n", exitcode);
+   VG_(fprintf)(f, "exit_code %lld\n", exit_seen ? exit_status : -1LL);
    VG_(fprintf)(f, "wall_ms %u\n", VG_(read_millisecond_timer)() - start_ms);
    VG_(fprintf)(f, "threads %ld\n", nt);
    VG_(fprintf)(f, "exe ");
@@ -1333,6 +1359,7 @@ static void rc_pre_clo_init(void)
    VG_(needs_command_line_options)(rc_process_cmd_line_option, rc_print_usage, rc_print_debug_usage);
    VG_(needs_superblock_discards)(rc_discard_superblock_info);
    VG_(track_start_client_code)(rc_start_client_code);
+   VG_(needs_syscall_wrapper)(rc_pre_syscall, rc_post_syscall);
    VG_(track_pre_thread_ll_create)(rc_thread_create);
    VG_(track_pre_thread_ll_exit)(rc_thread_exit);
    VG_(atfork)(NULL, NULL, rc_atfork_child);

@@ -176,6 +176,18 @@ TEST(CountsFailures, Avx512BinaryGetsOneLineAndAFailedStatus) {
   EXPECT_NE(get_str(t.info.note).find("AVX-512"), std::string::npos);
 }
 
+// Valgrind 3.19 hands the tool's fini exit code 0 whatever the app exited
+// with: the tool takes the status from the exit syscall itself.
+TEST(CountsFailures, AppExitingNonZeroIsNotOk) {
+  TempDir d;
+  Ran r = counts(d.file("c.h5"), {}, {TRIAD_APP});  // no arguments: usage, exit 2
+  EXPECT_NE(r.exit_code, 0) << r.err;
+  auto t = read_counts(d.file("c.h5")).at(0);
+  EXPECT_EQ(t.info.exit_code, 2);
+  EXPECT_NE(get_str(t.info.status), "ok");
+  EXPECT_NE(get_str(t.info.note).find("exited with code 2"), std::string::npos) << get_str(t.info.note);
+}
+
 TEST(CountsFailures, TimeoutStopsTheRunAndSaysSo) {
   TempDir d;
   Ran r = counts(d.file("c.h5"), {"--timeout", "1"}, {TRIAD_APP, "4000000", "200"});
