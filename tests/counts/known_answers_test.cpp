@@ -137,6 +137,23 @@ TEST(CountsKnownAnswers, OpenMpTableStopsFittingTheL3ShareAtTwoThreads) {
   EXPECT_GT(d2, 0.8 * 20 * 98304);
 }
 
+// OpenMP workers would spin at barriers under Valgrind (one thread at a
+// time) and their spinning would be counted: the counting run makes them
+// sleep, unless the user chose otherwise.
+TEST(CountsKnownAnswers, OpenMpWorkersWaitPassivelyUnlessTheUserSaysOtherwise) {
+  TempDir d;
+  const std::string env_file = d.file("env.txt");
+  Ran r = counts(d.file("c.h5"), {}, {"/bin/sh", "-c", "env > " + env_file}, {"KMP_BLOCKTIME=200"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(env_file);
+  std::map<std::string, std::string> env;
+  for (std::string line; std::getline(in, line);)
+    if (line.find('=') != std::string::npos) env[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
+  EXPECT_EQ(env["OMP_WAIT_POLICY"], "passive");
+  EXPECT_EQ(env["GOMP_SPINCOUNT"], "0");
+  EXPECT_EQ(env["KMP_BLOCKTIME"], "200");  // the user's
+}
+
 TEST(CountsKnownAnswers, ForkedAndExecdChildrenCountAsTheirRank) {
   TempDir d;
   const long n = 50000;
