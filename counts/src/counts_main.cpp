@@ -10,7 +10,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -49,7 +51,8 @@ const char* const kUsage =
     "  --app-index K            COMMAND[K] is the app (after mpirun/srun and their options) [0]\n"
     "  --timeout SECONDS        stop the counting run after this long\n"
     "  --timed-run SECONDS      the uninstrumented run's wall time: progress shows the slowdown\n"
-    "  --keep-raw DIR           keep the tool's raw files (one per process) in DIR\n"
+    "  --keep-raw DIR           keep the tool's raw files (one per process) in DIR (default: a\n"
+    "                           directory next to -o, which every node must reach; removed after)\n"
     "  --quiet                  no progress lines\n"
     "  --check                  only check that the counting pass can run here (Valgrind, the\n"
     "                           tool, the cache geometry): exit 0, or 2 with the reason\n"
@@ -228,8 +231,13 @@ int counts_main(int argc, char** argv) {
     if (!o.keep_raw.empty()) {
       spec.raw_dir = o.keep_raw;
     } else {
-      std::string tmpl = (fs::temp_directory_path() / "rtrace-counts-XXXXXX").string();
-      if (!mkdtemp(tmpl.data())) throw SetupError("cannot create a temporary directory for the raw files");
+      // Next to the output, not in a local /tmp: ranks on other nodes write
+      // here too, and the output's filesystem is the one they share.
+      const fs::path out_path = fs::absolute(o.output);
+      std::string tmpl = (out_path.parent_path() / ("." + out_path.filename().string() + ".raw-XXXXXX")).string();
+      if (!mkdtemp(tmpl.data()))
+        throw SetupError("cannot create a directory for the raw files next to `" + o.output + "`: " +
+                         std::strerror(errno));
       temp_raw = spec.raw_dir = tmpl;
     }
     if (!o.quiet) {

@@ -107,6 +107,10 @@ CountingInvocation counting_invocation(const PointCommand& untraced, const std::
   inv.argv = {"rtrace", "counts", "-o", out_file, "--geometry", "auto", "--threads", std::to_string(part.threads),
               "--ranks", std::to_string(part.ranks), "--ranks-per-node", std::to_string(ranks_per_node),
               "--app-index", std::to_string(app_index)};
+  fs::path raw = out_file;
+  raw.replace_extension(".raw");
+  inv.raw_dir = raw.string();
+  inv.argv.insert(inv.argv.end(), {"--keep-raw", inv.raw_dir});
   if (timed_wall_s > 0) inv.argv.insert(inv.argv.end(), {"--timed-run", seconds_text(timed_wall_s)});
   // A point's --timeout bounds the timed run; the counting run is allowed the
   // slowdown Valgrind can cost on top.
@@ -123,6 +127,8 @@ CountingOutcome run_counting_pass(const CountingInvocation& inv, const std::stri
   out.file = inv.argv.at(3);
   std::error_code ec;
   fs::remove(out.file, ec);
+  // Raw files of an earlier, interrupted pass: rtrace counts wants it empty.
+  if (!inv.raw_dir.empty()) fs::remove_all(inv.raw_dir, ec);
   ProcessSpec spec;
   spec.path = inv.path;
   spec.argv = inv.argv;

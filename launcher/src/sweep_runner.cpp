@@ -278,6 +278,7 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
     if (counting && !o.keep_scratch) {
       std::error_code ec;
       std::filesystem::remove(setup.counts_file(p.id), ec);
+      std::filesystem::remove_all(std::filesystem::path(setup.counts_file(p.id)).replace_extension(".raw"), ec);
     }
     progress.end_point(label,
                        ceil.unreliable.empty() ? result.status_text

@@ -205,6 +205,22 @@ TEST(CountsFailures, AppExitingNonZeroIsNotOk) {
   EXPECT_NE(get_str(t.info.note).find("exited with code 2"), std::string::npos) << get_str(t.info.note);
 }
 
+// The raw files go next to the output (the filesystem every node of an MPI
+// run reaches), not into this machine's temporary directory.
+TEST(CountsKnownAnswers, RawFilesGoNextToTheOutputNotIntoTmp) {
+  TempDir d;
+  // The app lists the output's directory while the tool runs it.
+  Ran r = counts(d.file("c.h5"), {}, {"/bin/sh", "-c", "ls -a " + d.path() + " > " + d.file("listing.txt")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(get_str(read_counts(d.file("c.h5")).at(0).info.status), "ok");
+  std::ifstream in(d.file("listing.txt"));
+  bool raw_dir_seen = false;
+  for (std::string line; std::getline(in, line);) raw_dir_seen = raw_dir_seen || line.rfind(".c.h5.raw-", 0) == 0;
+  EXPECT_TRUE(raw_dir_seen);
+  for (const auto& e : std::filesystem::directory_iterator(d.path()))  // removed after
+    EXPECT_EQ(e.path().filename().string().rfind(".c.h5.raw-", 0), std::string::npos) << e.path();
+}
+
 TEST(CountsFailures, TimeoutStopsTheRunAndSaysSo) {
   TempDir d;
   Ran r = counts(d.file("c.h5"), {"--timeout", "1"}, {TRIAD_APP, "4000000", "200"});

@@ -1,8 +1,12 @@
 #include "rtrace/counts/rank_counts.hpp"
+#include "rtrace/counts/counting_run.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <stdlib.h>
 
 using namespace rtrace::counts;
 using rtrace::store::get_str;
@@ -132,4 +136,29 @@ TEST(CountsRankCounts, KilledOrTimedOutRunsAreFailedAndNonZeroExitsPartial) {
   auto p = build_rank_counts({bad}, 1, exited(3), namer);
   EXPECT_EQ(get_str(p.at(0).info.status), "partial");
   EXPECT_NE(get_str(p.at(0).info.note).find("code 3"), std::string::npos);
+}
+
+// Valgrind's last word on a rank that is not ok goes into its note: its own
+// process's log, or for a rank without counts, the log of a process that
+// wrote none.
+TEST(CountsRankCounts, ValgrindsLastLineIsFoldedIntoTheFailureNote) {
+  char tmpl[] = "/tmp/counts-vglog-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  std::ofstream(dir + "/valgrind-10.log") << "==10== first\n==10== rtrace-count: cannot write x: lost\n\n";
+  std::ofstream(dir + "/valgrind-11.log") << "";
+  std::ofstream(dir + "/valgrind-12.log") << "==12== valgrind: m_mallocfree.c: out of memory\n";
+  std::ofstream(dir + "/counts-0-10.txt") << "not a log\n";
+  const auto lines = valgrind_last_lines(dir);
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines.at(10), "rtrace-count: cannot write x: lost");
+
+  RawProcess bad = process(10, 0, 1);
+  bad.exit_code = 1;
+  auto ranks = build_rank_counts({bad}, 2, exited(1), namer);
+  fold_valgrind_logs(ranks, lines);
+  EXPECT_NE(get_str(ranks.at(0).info.note).find("valgrind: rtrace-count: cannot write x"), std::string::npos)
+      << get_str(ranks.at(0).info.note);
+  EXPECT_NE(get_str(ranks.at(1).info.note).find("valgrind: valgrind: m_mallocfree.c: out of memory"), std::string::npos)
+      << get_str(ranks.at(1).info.note);
 }

@@ -59,6 +59,15 @@ std::vector<std::string> instrumented_command(const CountingSpec& spec, const To
 // the raw files. Throws SetupError when the command cannot be started.
 CountingResult run_counting(const CountingSpec& spec, const ToolPaths& tool);
 
+// The last line of each Valgrind log in `raw_dir` (valgrind-PID.log, its
+// "==PID== " prefix cut), by pid; logs with nothing in them are left out.
+std::map<int, std::string> valgrind_last_lines(const std::string& raw_dir);
+
+// Adds Valgrind's last word to the note (and log) of each rank that is not
+// ok: its own process's log, or, for a rank with no counts, a log of a
+// process that wrote none (the one that could not write its counts).
+void fold_valgrind_logs(std::map<std::int64_t, CountedRank>& ranks, const std::map<int, std::string>& last_lines);
+
 // Writes the ranks as a trace file (temp + rename). `command_line`: recorded.
 void write_counts_file(const std::string& path, const std::map<std::int64_t, CountedRank>& ranks,
                        const std::string& command_line);

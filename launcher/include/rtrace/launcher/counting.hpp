@@ -31,6 +31,10 @@ struct CountingInvocation {
   std::string path;                 // rtrace itself
   std::vector<std::string> argv;    // rtrace counts ... -- <the point's command without the tracer>
   Environment env;
+  // Where every process under the tool writes its raw counts (--keep-raw):
+  // next to `out_file`, in the point's scratch on the output's filesystem,
+  // which ranks on other nodes reach (a local temporary directory they do not).
+  std::string raw_dir;
 };
 // `untraced`: the point's command built without the tracer (LaunchSetup with
 // tracer_mode "none"). `timed_wall_s`: the timed run's wall time (progress).
