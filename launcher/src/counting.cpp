@@ -193,11 +193,11 @@ CountingOutcome run_counting_pass(const CountingInvocation& inv, const std::stri
 
 namespace {
 
-store::CountInfoRow failed_info(const std::string& why) {
+store::CountInfoRow failed_info(const std::string& why, const char* status = "failed") {
   store::CountInfoRow info;
   std::memset(&info, 0, sizeof info);
   store::set_str(info.source, "sim:rtrace-count");
-  store::set_str(info.status, "failed");
+  store::set_str(info.status, status);
   info.threads = 0;
   info.serialised = 1;
   info.wall_s = store::kUnavailable;
@@ -245,7 +245,16 @@ void attach_counting_pass(store::Group& ranks, const CountingOutcome& c, int exp
       counted.clear();
     }
   }
-  if (counted.empty()) {
+  if (c.interrupted) {
+    // The timed run is kept; the counts are to come (`rtrace run --resume`).
+    counted.clear();
+    for (int rank = 0; rank < std::max(expected_ranks, 1); ++rank) {
+      store::RankRecords r;
+      r.counts_info = {failed_info("interrupted; `rtrace run --resume` runs it again", "interrupted")};
+      counted[rank] = r;
+    }
+    log.push_back("warning: counting pass interrupted; `rtrace run --resume` runs it again");
+  } else if (counted.empty()) {
     if (failure.empty()) failure = "no counts were written";
     for (int rank = 0; rank < std::max(expected_ranks, 1); ++rank) {
       store::RankRecords r;
@@ -263,7 +272,7 @@ void attach_counting_pass(store::Group& ranks, const CountingOutcome& c, int exp
     store::Group g = ranks.open_group(name);
     store::attach_counts(g, r);
     for (const auto& line : r.log) log.push_back("counts: rank " + std::to_string(rank) + ": " + line);
-    if (!r.counts_info.empty() && store::get_str(r.counts_info.front().status) != "ok")
+    if (!r.counts_info.empty() && store::get_str(r.counts_info.front().status) != "ok" && !c.interrupted)
       log.push_back("warning: counts of rank " + std::to_string(rank) + ": " +
                     store::get_str(r.counts_info.front().status) + ": " + store::get_str(r.counts_info.front().note));
   }

@@ -42,7 +42,7 @@ CountingInvocation counting_invocation(const PointCommand& untraced, const std::
                                        const std::string& out_file, double timed_wall_s, const RunOptions& o);
 
 struct CountingOutcome {
-  bool interrupted = false;   // ^C during the counting run: the point is not committed
+  bool interrupted = false;   // ^C during the counting run: counts "interrupted", --resume reruns the pass
   std::string file;           // rtrace counts' output when it wrote one
   std::string failure;        // why there are no counts at all ("" when `file` holds them)
   std::string summary;        // "ok, 41 s (33x the timed run)" / "failed: ..."
