@@ -528,18 +528,25 @@ static Int bucket_for(Addr pc)
    PtrdiffT bias = di ? VG_(DebugInfo_get_text_bias)(di) : 0;
    const HChar* fn = NULL;
    Bool have_fn = VG_(get_fnname)(ep, pc, &fn) && fn && fn[0];
-   HChar key[1200];
+   /* The whole key, however long: C++ names can run to kilobytes, and two
+      functions whose names differ past a fixed cut would be merged. */
+   HChar small[512];
+   const SizeT need = (path ? VG_(strlen)(path) : 0) + (have_fn ? VG_(strlen)(fn) : 0) + 64;
+   HChar* key = need <= sizeof small ? small : VG_(malloc)("rc.key.tmp", need);
    if (!path) {
-      VG_(snprintf)(key, sizeof key, "?");
+      VG_(snprintf)(key, need, "?");
    } else if (have_fn) {
-      VG_(snprintf)(key, sizeof key, "%s|%lld|%s", path, (Long)bias, fn);
+      VG_(snprintf)(key, need, "%s|%lld|%s", path, (Long)bias, fn);
    } else {
-      VG_(snprintf)(key, sizeof key, "%s|%lld|#%lx", path, (Long)bias, (UWord)pc >> 8);
+      VG_(snprintf)(key, need, "%s|%lld|#%lx", path, (Long)bias, (UWord)pc >> 8);
    }
    if (2 * (bucket_map_used + 1) > bucket_map_cap) map_grow();
    UWord j = hash_str(key) & (bucket_map_cap - 1);
    while (bucket_map[j].key) {
-      if (VG_(strcmp)(bucket_map[j].key, key) == 0) return bucket_map[j].bucket;
+      if (VG_(strcmp)(bucket_map[j].key, key) == 0) {
+         if (key != small) VG_(free)(key);
+         return bucket_map[j].bucket;
+      }
       j = (j + 1) & (bucket_map_cap - 1);
    }
    Bucket b;
@@ -549,6 +556,7 @@ static Int bucket_for(Addr pc)
    Int index = (Int)VG_(sizeXA)(buckets);
    VG_(addToXA)(buckets, &b);
    bucket_map[j].key = VG_(strdup)("rc.key", key);
+   if (key != small) VG_(free)(key);
    bucket_map[j].bucket = index;
    bucket_map_used++;
    return index;
