@@ -155,6 +155,7 @@ typedef struct {
    UWord  set_mask;   /* sets - 1 when sets is a power of two */
    Int    set_shift;  /* log2(sets) when a power of two */
    Bool   pow2;
+   UWord  recip;      /* ceil(2^64 / sets) when not a power of two: set index without a divide */
    Int    assoc;
    Long   sim_size;   /* sets * assoc * line */
 } Cache;
@@ -177,12 +178,30 @@ static void cache_init(Cache* c, const Cache* geometry)
    }
 }
 
+/* line / sets and line % sets for sets not a power of two: a multiply by
+   the precomputed reciprocal (a 64-bit divide costs 20-90 cycles, on every
+   reference). The estimate is exact or one too large (lines < 2^58, sets <
+   2^32); one compare corrects it. */
+static inline UWord div_sets(const Cache* c, UWord line, UWord* rem)
+{
+   UWord q = (UWord)(((unsigned __int128)line * c->recip) >> 64);
+   UWord prod = q * c->sets;
+   if (prod > line) {
+      q--;
+      prod -= c->sets;
+   }
+   *rem = line - prod;
+   return q;
+}
+
 /* References `line` in a wide cache. A hit moves it to the front (or-ing
    in `dirty`) and returns True. A miss inserts it at the front and returns
    the evicted line in *victim, (line << 1) | dirty (EMPTY: the way was free). */
 static inline Bool cache_ref_wide(const Cache* c, UWord line, UWord dirty, UWord* victim)
 {
-   UWord s = c->pow2 ? (line & c->set_mask) : (line % c->sets);
+   UWord s;
+   if (c->pow2) s = line & c->set_mask;
+   else (void)div_sets(c, line, &s);
    UWord* set = c->tags + s * (UWord)c->assoc;
    const UWord key = line << 1;
    UWord prev = set[0];
@@ -239,8 +258,7 @@ static inline Bool cache_ref_narrow(const Cache* c, UWord line, UWord dirty, UWo
       s = line & c->set_mask;
       tag = line >> c->set_shift;
    } else {
-      s = line % c->sets;
-      tag = line / c->sets;
+      tag = div_sets(c, line, &s);
    }
    UInt* set = c->tags32 + s * (UWord)c->assoc;
    const UInt key = (UInt)(tag << 1);
@@ -392,6 +410,12 @@ static inline __attribute__((always_inline)) void do_access(Addr a, UWord info)
    ThreadState* t = cur;
    UWord line = a >> line_shift;
    const UWord last = (a + size - 1) >> line_shift;
+   if (LIKELY(line == last)) {
+      /* Within one line (nearly every access): one reference, no loop. */
+      UWord victim = EMPTY;
+      if (UNLIKELY(!cache_ref_wide(&t->cache[0], line, dirty, &victim))) l1_miss(t, line, victim, info);
+      return;
+   }
    for (;;) {
       UWord victim = EMPTY;
       if (UNLIKELY(!cache_ref_wide(&t->cache[0], line, dirty, &victim))) l1_miss(t, line, victim, info);
@@ -996,7 +1020,9 @@ static void start_segment(IRSB* sb, InstrState* st)
    generated code counts its execution unless an access call does. */
 static void end_segment(IRSB* sb)
 {
-   if (cur_segment_uncounted) count_segment(sb, cur_segment);
+   /* An empty segment (typically after the last side exit) has nothing to
+      count: no code for it. */
+   if (cur_segment_uncounted && segments[cur_segment].n > 0) count_segment(sb, cur_segment);
    cur_segment_uncounted = False;
 }
 
@@ -1328,6 +1354,7 @@ static void rc_post_clo_init(void)
       g->sets = sets;
       g->pow2 = (sets & (sets - 1)) == 0;
       g->set_mask = sets - 1;
+      g->recip = g->pow2 ? 0 : (~(UWord)0 / sets) + 1;
       g->set_shift = 0;
       while (g->pow2 && (1UL << g->set_shift) < sets) g->set_shift++;
       g->sim_size = (Long)sets * g->assoc * clo_level[k].line;

@@ -43,4 +43,7 @@ run() {  # label, the last level's share in bytes, then tool options
 run "private L3" 262144 --L1=4K,4,64 --L2=32K,8,64 --L3=256K,8,64
 run "L3 / 4" 65536 --L1=4K,4,64 --L2=32K,8,64 --L3=256K,8,64 --L3-sharers=4
 run "no L3" 32768 --L1=4K,4,64 --L2=32K,8,64 --L3=none
+# Set counts that are not powers of two (L1 12 sets, L3 85 sets: 1/3 of
+# 192 KiB, 12 ways), which the tool indexes with a multiply by a reciprocal.
+run "odd sets" 65280 --L1=3K,4,64 --L2=24K,6,64 --L3=192K,12,64 --L3-sharers=3
 exit $fail
