@@ -236,6 +236,9 @@ CountingResult run_counting(const CountingSpec& spec, const ToolPaths& tool) {
     if (p.nodecode && result.unsupported.empty()) result.unsupported = unsupported_instruction_line(p);
   result.ranks = build_rank_counts(processes, spec.expected_ranks, o, symbolizer_namer(), unfinished);
   fold_valgrind_logs(result.ranks, valgrind_last_lines(spec.raw_dir));
+  for (const auto& [rank, cr] : result.ranks)
+    for (const auto& line : cr.log)
+      if (line.rfind("warning: ", 0) == 0) result.problems.push_back(line.substr(9));
   return result;
 }
 

@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -196,7 +197,9 @@ int counts_main(int argc, char** argv) {
     const std::string geometry = o.geometry == "auto" && env_geometry && *env_geometry ? env_geometry : o.geometry;
     std::vector<CacheLevel> levels = geometry == "auto" ? host_cache_levels(&notes) : parse_geometry(geometry);
     if (levels.empty()) throw GeometryError("hwloc found no data cache to simulate; give --geometry");
-    const int workers = o.threads * o.ranks_per_node;
+    // Each is at most 2^20: their product does not fit an int.
+    const long long workers_on_node = static_cast<long long>(o.threads) * o.ranks_per_node;
+    const int workers = static_cast<int>(std::min<long long>(workers_on_node, 1 << 30));
     std::vector<int> sharers;
     for (const auto& l : levels) sharers.push_back(std::min(sharers_of(l, workers), 4096));
 

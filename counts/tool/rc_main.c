@@ -438,6 +438,7 @@ typedef struct {
 
 static inline __attribute__((always_inline)) void batch_counts(const AccessBatch* b)
 {
+   n_helper_calls++;
    if (b->count_segment) cur_seg_exec[b->count_segment - 1]++;
 }
 
@@ -478,7 +479,11 @@ static void rc_access_batch5(const AccessBatch* b, Addr a0, Addr a1, Addr a2, Ad
 }
 
 /* A guarded access (it may not happen): its own call, under its guard. */
-static VG_REGPARM(2) void rc_access1(Addr a, UWord info) { do_access(a, info); }
+static VG_REGPARM(2) void rc_access1(Addr a, UWord info)
+{
+   n_helper_calls++;
+   do_access(a, info);
+}
 
 /* ------------------------------------------------------------------ functions, modules */
 
@@ -760,6 +765,58 @@ static void release_caches(ThreadState* t)
    }
 }
 
+/* The bucket the write-backs at exit are counted in (no function did them). */
+static Int exit_bucket = -1;
+static Int writeback_bucket(void)
+{
+   if (!clo_functions) return 0;
+   if (exit_bucket < 0) {
+      Bucket b = {-1, 0, VG_(strdup)("rc.sym", "[dirty lines written back at exit]")};
+      exit_bucket = (Int)VG_(sizeXA)(buckets);
+      VG_(addToXA)(buckets, &b);
+   }
+   return exit_bucket;
+}
+
+/* Every dirty line of the thread's caches, level by level from the L1: with
+   `write`, written into the level below (which may evict a dirty victim in
+   turn, and is itself flushed next) and counted, so that what a thread wrote
+   reaches memory by its exit; without, only made clean (a fork child does
+   not write back its parent's data). */
+static void flush_dirty(ThreadState* t, Bool write)
+{
+   if (n_caches == 0 || (!t->cache[0].tags && !t->cache[0].tags32)) return;
+   LevelBytes* b = NULL;
+   if (write) {
+      Int bk = writeback_bucket();
+      ensure_capacity(t);
+      b = &t->bytes[bk];
+   }
+   for (Int k = 0; k < n_caches; k++) {
+      Cache* c = &t->cache[k];
+      const UWord n = c->sets * (UWord)c->assoc;
+      for (UWord i = 0; i < n; i++) {
+         UWord line;
+         if (c->narrow) {
+            const UInt e = c->tags32[i];
+            if (e == EMPTY32 || !(e & 1)) continue;
+            c->tags32[i] = e & ~1U;
+            const UWord s = i / (UWord)c->assoc, tag = e >> 1;
+            line = c->pow2 ? ((tag << c->set_shift) | s) : tag * c->sets + s;
+         } else {
+            const UWord e = c->tags[i];
+            if (e == EMPTY || !(e & 1)) continue;
+            c->tags[i] = e & ~(UWord)1;
+            line = e >> 1;
+         }
+         if (!write) continue;
+         const Int lower = below(k);
+         b->wr[lower] += line_bytes;
+         writeback(t, lower, line, b);
+      }
+   }
+}
+
 static void rc_thread_create(ThreadId parent, ThreadId child)
 {
    tid_slot(child);
@@ -770,6 +827,7 @@ static void rc_thread_exit(ThreadId tid)
 {
    if (tid >= thread_by_tid_cap || !thread_by_tid[tid]) return;
    ThreadState* t = thread_by_tid[tid];
+   flush_dirty(t, True);
    fold_thread(t);
    VG_(free)(t->seg_exec);
    t->seg_exec = NULL;
@@ -825,6 +883,7 @@ static void rc_atfork_child(ThreadId tid)
    }
    /* Only the forking thread survives in the child. */
    ThreadState* self = tid < thread_by_tid_cap ? thread_by_tid[tid] : NULL;
+   if (self) flush_dirty(self, False);
    for (UWord i = 0; i < thread_by_tid_cap; i++) {
       if (thread_by_tid[i] && thread_by_tid[i] != self) {
          release_caches(thread_by_tid[i]);
@@ -1246,6 +1305,10 @@ static void rc_post_syscall(ThreadId tid, UInt syscallno, UWord* args, UInt nArg
 static void rc_fini(Int exitcode_from_valgrind)
 {
    Word nt = VG_(sizeXA)(all_threads);
+   for (Word k = 0; k < nt; k++) {
+      ThreadState* t = *(ThreadState**)VG_(indexXA)(all_threads, k);
+      if (t->alive) flush_dirty(t, True);
+   }
    for (Word k = 0; k < nt; k++) fold_thread(*(ThreadState**)VG_(indexXA)(all_threads, k));
    if (VG_(clo_stats))
       VG_(umsg)("rtrace-count: %llu helper calls, %llu L1 misses\n", n_helper_calls, n_l1_misses);

@@ -245,6 +245,18 @@ TEST(CountsFailures, MissingRanksAreRecordedAsFailed) {
   EXPECT_TRUE(ranks.at(1).rows.empty());
 }
 
+// --threads and --ranks-per-node are each at most 2^20; their product
+// overflowed an int (to 0 here: an L3 of one worker instead of the cap).
+TEST(CountsKnownAnswers, HugeWorkerCountsDoNotOverflow) {
+  TempDir d;
+  Ran r = counts(d.file("c.h5"), {"--geometry", kGeometry, "--threads", "1048576", "--ranks-per-node", "1048576"},
+                 {TRIAD_APP, "1000"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto t = read_counts(d.file("c.h5")).at(0);
+  ASSERT_EQ(t.levels.size(), 3u);
+  EXPECT_EQ(t.levels[2].sharers, 4096);  // the most the tool divides a cache by
+}
+
 TEST(CountsFailures, BadUsageIsOneLineAndNoFile) {
   TempDir d;
   const std::string out = d.file("c.h5");

@@ -162,3 +162,23 @@ TEST(CountsRankCounts, ValgrindsLastLineIsFoldedIntoTheFailureNote) {
   EXPECT_NE(get_str(ranks.at(1).info.note).find("valgrind: valgrind: m_mallocfree.c: out of memory"), std::string::npos)
       << get_str(ranks.at(1).info.note);
 }
+
+// Several processes without a rank variable that are not each other's
+// children: a launcher whose rank variable rtrace does not read. They are
+// summed as rank 0, with a warning; a parent and its exec'd child are not.
+TEST(CountsRankCounts, SeveralRanklessRootProcessesAreWarnedAbout) {
+  auto warned = [](const CountedRank& cr) {
+    for (const auto& l : cr.log)
+      if (l.find("separate processes had no rank variable") != std::string::npos) return true;
+    return false;
+  };
+  RawProcess a = process(10, -1, 1), b = process(20, -1, 1);
+  a.ppid = 1;
+  b.ppid = 2;
+  auto separate = build_rank_counts({a, b}, 1, exited(0), namer);
+  ASSERT_EQ(separate.size(), 1u);
+  EXPECT_TRUE(warned(separate.at(0)));
+  b.ppid = 10;  // a's child (a wrapper that started the app)
+  auto family = build_rank_counts({a, b}, 1, exited(0), namer);
+  EXPECT_FALSE(warned(family.at(0)));
+}

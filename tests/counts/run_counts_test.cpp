@@ -210,13 +210,22 @@ TEST(RunCounts, AutoWithoutPmuSaysSimIsThereAndPmuSetsTheTracersVariable) {
   TempDir d;
   Ran r = run({kRtrace, "--sweep", "threads=1", "--dry-run", "-o", d.file("run.h5"), "--", TRIAD_APP, "1000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string all = r.out + r.err;
+  // auto: where the CPU gives no hardware events, the plan says --counts sim
+  // is there; where it does, the tracer counts through the PMU.
+  if (all.find("RTRACE_COUNTS=pmu") == std::string::npos) {
+    EXPECT_NE(all.find("no CPU hardware counters here"), std::string::npos) << all;
+    EXPECT_NE(all.find("`--counts sim` counts them"), std::string::npos) << all;
+  }
   Ran pmu = run({kRtrace, "--sweep", "threads=1", "--counts", "pmu", "--dry-run", "-o", d.file("run.h5"), "--",
                  TRIAD_APP, "1000"});
   ASSERT_EQ(pmu.exit_code, 0) << pmu.err;
+  // pmu: the timed run's environment tells the tracer.
+  EXPECT_NE((pmu.out + pmu.err).find("RTRACE_COUNTS=pmu"), std::string::npos) << pmu.out << pmu.err;
   Ran sim = run({kRtrace, "--sweep", "threads=1", "--counts", "sim", "--dry-run", "-o", d.file("run.h5"), "--",
                  TRIAD_APP, "1000"});
   ASSERT_EQ(sim.exit_code, 0) << sim.err;
-  // (dry-run prints to stdout, which run() discards: the hint goes to stderr with the plan's notes)
+  EXPECT_EQ((sim.out + sim.err).find("RTRACE_COUNTS=pmu"), std::string::npos);  // the counting pass instead
   Ran bad = run({kRtrace, "--sweep", "threads=1", "--counts", "maybe", "-o", d.file("run.h5"), "--", TRIAD_APP});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--counts `maybe`: expected auto, sim, pmu or none"), std::string::npos) << bad.err;

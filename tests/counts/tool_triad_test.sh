@@ -34,6 +34,14 @@ run() {  # label, the last level's share in bytes, then tool options
   # writes: a written back, all of it but what the last level still holds.
   if (( dr < 24 * n * 99 / 100 || dr > 24 * n * 101 / 100 )); then echo "FAIL $label: DRAM read $dr not 24n +- 1%"; fail=1; fi
   if (( dw < 8 * n - last_level || dw > 8 * n )); then echo "FAIL $label: DRAM write $dw not in 8n - $last_level..8n"; fail=1; fi
+  # What is still dirty at exit is written back then (its own row): a reaches
+  # memory whole, and no more than the caches hold is written at exit.
+  local exit_dw
+  exit_dw="$(awk '$1 == "fn" && $5 == "[dirty" { id = $2 } $1 == "c" && id != "" && $3 == id { s += $24 } END { printf "%d", s }' "${raw[0]}")"
+  echo "$label: DRAM write at exit $exit_dw"
+  if (( dw + exit_dw < 8 * n || exit_dw > last_level + 36864 )); then
+    echo "FAIL $label: write-back at exit $exit_dw (triad $dw, 8n $((8 * n)))"; fail=1
+  fi
   if [[ "$*" == *--L3=none* ]]; then
     if (( l3r != 0 || l3w != 0 || l2r < dr )); then echo "FAIL $label: without an L3, L2 misses go to DRAM"; fail=1; fi
   elif (( l2r < l3r || l3r < dr )); then
