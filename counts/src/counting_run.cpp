@@ -103,7 +103,9 @@ std::vector<std::string> instrumented_command(const CountingSpec& spec, const To
   std::vector<std::string> out(spec.command.begin(), spec.command.begin() + static_cast<std::ptrdiff_t>(spec.app_index));
   // Valgrind's own messages go to a file per process, not into the app's
   // stderr (rtrace counts reports what matters in one line).
-  out.insert(out.end(), {tool.env, "VALGRIND_LIB=" + tool.lib_dir, tool.valgrind, "--tool=rtrace-count",
+  out.insert(out.end(), {tool.env, "VALGRIND_LIB=" + tool.lib_dir});
+  out.insert(out.end(), spec.app_env.begin(), spec.app_env.end());
+  out.insert(out.end(), {tool.valgrind, "--tool=rtrace-count",
                          "--trace-children=yes", "-q", "--vgdb=no", "--log-file=" + spec.raw_dir + "/valgrind-%p.log",
                          "--out-dir=" + spec.raw_dir});
   out.insert(out.end(), spec.tool_options.begin(), spec.tool_options.end());

@@ -224,8 +224,10 @@ int counts_main(int argc, char** argv) {
       for (auto& d : defaults)
         if (!d.empty() && var.compare(0, d.find('=') + 1, d, 0, d.find('=') + 1) == 0) d.clear();
     }
+    // In front of valgrind (`env NAME=VALUE ... valgrind`): every rank gets
+    // them, on other nodes too, where mpirun passes no environment.
     for (const auto& d : defaults)
-      if (!d.empty()) spec.env.push_back(d);
+      if (!d.empty()) spec.app_env.push_back(d);
     spec.tool_options = tool_options(levels, sharers);
     spec.expected_ranks = o.ranks;
     spec.timeout_s = o.timeout_s;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -181,4 +182,23 @@ TEST(CountsRankCounts, SeveralRanklessRootProcessesAreWarnedAbout) {
   b.ppid = 10;  // a's child (a wrapper that started the app)
   auto family = build_rank_counts({a, b}, 1, exited(0), namer);
   EXPECT_FALSE(warned(family.at(0)));
+}
+
+// The variables the counting run sets for the app go into the `env` in front
+// of valgrind, after mpirun: ranks on other nodes get them too (mpirun passes
+// no environment there).
+TEST(CountsCountingRun, AppVariablesRideInFrontOfValgrindAfterTheLauncher) {
+  CountingSpec spec;
+  spec.command = {"mpirun", "-n", "2", "/abs/app", "x"};
+  spec.app_index = 3;
+  spec.raw_dir = "/shared/raw";
+  spec.app_env = {"OMP_WAIT_POLICY=passive", "GOMP_SPINCOUNT=0"};
+  ToolPaths tool{"/usr/bin/valgrind", "/opt/vg", "/usr/bin/env"};
+  const auto argv = instrumented_command(spec, tool);
+  const std::vector<std::string> head = {"mpirun", "-n", "2", "/usr/bin/env", "VALGRIND_LIB=/opt/vg",
+                                         "OMP_WAIT_POLICY=passive", "GOMP_SPINCOUNT=0", "/usr/bin/valgrind"};
+  ASSERT_GE(argv.size(), head.size());
+  EXPECT_EQ(std::vector<std::string>(argv.begin(), argv.begin() + static_cast<std::ptrdiff_t>(head.size())), head);
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "--out-dir=/shared/raw"), argv.end());
+  EXPECT_EQ(argv.back(), "x");
 }

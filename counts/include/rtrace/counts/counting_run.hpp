@@ -32,6 +32,9 @@ struct CountingSpec {
   std::vector<std::string> command;    // verbatim; command[app_index] is the app
   std::size_t app_index = 0;
   std::vector<std::string> env;        // NAME=VALUE: the command's whole environment
+  // NAME=VALUE set for the app by the `env` in front of valgrind, so that
+  // ranks on other nodes get them too (mpirun passes no environment there).
+  std::vector<std::string> app_env;
   std::vector<std::string> tool_options;  // geometry (tool_options()), extra options
   std::string raw_dir;                 // where the tool writes (created, must be empty)
   int expected_ranks = 1;
@@ -50,7 +53,7 @@ struct CountingResult {
 };
 
 // The command with the tool in front of the app:
-//   command[0..app_index) env VALGRIND_LIB=DIR valgrind --tool=rtrace-count
+//   command[0..app_index) env VALGRIND_LIB=DIR <app_env> valgrind --tool=rtrace-count
 //   --trace-children=yes -q --vgdb=no --log-file=RAW/valgrind-%p.log --out-dir=RAW
 //   <tool options> command[app_index..]
 std::vector<std::string> instrumented_command(const CountingSpec& spec, const ToolPaths& tool);
