@@ -30,7 +30,7 @@ struct CacheLevel {
 std::vector<CacheLevel> host_cache_levels(std::vector<std::string>* notes = nullptr);
 
 // "L1=32K,8,64;L2=1M,16,64;L3=32M,16,64[,SHARED_BY]" (sizes in bytes, K/M/G
-// suffixes; `L3=none` or a missing level: not simulated). L1 and L2 are
+// suffixes; SHARED_BY counts cores; `L3=none` or a missing level: not simulated). L1 and L2 are
 // private unless SHARED_BY says otherwise; L3 is shared by every worker.
 std::vector<CacheLevel> parse_geometry(const std::string& spec);
 
