@@ -53,10 +53,11 @@ run_app() {
   local plain=() cg=() ours=()
   for ((i = 0; i < repeats; i++)); do
     plain+=("$(cpu "$@")")
-    # The environment `rtrace counts` gives the app (VALGRIND_LIB, HWLOC_COMPONENTS),
+    # The environment `rtrace counts` gives the app (VALGRIND_LIB, HWLOC_COMPONENTS, OpenMP waiting),
     # given to cachegrind too: Valgrind's FMA emulation runs measurably faster or
     # slower with the stack alignment that the environment's size sets.
-    cg+=("$(cpu env VALGRIND_LIB="$vglib" HWLOC_COMPONENTS=-x86 valgrind -q --tool=cachegrind --cachegrind-out-file=/dev/null "$@")")
+    cg+=("$(cpu env VALGRIND_LIB="$vglib" HWLOC_COMPONENTS=-x86 OMP_WAIT_POLICY=passive GOMP_SPINCOUNT=0 KMP_BLOCKTIME=0 \
+              valgrind -q --tool=cachegrind --cachegrind-out-file=/dev/null "$@")")
     ours+=("$(cpu "$rtrace" counts --quiet -o "$scratch/c.h5" -- "$@")")
   done
   local p c o

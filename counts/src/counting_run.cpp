@@ -20,6 +20,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <set>
 #include <memory>
 
 namespace fs = std::filesystem;
@@ -101,7 +103,9 @@ std::vector<std::string> instrumented_command(const CountingSpec& spec, const To
   std::vector<std::string> out(spec.command.begin(), spec.command.begin() + static_cast<std::ptrdiff_t>(spec.app_index));
   // Valgrind's own messages go to a file per process, not into the app's
   // stderr (rtrace counts reports what matters in one line).
-  out.insert(out.end(), {tool.env, "VALGRIND_LIB=" + tool.lib_dir, tool.valgrind, "--tool=rtrace-count",
+  out.insert(out.end(), {tool.env, "VALGRIND_LIB=" + tool.lib_dir});
+  out.insert(out.end(), spec.app_env.begin(), spec.app_env.end());
+  out.insert(out.end(), {tool.valgrind, "--tool=rtrace-count",
                          "--trace-children=yes", "-q", "--vgdb=no", "--log-file=" + spec.raw_dir + "/valgrind-%p.log",
                          "--out-dir=" + spec.raw_dir});
   out.insert(out.end(), spec.tool_options.begin(), spec.tool_options.end());
@@ -233,7 +237,57 @@ CountingResult run_counting(const CountingSpec& spec, const ToolPaths& tool) {
   for (const auto& p : processes)
     if (p.nodecode && result.unsupported.empty()) result.unsupported = unsupported_instruction_line(p);
   result.ranks = build_rank_counts(processes, spec.expected_ranks, o, symbolizer_namer(), unfinished);
+  fold_valgrind_logs(result.ranks, valgrind_last_lines(spec.raw_dir));
+  for (const auto& [rank, cr] : result.ranks)
+    for (const auto& line : cr.log)
+      if (line.rfind("warning: ", 0) == 0) result.problems.push_back(line.substr(9));
   return result;
+}
+
+std::map<int, std::string> valgrind_last_lines(const std::string& raw_dir) {
+  std::map<int, std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(raw_dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("valgrind-", 0) != 0 || name.size() < 14 || name.compare(name.size() - 4, 4, ".log") != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + 9, &end, 10);
+    if (!end || std::string(end) != ".log") continue;
+    std::ifstream in(e.path());
+    std::string line, last;
+    while (std::getline(in, line)) {
+      // "==PID== message": the prefix says nothing the pid does not.
+      if (line.rfind("==", 0) == 0) {
+        const auto close = line.find("== ", 2);
+        if (close != std::string::npos) line = line.substr(close + 3);
+      }
+      while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
+      if (!line.empty() && line.find_first_not_of(' ') != std::string::npos) last = line.substr(line.find_first_not_of(' '));
+    }
+    if (!last.empty()) out[static_cast<int>(pid)] = last;
+  }
+  return out;
+}
+
+void fold_valgrind_logs(std::map<std::int64_t, CountedRank>& ranks, const std::map<int, std::string>& last_lines) {
+  std::set<int> counted_pids;
+  for (const auto& [rank, cr] : ranks)
+    if (cr.pid > 0) counted_pids.insert(static_cast<int>(cr.pid));
+  std::vector<std::string> orphans;   // logs of processes that left no counts
+  for (const auto& [pid, line] : last_lines)
+    if (!counted_pids.count(pid)) orphans.push_back(line);
+  std::size_t next_orphan = 0;
+  for (auto& [rank, cr] : ranks) {
+    if (store::get_str(cr.info.status) == "ok") continue;
+    std::string line;
+    const auto own = cr.pid > 0 ? last_lines.find(static_cast<int>(cr.pid)) : last_lines.end();
+    if (own != last_lines.end()) line = own->second;
+    else if (cr.pid <= 0 && !orphans.empty()) line = orphans[std::min(next_orphan++, orphans.size() - 1)];
+    if (line.empty()) continue;
+    cr.log.push_back("valgrind: " + line);
+    const std::string note = store::get_str(cr.info.note) + "; valgrind: " + line;
+    store::set_str(cr.info.note, note.size() < sizeof cr.info.note ? note : note.substr(0, sizeof cr.info.note - 4) + "...");
+  }
 }
 
 FunctionNamer symbolizer_namer() {

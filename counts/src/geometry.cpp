@@ -30,7 +30,13 @@ std::vector<CacheLevel> host_cache_levels(std::vector<std::string>* notes) {
     l.size_bytes = static_cast<std::int64_t>(c.size);
     l.line_bytes = c.linesize > 0 ? static_cast<int>(c.linesize) : 64;
     l.instances = n;
-    l.shared_by = obj->cpuset ? std::max(1, hwloc_bitmap_weight(obj->cpuset)) : 1;
+    // Sharers in cores, not hardware threads: the timed run places its
+    // threads one per core (OMP_PLACES=cores), so two threads on an SMT
+    // machine have an L1 and an L2 each.
+    if (obj->cpuset) {
+      const int cores = hwloc_get_nbobjs_inside_cpuset_by_type(topo, obj->cpuset, HWLOC_OBJ_CORE);
+      l.shared_by = std::max(1, cores > 0 ? cores : hwloc_bitmap_weight(obj->cpuset));
+    }
     if (c.associativity > 0) {
       l.associativity = c.associativity;
     } else {

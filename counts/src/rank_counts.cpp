@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -128,6 +129,14 @@ std::map<std::int64_t, CountedRank> build_rank_counts(const std::vector<RawProce
   for (const auto& p : processes) by_rank[p.rank < 0 ? 0 : p.rank].push_back(&p);
   for (int r = 0; r < expected_ranks; ++r) by_rank[r];
 
+  // Processes without a rank variable all count as rank 0. Several of them
+  // that are not children of another counted process: an MPI launcher whose
+  // rank variable rtrace does not read, and their counts are summed wrongly.
+  std::set<std::int64_t> pids;
+  for (const auto& p : processes) pids.insert(p.pid);
+  int rankless_roots = 0;
+  for (const auto& p : processes)
+    if (p.rank < 0 && !p.forked && !pids.count(p.ppid)) ++rankless_roots;
   const bool run_ok = outcome.kind == RunOutcome::Kind::Exited;
   std::map<std::int64_t, CountedRank> out;
   for (auto& [rank, procs] : by_rank) {
@@ -185,7 +194,10 @@ std::map<std::int64_t, CountedRank> build_rank_counts(const std::vector<RawProce
         const auto f = static_cast<std::size_t>(raw.function);
         if (!named[f]) {
           const RawFunction& rf = p->functions[f];
-          if (rf.module < 0) fn_names[f] = {"[unknown code]", "[unknown]"};
+          // The tool's own buckets (module -1, a name in brackets): the
+          // write-backs at exit; otherwise code outside any known module.
+          if (rf.module < 0 && !rf.symbol.empty() && rf.symbol.front() == '[') fn_names[f] = {rf.symbol, "[rtrace-count]"};
+          else if (rf.module < 0) fn_names[f] = {"[unknown code]", "[unknown]"};
           else fn_names[f] = namer(p->modules[static_cast<std::size_t>(rf.module)], rf.vaddr);
           named[f] = true;
         }
@@ -208,6 +220,10 @@ std::map<std::int64_t, CountedRank> build_rank_counts(const std::vector<RawProce
       if (p->exit_code != 0 && !p->nodecode) partial = true;
     }
     info.threads = thread_base;
+    if (rank == 0 && rankless_roots > 1)
+      cr.log.push_back("warning: " + std::to_string(rankless_roots) +
+                       " separate processes had no rank variable (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, "
+                       "SLURM_PROCID) and were all counted as rank 0");
     for (auto& [key, row] : rows) {
       row.function_id = names.id(std::get<1>(key));
       row.module_id = names.id(std::get<2>(key));
@@ -222,10 +238,16 @@ std::map<std::int64_t, CountedRank> build_rank_counts(const std::vector<RawProce
     } else if (!run_ok && outcome.kind != RunOutcome::Kind::Exited) {
       store::set_str(info.status, "failed");
       set_note(info, "the counting run " + describe_outcome(outcome) + "; counts cover the run up to then");
-    } else if (partial || !unfinished.empty()) {
+    } else if (partial || !unfinished.empty() || outcome.exit_code != 0) {
+      // A failed run's counts cover what it did before failing: not the
+      // point's work. The tool records -1 when the process called no exit
+      // (a fatal signal).
       store::set_str(info.status, "partial");
-      set_note(info, "the counted process exited with code " + std::to_string(main.exit_code) +
-                         (unfinished.empty() ? "" : "; a child died before writing its counts") + "; " + serial);
+      const std::string how = main.exit_code < 0 ? std::string("the counted process was killed by a signal")
+                              : main.exit_code > 0
+                                  ? "the counted process exited with code " + std::to_string(main.exit_code)
+                                  : "the counting run " + describe_outcome(outcome);
+      set_note(info, how + (unfinished.empty() ? "" : "; a child died before writing its counts") + "; " + serial);
     } else {
       store::set_str(info.status, "ok");
       set_note(info, info.threads > 1 ? serial + " (" + std::to_string(info.threads) + " threads, private caches each)"

@@ -32,6 +32,7 @@
 #include "pub_tool_xarray.h"
 #include "pub_tool_aspacemgr.h"
 #include "pub_tool_vki.h"
+#include "pub_tool_vkiscnums.h"
 
 #include "rc_flops.h"
 
@@ -154,6 +155,7 @@ typedef struct {
    UWord  set_mask;   /* sets - 1 when sets is a power of two */
    Int    set_shift;  /* log2(sets) when a power of two */
    Bool   pow2;
+   UWord  recip;      /* ceil(2^64 / sets) when not a power of two: set index without a divide */
    Int    assoc;
    Long   sim_size;   /* sets * assoc * line */
 } Cache;
@@ -176,12 +178,30 @@ static void cache_init(Cache* c, const Cache* geometry)
    }
 }
 
+/* line / sets and line % sets for sets not a power of two: a multiply by
+   the precomputed reciprocal (a 64-bit divide costs 20-90 cycles, on every
+   reference). The estimate is exact or one too large (lines < 2^58, sets <
+   2^32); one compare corrects it. */
+static inline UWord div_sets(const Cache* c, UWord line, UWord* rem)
+{
+   UWord q = (UWord)(((unsigned __int128)line * c->recip) >> 64);
+   UWord prod = q * c->sets;
+   if (prod > line) {
+      q--;
+      prod -= c->sets;
+   }
+   *rem = line - prod;
+   return q;
+}
+
 /* References `line` in a wide cache. A hit moves it to the front (or-ing
    in `dirty`) and returns True. A miss inserts it at the front and returns
    the evicted line in *victim, (line << 1) | dirty (EMPTY: the way was free). */
 static inline Bool cache_ref_wide(const Cache* c, UWord line, UWord dirty, UWord* victim)
 {
-   UWord s = c->pow2 ? (line & c->set_mask) : (line % c->sets);
+   UWord s;
+   if (c->pow2) s = line & c->set_mask;
+   else (void)div_sets(c, line, &s);
    UWord* set = c->tags + s * (UWord)c->assoc;
    const UWord key = line << 1;
    UWord prev = set[0];
@@ -238,8 +258,7 @@ static inline Bool cache_ref_narrow(const Cache* c, UWord line, UWord dirty, UWo
       s = line & c->set_mask;
       tag = line >> c->set_shift;
    } else {
-      s = line % c->sets;
-      tag = line / c->sets;
+      tag = div_sets(c, line, &s);
    }
    UInt* set = c->tags32 + s * (UWord)c->assoc;
    const UInt key = (UInt)(tag << 1);
@@ -391,6 +410,12 @@ static inline __attribute__((always_inline)) void do_access(Addr a, UWord info)
    ThreadState* t = cur;
    UWord line = a >> line_shift;
    const UWord last = (a + size - 1) >> line_shift;
+   if (LIKELY(line == last)) {
+      /* Within one line (nearly every access): one reference, no loop. */
+      UWord victim = EMPTY;
+      if (UNLIKELY(!cache_ref_wide(&t->cache[0], line, dirty, &victim))) l1_miss(t, line, victim, info);
+      return;
+   }
    for (;;) {
       UWord victim = EMPTY;
       if (UNLIKELY(!cache_ref_wide(&t->cache[0], line, dirty, &victim))) l1_miss(t, line, victim, info);
@@ -413,6 +438,7 @@ typedef struct {
 
 static inline __attribute__((always_inline)) void batch_counts(const AccessBatch* b)
 {
+   n_helper_calls++;
    if (b->count_segment) cur_seg_exec[b->count_segment - 1]++;
 }
 
@@ -453,7 +479,11 @@ static void rc_access_batch5(const AccessBatch* b, Addr a0, Addr a1, Addr a2, Ad
 }
 
 /* A guarded access (it may not happen): its own call, under its guard. */
-static VG_REGPARM(2) void rc_access1(Addr a, UWord info) { do_access(a, info); }
+static VG_REGPARM(2) void rc_access1(Addr a, UWord info)
+{
+   n_helper_calls++;
+   do_access(a, info);
+}
 
 /* ------------------------------------------------------------------ functions, modules */
 
@@ -527,18 +557,25 @@ static Int bucket_for(Addr pc)
    PtrdiffT bias = di ? VG_(DebugInfo_get_text_bias)(di) : 0;
    const HChar* fn = NULL;
    Bool have_fn = VG_(get_fnname)(ep, pc, &fn) && fn && fn[0];
-   HChar key[1200];
+   /* The whole key, however long: C++ names can run to kilobytes, and two
+      functions whose names differ past a fixed cut would be merged. */
+   HChar small[512];
+   const SizeT need = (path ? VG_(strlen)(path) : 0) + (have_fn ? VG_(strlen)(fn) : 0) + 64;
+   HChar* key = need <= sizeof small ? small : VG_(malloc)("rc.key.tmp", need);
    if (!path) {
-      VG_(snprintf)(key, sizeof key, "?");
+      VG_(snprintf)(key, need, "?");
    } else if (have_fn) {
-      VG_(snprintf)(key, sizeof key, "%s|%lld|%s", path, (Long)bias, fn);
+      VG_(snprintf)(key, need, "%s|%lld|%s", path, (Long)bias, fn);
    } else {
-      VG_(snprintf)(key, sizeof key, "%s|%lld|#%lx", path, (Long)bias, (UWord)pc >> 8);
+      VG_(snprintf)(key, need, "%s|%lld|#%lx", path, (Long)bias, (UWord)pc >> 8);
    }
    if (2 * (bucket_map_used + 1) > bucket_map_cap) map_grow();
    UWord j = hash_str(key) & (bucket_map_cap - 1);
    while (bucket_map[j].key) {
-      if (VG_(strcmp)(bucket_map[j].key, key) == 0) return bucket_map[j].bucket;
+      if (VG_(strcmp)(bucket_map[j].key, key) == 0) {
+         if (key != small) VG_(free)(key);
+         return bucket_map[j].bucket;
+      }
       j = (j + 1) & (bucket_map_cap - 1);
    }
    Bucket b;
@@ -548,6 +585,7 @@ static Int bucket_for(Addr pc)
    Int index = (Int)VG_(sizeXA)(buckets);
    VG_(addToXA)(buckets, &b);
    bucket_map[j].key = VG_(strdup)("rc.key", key);
+   if (key != small) VG_(free)(key);
    bucket_map[j].bucket = index;
    bucket_map_used++;
    return index;
@@ -727,6 +765,58 @@ static void release_caches(ThreadState* t)
    }
 }
 
+/* The bucket the write-backs at exit are counted in (no function did them). */
+static Int exit_bucket = -1;
+static Int writeback_bucket(void)
+{
+   if (!clo_functions) return 0;
+   if (exit_bucket < 0) {
+      Bucket b = {-1, 0, VG_(strdup)("rc.sym", "[dirty lines written back at exit]")};
+      exit_bucket = (Int)VG_(sizeXA)(buckets);
+      VG_(addToXA)(buckets, &b);
+   }
+   return exit_bucket;
+}
+
+/* Every dirty line of the thread's caches, level by level from the L1: with
+   `write`, written into the level below (which may evict a dirty victim in
+   turn, and is itself flushed next) and counted, so that what a thread wrote
+   reaches memory by its exit; without, only made clean (a fork child does
+   not write back its parent's data). */
+static void flush_dirty(ThreadState* t, Bool write)
+{
+   if (n_caches == 0 || (!t->cache[0].tags && !t->cache[0].tags32)) return;
+   LevelBytes* b = NULL;
+   if (write) {
+      Int bk = writeback_bucket();
+      ensure_capacity(t);
+      b = &t->bytes[bk];
+   }
+   for (Int k = 0; k < n_caches; k++) {
+      Cache* c = &t->cache[k];
+      const UWord n = c->sets * (UWord)c->assoc;
+      for (UWord i = 0; i < n; i++) {
+         UWord line;
+         if (c->narrow) {
+            const UInt e = c->tags32[i];
+            if (e == EMPTY32 || !(e & 1)) continue;
+            c->tags32[i] = e & ~1U;
+            const UWord s = i / (UWord)c->assoc, tag = e >> 1;
+            line = c->pow2 ? ((tag << c->set_shift) | s) : tag * c->sets + s;
+         } else {
+            const UWord e = c->tags[i];
+            if (e == EMPTY || !(e & 1)) continue;
+            c->tags[i] = e & ~(UWord)1;
+            line = e >> 1;
+         }
+         if (!write) continue;
+         const Int lower = below(k);
+         b->wr[lower] += line_bytes;
+         writeback(t, lower, line, b);
+      }
+   }
+}
+
 static void rc_thread_create(ThreadId parent, ThreadId child)
 {
    tid_slot(child);
@@ -737,6 +827,7 @@ static void rc_thread_exit(ThreadId tid)
 {
    if (tid >= thread_by_tid_cap || !thread_by_tid[tid]) return;
    ThreadState* t = thread_by_tid[tid];
+   flush_dirty(t, True);
    fold_thread(t);
    VG_(free)(t->seg_exec);
    t->seg_exec = NULL;
@@ -792,6 +883,7 @@ static void rc_atfork_child(ThreadId tid)
    }
    /* Only the forking thread survives in the child. */
    ThreadState* self = tid < thread_by_tid_cap ? thread_by_tid[tid] : NULL;
+   if (self) flush_dirty(self, False);
    for (UWord i = 0; i < thread_by_tid_cap; i++) {
       if (thread_by_tid[i] && thread_by_tid[i] != self) {
          release_caches(thread_by_tid[i]);
@@ -987,7 +1079,9 @@ static void start_segment(IRSB* sb, InstrState* st)
    generated code counts its execution unless an access call does. */
 static void end_segment(IRSB* sb)
 {
-   if (cur_segment_uncounted) count_segment(sb, cur_segment);
+   /* An empty segment (typically after the last side exit) has nothing to
+      count: no code for it. */
+   if (cur_segment_uncounted && segments[cur_segment].n > 0) count_segment(sb, cur_segment);
    cur_segment_uncounted = False;
 }
 
@@ -1183,9 +1277,38 @@ static void put_escaped(VgFile* f, const HChar* s)
    for (; *s; s++) VG_(fprintf)(f, "%c", (*s == '\n' || *s == '\r') ? ' ' : *s);
 }
 
-static void rc_fini(Int exitcode)
+/* The process's real exit status. Valgrind 3.19 passes the tool's fini 0
+   whatever the client exited with, so the status is taken from the exit
+   syscalls themselves: exit_group, or exit of the last thread. None seen
+   when fini runs: the process was killed by a fatal signal (-1). */
+static Bool exit_seen = False;
+static Long exit_status = -1;
+
+static Word living_threads(void)
+{
+   Word n = 0, nt = VG_(sizeXA)(all_threads);
+   for (Word k = 0; k < nt; k++) n += (*(ThreadState**)VG_(indexXA)(all_threads, k))->alive ? 1 : 0;
+   return n;
+}
+
+static void rc_pre_syscall(ThreadId tid, UInt syscallno, UWord* args, UInt nArgs)
+{
+   if (nArgs < 1) return;
+   if (syscallno == __NR_exit_group || (syscallno == __NR_exit && living_threads() <= 1)) {
+      exit_seen = True;
+      exit_status = (Long)(args[0] & 0xff);
+   }
+}
+
+static void rc_post_syscall(ThreadId tid, UInt syscallno, UWord* args, UInt nArgs, SysRes res) {}
+
+static void rc_fini(Int exitcode_from_valgrind)
 {
    Word nt = VG_(sizeXA)(all_threads);
+   for (Word k = 0; k < nt; k++) {
+      ThreadState* t = *(ThreadState**)VG_(indexXA)(all_threads, k);
+      if (t->alive) flush_dirty(t, True);
+   }
    for (Word k = 0; k < nt; k++) fold_thread(*(ThreadState**)VG_(indexXA)(all_threads, k));
    if (VG_(clo_stats))
       VG_(umsg)("rtrace-count: %llu helper calls, %llu L1 misses\n", n_helper_calls, n_l1_misses);
@@ -1205,7 +1328,7 @@ static void rc_fini(Int exitcode)
    VG_(fprintf)(f, "tool rtrace-count %s valgrind-%s\n", RC_VERSION, RC_VALGRIND_VERSION);
    VG_(fprintf)(f, "pid %d\nppid %d\nforked %d\n", pid, VG_(getppid)(), forked_child ? 1 : 0);
    VG_(fprintf)(f, "rank %s\n", rank ? rank : "-1");
-   VG_(fprintf)(f, "exit_code %d\n", exitcode);
+   VG_(fprintf)(f, "exit_code %lld\n", exit_seen ? exit_status : -1LL);
    VG_(fprintf)(f, "wall_ms %u\n", VG_(read_millisecond_timer)() - start_ms);
    VG_(fprintf)(f, "threads %ld\n", nt);
    VG_(fprintf)(f, "exe ");
@@ -1294,6 +1417,7 @@ static void rc_post_clo_init(void)
       g->sets = sets;
       g->pow2 = (sets & (sets - 1)) == 0;
       g->set_mask = sets - 1;
+      g->recip = g->pow2 ? 0 : (~(UWord)0 / sets) + 1;
       g->set_shift = 0;
       while (g->pow2 && (1UL << g->set_shift) < sets) g->set_shift++;
       g->sim_size = (Long)sets * g->assoc * clo_level[k].line;
@@ -1333,6 +1457,7 @@ static void rc_pre_clo_init(void)
    VG_(needs_command_line_options)(rc_process_cmd_line_option, rc_print_usage, rc_print_debug_usage);
    VG_(needs_superblock_discards)(rc_discard_superblock_info);
    VG_(track_start_client_code)(rc_start_client_code);
+   VG_(needs_syscall_wrapper)(rc_pre_syscall, rc_post_syscall);
    VG_(track_pre_thread_ll_create)(rc_thread_create);
    VG_(track_pre_thread_ll_exit)(rc_thread_exit);
    VG_(atfork)(NULL, NULL, rc_atfork_child);

@@ -107,6 +107,10 @@ CountingInvocation counting_invocation(const PointCommand& untraced, const std::
   inv.argv = {"rtrace", "counts", "-o", out_file, "--geometry", "auto", "--threads", std::to_string(part.threads),
               "--ranks", std::to_string(part.ranks), "--ranks-per-node", std::to_string(ranks_per_node),
               "--app-index", std::to_string(app_index)};
+  fs::path raw = out_file;
+  raw.replace_extension(".raw");
+  inv.raw_dir = raw.string();
+  inv.argv.insert(inv.argv.end(), {"--keep-raw", inv.raw_dir});
   if (timed_wall_s > 0) inv.argv.insert(inv.argv.end(), {"--timed-run", seconds_text(timed_wall_s)});
   // A point's --timeout bounds the timed run; the counting run is allowed the
   // slowdown Valgrind can cost on top.
@@ -123,6 +127,8 @@ CountingOutcome run_counting_pass(const CountingInvocation& inv, const std::stri
   out.file = inv.argv.at(3);
   std::error_code ec;
   fs::remove(out.file, ec);
+  // Raw files of an earlier, interrupted pass: rtrace counts wants it empty.
+  if (!inv.raw_dir.empty()) fs::remove_all(inv.raw_dir, ec);
   ProcessSpec spec;
   spec.path = inv.path;
   spec.argv = inv.argv;
@@ -187,11 +193,11 @@ CountingOutcome run_counting_pass(const CountingInvocation& inv, const std::stri
 
 namespace {
 
-store::CountInfoRow failed_info(const std::string& why) {
+store::CountInfoRow failed_info(const std::string& why, const char* status = "failed") {
   store::CountInfoRow info;
   std::memset(&info, 0, sizeof info);
   store::set_str(info.source, "sim:rtrace-count");
-  store::set_str(info.status, "failed");
+  store::set_str(info.status, status);
   info.threads = 0;
   info.serialised = 1;
   info.wall_s = store::kUnavailable;
@@ -239,7 +245,16 @@ void attach_counting_pass(store::Group& ranks, const CountingOutcome& c, int exp
       counted.clear();
     }
   }
-  if (counted.empty()) {
+  if (c.interrupted) {
+    // The timed run is kept; the counts are to come (`rtrace run --resume`).
+    counted.clear();
+    for (int rank = 0; rank < std::max(expected_ranks, 1); ++rank) {
+      store::RankRecords r;
+      r.counts_info = {failed_info("interrupted; `rtrace run --resume` runs it again", "interrupted")};
+      counted[rank] = r;
+    }
+    log.push_back("warning: counting pass interrupted; `rtrace run --resume` runs it again");
+  } else if (counted.empty()) {
     if (failure.empty()) failure = "no counts were written";
     for (int rank = 0; rank < std::max(expected_ranks, 1); ++rank) {
       store::RankRecords r;
@@ -257,7 +272,7 @@ void attach_counting_pass(store::Group& ranks, const CountingOutcome& c, int exp
     store::Group g = ranks.open_group(name);
     store::attach_counts(g, r);
     for (const auto& line : r.log) log.push_back("counts: rank " + std::to_string(rank) + ": " + line);
-    if (!r.counts_info.empty() && store::get_str(r.counts_info.front().status) != "ok")
+    if (!r.counts_info.empty() && store::get_str(r.counts_info.front().status) != "ok" && !c.interrupted)
       log.push_back("warning: counts of rank " + std::to_string(rank) + ": " +
                     store::get_str(r.counts_info.front().status) + ": " + store::get_str(r.counts_info.front().note));
   }

@@ -137,7 +137,8 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
   MetricsPassStage metrics_pass(o, setup.launch);
   SweepOutcome outcome;
   // --resume: points committed without ceilings they could use get them first.
-  if (o.resume && !add_missing_ceilings(*rf, ctx, setup, ceilings, progress)) {
+  if (o.resume && (!add_missing_counts(*rf, ctx, setup, progress) ||
+                   !add_missing_ceilings(*rf, ctx, setup, ceilings, progress))) {
     progress.finish();
     outcome.interrupted = interrupt_or(SIGINT);
     partitions.stop();
@@ -216,8 +217,9 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
     }
 
     // 2. The counting pass (--counts sim), once per configuration: its first
-    //    repeat. Only after a timed run that succeeded; interrupted: the point
-    //    is not committed (--resume runs it again, with its counts).
+    //    repeat. Only after a timed run that succeeded. Interrupted: the timed
+    //    run is committed with counts "interrupted", and --resume runs only
+    //    the counting pass again (add_missing_counts).
     std::optional<CountingOutcome> counting;
     if (setup.launch.counts_mode == "sim" && counted_point(p)) {
       if (result.status != store::PointStatus::Ok) {
@@ -230,8 +232,8 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
                                                            result.process.wall_s, o);
         counting = run_counting_pass(inv, label, ordinal, result.process.wall_s, o, progress);
         if (counting->interrupted || SignalWatch::interrupt_signal()) {
+          counting->interrupted = true;
           outcome.interrupted = interrupt_or(SIGINT);
-          break;
         }
       }
     }
@@ -246,7 +248,13 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
     if (!counts.any && !counted.trace_dir.empty()) counts = roofline_counts_in_trace_dir(counted.trace_dir);
     if (!counts.any && counting && !counting->file.empty())
       counts = RooflineCounts{true, "counted FLOPs and bytes (--counts sim)"};
-    const PointCeilings ceil = ceilings.for_point(cmd.partition, counts, progress, ordinal, label, log);
+    static const PartitionCeilings kNotMeasured;
+    PointCeilings ceil;
+    if (counting && counting->interrupted) {  // stop now; --resume adds them with the counts
+      ceil.ceilings = &kNotMeasured;
+    } else {
+      ceil = ceilings.for_point(cmd.partition, counts, progress, ordinal, label, log);
+    }
     if (ceil.interrupted) {
       outcome.interrupted = interrupt_or(SIGINT);
       log.push_back("warning: ceilings of partition " + cmd.partition.name() +
@@ -278,6 +286,7 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
     if (counting && !o.keep_scratch) {
       std::error_code ec;
       std::filesystem::remove(setup.counts_file(p.id), ec);
+      std::filesystem::remove_all(std::filesystem::path(setup.counts_file(p.id)).replace_extension(".raw"), ec);
     }
     progress.end_point(label,
                        ceil.unreliable.empty() ? result.status_text

@@ -614,6 +614,62 @@ bool add_missing_ceilings(store::RunFile& rf, const SweepContext& ctx, const Swe
   return true;
 }
 
+bool add_missing_counts(store::RunFile& rf, const SweepContext& ctx, const SweepSetup& setup, Progress& progress) {
+  if (setup.launch.counts_mode != "sim") return true;
+  struct Missing {
+    std::size_t index;
+    std::string group;
+    double timed_wall_s;
+  };
+  std::vector<Missing> missing;
+  {
+    auto f = store::File::open(rf.path());
+    if (!f.root().exists("points")) return true;
+    const auto points = f.root().open_group("points");
+    for (std::size_t i = 0; i < rf.points().size(); ++i) {
+      const auto& row = rf.points()[i];
+      const auto name = store::point_group_name(row.point_id);
+      if (!row.complete || !ctx.is_selected(row.point_id) || !points.exists(name)) continue;
+      const auto g = points.open_group(name);
+      if (!g.exists("ranks")) continue;
+      const auto ranks = g.open_group("ranks");
+      bool interrupted = false;
+      for (const auto& r : ranks.children()) {
+        const auto rec = store::read_rank(ranks.open_group(r));
+        for (const auto& info : rec.counts_info) interrupted = interrupted || store::get_str(info.status) == "interrupted";
+      }
+      if (interrupted) missing.push_back(Missing{i, name, std::isfinite(row.wall_s) ? row.wall_s : 0.0});
+    }
+  }  // closed before the transactions below rewrite the file
+  for (const Missing& m : missing) {
+    const SweepPoint& p = ctx.plan.points[m.index];
+    const std::string label = p.label();
+    std::error_code ec;
+    std::filesystem::create_directories(setup.scratch_root, ec);
+    const PointCommand untraced = counting_point_command(p, ctx, setup);
+    const CountingInvocation inv =
+        counting_invocation(untraced, setup.launch.app_path, setup.counts_file(p.id), m.timed_wall_s, ctx.opts);
+    CountingOutcome counting = run_counting_pass(inv, label, 0, m.timed_wall_s, ctx.opts, progress);
+    if (counting.interrupted || SignalWatch::interrupt_signal()) return false;
+    std::vector<std::string> log;
+    store::transaction(rf.path(), [&](store::File& f) {
+      auto g = f.root().open_group("points").open_group(m.group);
+      auto ranks = g.open_group("ranks");
+      attach_counting_pass(ranks, counting, untraced.partition.ranks, log);
+      std::vector<std::string> point_log = g.has_attr("log") ? g.attr_strings("log") : std::vector<std::string>{};
+      point_log.insert(point_log.end(), log.begin(), log.end());
+      point_log.push_back("info: counting pass run by --resume (it had been interrupted)");
+      g.set_attr("log", point_log);
+    });
+    if (!ctx.opts.keep_scratch) {
+      std::filesystem::remove(setup.counts_file(p.id), ec);
+      std::filesystem::remove_all(std::filesystem::path(setup.counts_file(p.id)).replace_extension(".raw"), ec);
+    }
+    progress.note("point " + std::to_string(p.id) + " (" + label + "): counting pass " + counting.summary);
+  }
+  return true;
+}
+
 // ---------------------------------------------------------------- run point
 
 PointResult point_result(const SweepPoint& p, const PointCommand& cmd, const RunOptions& o, const Environment& env,

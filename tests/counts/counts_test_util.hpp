@@ -23,18 +23,20 @@ namespace counts_test {
 struct Ran {
   int exit_code = -1;   // -1: killed by a signal
   std::string err;      // stderr
+  std::string out;      // stdout
 };
 
 // Runs argv (no shell) with `extra_env` added to this process's environment.
 inline Ran run(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env = {}) {
   char tmpl[] = "/tmp/counts-test-stderr-XXXXXX";
   const int fd = mkstemp(tmpl);
+  char out_tmpl[] = "/tmp/counts-test-stdout-XXXXXX";
+  const int out_fd = mkstemp(out_tmpl);
   Ran r;
   const pid_t pid = fork();
   if (pid == 0) {
     dup2(fd, STDERR_FILENO);
-    const int devnull = open("/dev/null", O_WRONLY);
-    dup2(devnull, STDOUT_FILENO);
+    dup2(out_fd, STDOUT_FILENO);
     for (const auto& e : extra_env) putenv(const_cast<char*>(e.c_str()));
     std::vector<char*> a;
     for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
@@ -51,6 +53,12 @@ inline Ran run(const std::vector<std::string>& argv, const std::vector<std::stri
   r.err = ss.str();
   close(fd);
   unlink(tmpl);
+  std::ifstream out_in(out_tmpl);
+  std::stringstream out_ss;
+  out_ss << out_in.rdbuf();
+  r.out = out_ss.str();
+  close(out_fd);
+  unlink(out_tmpl);
   return r;
 }
 

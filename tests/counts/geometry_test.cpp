@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 using namespace rtrace::counts;
 
 TEST(CountsGeometry, ParsesLevelsSizesAndSharing) {
@@ -52,9 +54,28 @@ TEST(CountsGeometry, SharersFillTheUnitsInOrder) {
   CacheLevel l2{"L2", 1 << 20, 16, 64, 8, 1};  // private per core
   EXPECT_EQ(sharers_of(l2, 4), 1);
   EXPECT_EQ(sharers_of(l2, 16), 2);   // more workers than cores
-  CacheLevel smt{"L1d", 32 << 10, 8, 64, 4, 2};  // shared by two hyperthreads
-  EXPECT_EQ(sharers_of(smt, 4), 2);
+  // An L1d per core of 4 cores with two hyperthreads each: shared_by is in
+  // cores (1), since the timed run puts one thread per core (OMP_PLACES=
+  // cores): 4 workers have an L1d each; only 8 share one per core. (Counted
+  // in hyperthreads, 4 workers filled 2 cores and got half an L1d each.)
+  CacheLevel smt{"L1d", 32 << 10, 8, 64, 4, 1};
+  EXPECT_EQ(sharers_of(smt, 4), 1);
+  EXPECT_EQ(sharers_of(smt, 8), 2);
   EXPECT_EQ(sharers_of(smt, 1), 1);
+}
+
+TEST(CountsGeometry, HostSharersAreCountedInCoresNotHyperthreads) {
+  // A synthetic machine: 4 cores of 2 hyperthreads, private L1d and L2, one L3.
+  ASSERT_EQ(setenv("HWLOC_SYNTHETIC", "pack:1 l3:1 l2:4 l1d:1 core:1 pu:2", 1), 0);
+  const auto levels = host_cache_levels();
+  unsetenv("HWLOC_SYNTHETIC");
+  ASSERT_EQ(levels.size(), 3u);
+  EXPECT_EQ(levels[0].name, "L1d");
+  EXPECT_EQ(levels[0].shared_by, 1);  // was 2 (its PUs)
+  EXPECT_EQ(levels[1].shared_by, 1);
+  EXPECT_EQ(levels[2].shared_by, 4);  // was 8
+  EXPECT_EQ(sharers_of(levels[0], 2), 1);  // threads=2: a core, an L1d each
+  EXPECT_EQ(sharers_of(levels[2], 2), 2);
 }
 
 TEST(CountsGeometry, ToolOptionsNameEveryLevel) {

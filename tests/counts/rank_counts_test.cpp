@@ -1,8 +1,13 @@
 #include "rtrace/counts/rank_counts.hpp"
+#include "rtrace/counts/counting_run.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <stdlib.h>
 
 using namespace rtrace::counts;
 using rtrace::store::get_str;
@@ -132,4 +137,68 @@ TEST(CountsRankCounts, KilledOrTimedOutRunsAreFailedAndNonZeroExitsPartial) {
   auto p = build_rank_counts({bad}, 1, exited(3), namer);
   EXPECT_EQ(get_str(p.at(0).info.status), "partial");
   EXPECT_NE(get_str(p.at(0).info.note).find("code 3"), std::string::npos);
+}
+
+// Valgrind's last word on a rank that is not ok goes into its note: its own
+// process's log, or for a rank without counts, the log of a process that
+// wrote none.
+TEST(CountsRankCounts, ValgrindsLastLineIsFoldedIntoTheFailureNote) {
+  char tmpl[] = "/tmp/counts-vglog-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  std::ofstream(dir + "/valgrind-10.log") << "==10== first\n==10== rtrace-count: cannot write x: lost\n\n";
+  std::ofstream(dir + "/valgrind-11.log") << "";
+  std::ofstream(dir + "/valgrind-12.log") << "==12== valgrind: m_mallocfree.c: out of memory\n";
+  std::ofstream(dir + "/counts-0-10.txt") << "not a log\n";
+  const auto lines = valgrind_last_lines(dir);
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines.at(10), "rtrace-count: cannot write x: lost");
+
+  RawProcess bad = process(10, 0, 1);
+  bad.exit_code = 1;
+  auto ranks = build_rank_counts({bad}, 2, exited(1), namer);
+  fold_valgrind_logs(ranks, lines);
+  EXPECT_NE(get_str(ranks.at(0).info.note).find("valgrind: rtrace-count: cannot write x"), std::string::npos)
+      << get_str(ranks.at(0).info.note);
+  EXPECT_NE(get_str(ranks.at(1).info.note).find("valgrind: valgrind: m_mallocfree.c: out of memory"), std::string::npos)
+      << get_str(ranks.at(1).info.note);
+}
+
+// Several processes without a rank variable that are not each other's
+// children: a launcher whose rank variable rtrace does not read. They are
+// summed as rank 0, with a warning; a parent and its exec'd child are not.
+TEST(CountsRankCounts, SeveralRanklessRootProcessesAreWarnedAbout) {
+  auto warned = [](const CountedRank& cr) {
+    for (const auto& l : cr.log)
+      if (l.find("separate processes had no rank variable") != std::string::npos) return true;
+    return false;
+  };
+  RawProcess a = process(10, -1, 1), b = process(20, -1, 1);
+  a.ppid = 1;
+  b.ppid = 2;
+  auto separate = build_rank_counts({a, b}, 1, exited(0), namer);
+  ASSERT_EQ(separate.size(), 1u);
+  EXPECT_TRUE(warned(separate.at(0)));
+  b.ppid = 10;  // a's child (a wrapper that started the app)
+  auto family = build_rank_counts({a, b}, 1, exited(0), namer);
+  EXPECT_FALSE(warned(family.at(0)));
+}
+
+// The variables the counting run sets for the app go into the `env` in front
+// of valgrind, after mpirun: ranks on other nodes get them too (mpirun passes
+// no environment there).
+TEST(CountsCountingRun, AppVariablesRideInFrontOfValgrindAfterTheLauncher) {
+  CountingSpec spec;
+  spec.command = {"mpirun", "-n", "2", "/abs/app", "x"};
+  spec.app_index = 3;
+  spec.raw_dir = "/shared/raw";
+  spec.app_env = {"OMP_WAIT_POLICY=passive", "GOMP_SPINCOUNT=0"};
+  ToolPaths tool{"/usr/bin/valgrind", "/opt/vg", "/usr/bin/env"};
+  const auto argv = instrumented_command(spec, tool);
+  const std::vector<std::string> head = {"mpirun", "-n", "2", "/usr/bin/env", "VALGRIND_LIB=/opt/vg",
+                                         "OMP_WAIT_POLICY=passive", "GOMP_SPINCOUNT=0", "/usr/bin/valgrind"};
+  ASSERT_GE(argv.size(), head.size());
+  EXPECT_EQ(std::vector<std::string>(argv.begin(), argv.begin() + static_cast<std::ptrdiff_t>(head.size())), head);
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "--out-dir=/shared/raw"), argv.end());
+  EXPECT_EQ(argv.back(), "x");
 }

@@ -139,10 +139,11 @@ TEST(RunCounts, MpiRanksAreEachCountedUnderTheTool) {
 
 TEST(RunCounts, InterruptDuringCountingThenResume) {
   TempDir d;
-  const std::string out = d.file("run.h5"), err = d.file("err.txt");
-  // A counting pass of several seconds, interrupted once it has started.
+  const std::string out = d.file("run.h5"), err = d.file("err.txt"), go = d.file("go"), runs = d.file("runs.txt");
+  // The app waits under Valgrind until `go` exists: the counting pass is
+  // surely running when the SIGINT comes.
   const std::vector<std::string> args = {"--sweep", "threads=1", "--ert", "none", "--counts", "sim", "-o", out,
-                                         "--", TRIAD_APP, "2000000", "4"};
+                                         "--", WAIT_APP, go, runs};
   const pid_t pid = fork();
   if (pid == 0) {
     const int fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -155,28 +156,42 @@ TEST(RunCounts, InterruptDuringCountingThenResume) {
     _exit(127);
   }
   bool started = false;
-  for (int i = 0; i < 600 && !started; ++i) {
+  for (int i = 0; i < 1200 && !started; ++i) {
     std::ifstream in(err);
     std::string all((std::istreambuf_iterator<char>(in)), {});
     started = all.find("counting pass under Valgrind") != std::string::npos;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_TRUE(started);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   kill(pid, SIGINT);
   int status = 0;
   waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 128 + SIGINT);
+  // The timed run is committed; its counts are marked to come.
   auto points = read_points(out);
   ASSERT_EQ(points.size(), 1u);
-  EXPECT_EQ(points[0].status, "pending");  // not committed: no point without its counts
+  EXPECT_EQ(points[0].status, "ok");
+  ASSERT_EQ(points[0].ranks.at(0).counts_info.size(), 1u);
+  EXPECT_EQ(get_str(points[0].ranks.at(0).counts_info[0].status), "interrupted");
+  EXPECT_EQ(get_str(points[0].ranks.at(0).info.tracer_mode), "cpu");
+  // --resume runs the counting pass only: the timed run happened once.
+  std::ofstream(go) << "go\n";
   Ran r = run({kRtrace, "--resume", "-o", out}, {kGeometry});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   points = read_points(out);
   EXPECT_EQ(points[0].status, "ok");
   ASSERT_EQ(points[0].ranks.at(0).counts_info.size(), 1u);
-  EXPECT_DOUBLE_EQ(fn_flops(points[0].ranks.at(0), "triad"), 2.0 * 2000000 * 4);
+  EXPECT_EQ(get_str(points[0].ranks.at(0).counts_info[0].status), "ok")
+      << get_str(points[0].ranks.at(0).counts_info[0].note);
+  EXPECT_DOUBLE_EQ(fn_flops(points[0].ranks.at(0), "triad"), 2.0 * 10000);
+  EXPECT_EQ(get_str(points[0].ranks.at(0).info.tracer_mode), "cpu");  // the timed run's records kept
+  std::ifstream in(runs);
+  std::string all((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(lines_of(all).size(), 1u) << all;
+  const auto report = rtrace::store::validate_file(out);
+  EXPECT_EQ(report.verdict, rtrace::store::ValidationReport::Verdict::Valid)
+      << (report.deviations.empty() ? report.fatal : report.deviations.front());
 }
 
 TEST(RunCounts, SimWithoutTheToolIsRefusedBeforeAnythingRuns) {
@@ -195,13 +210,22 @@ TEST(RunCounts, AutoWithoutPmuSaysSimIsThereAndPmuSetsTheTracersVariable) {
   TempDir d;
   Ran r = run({kRtrace, "--sweep", "threads=1", "--dry-run", "-o", d.file("run.h5"), "--", TRIAD_APP, "1000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string all = r.out + r.err;
+  // auto: where the CPU gives no hardware events, the plan says --counts sim
+  // is there; where it does, the tracer counts through the PMU.
+  if (all.find("RTRACE_COUNTS=pmu") == std::string::npos) {
+    EXPECT_NE(all.find("no CPU hardware counters here"), std::string::npos) << all;
+    EXPECT_NE(all.find("`--counts sim` counts them"), std::string::npos) << all;
+  }
   Ran pmu = run({kRtrace, "--sweep", "threads=1", "--counts", "pmu", "--dry-run", "-o", d.file("run.h5"), "--",
                  TRIAD_APP, "1000"});
   ASSERT_EQ(pmu.exit_code, 0) << pmu.err;
+  // pmu: the timed run's environment tells the tracer.
+  EXPECT_NE((pmu.out + pmu.err).find("RTRACE_COUNTS=pmu"), std::string::npos) << pmu.out << pmu.err;
   Ran sim = run({kRtrace, "--sweep", "threads=1", "--counts", "sim", "--dry-run", "-o", d.file("run.h5"), "--",
                  TRIAD_APP, "1000"});
   ASSERT_EQ(sim.exit_code, 0) << sim.err;
-  // (dry-run prints to stdout, which run() discards: the hint goes to stderr with the plan's notes)
+  EXPECT_EQ((sim.out + sim.err).find("RTRACE_COUNTS=pmu"), std::string::npos);  // the counting pass instead
   Ran bad = run({kRtrace, "--sweep", "threads=1", "--counts", "maybe", "-o", d.file("run.h5"), "--", TRIAD_APP});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--counts `maybe`: expected auto, sim, pmu or none"), std::string::npos) << bad.err;

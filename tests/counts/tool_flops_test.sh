@@ -8,8 +8,11 @@ lib="$1" app="$2"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 n=1000
-VALGRIND_LIB="$lib" valgrind -q --tool=rtrace-count --out-dir="$work" "$app" "$n" >/dev/null
+VALGRIND_LIB="$lib" valgrind -q --stats=yes --tool=rtrace-count --out-dir="$work" "$app" "$n" >/dev/null 2>"$work/stats.txt"
 raw=("$work"/counts-*.txt)
+# --stats=yes: the helper calls made (one per batch of accesses), not 0.
+calls="$(sed -n 's/.*rtrace-count: \([0-9]*\) helper calls.*/\1/p' "$work/stats.txt")"
+[[ -n "$calls" && "$calls" -gt 0 ]] || { echo "FAIL --stats=yes: helper calls [$calls]"; exit 1; }
 [[ ${#raw[@]} -eq 1 && -f "${raw[0]}" ]] || { echo "expected one raw file, got: ${raw[*]}"; exit 1; }
 grep -q '^end$' "${raw[0]}" || { echo "raw file not complete"; exit 1; }
 

@@ -305,6 +305,12 @@ TEST(LauncherPointCommand, CountsPmuTellsTheTracerAndTheCountingPassRunsUntraced
   EXPECT_EQ(command.at(std::stoul(*(app_index + 1))), "/abs/app");
   EXPECT_TRUE(contains(inv.argv, "--ranks"));
   EXPECT_TRUE(contains(inv.argv, "--timed-run"));
+  // The raw files go next to the output, in the point's scratch on the
+  // output's filesystem (ranks on other nodes cannot write a local /tmp).
+  const auto keep_raw = std::find(inv.argv.begin(), dashes, "--keep-raw");
+  ASSERT_NE(keep_raw, dashes);
+  EXPECT_EQ(*(keep_raw + 1), "/s/counts.raw");
+  EXPECT_EQ(inv.raw_dir, "/s/counts.raw");
   auto direct = build_point_command(make_sweep_plan({"threads=2"}, false, 1).points[0],
                                     make_sweep_plan({"threads=2"}, false, 1), o, untraced_setup, "");
   auto dinv = counting_invocation(direct, "/abs/app", "/s/c.h5", 0, o);

@@ -32,6 +32,9 @@ struct CountingSpec {
   std::vector<std::string> command;    // verbatim; command[app_index] is the app
   std::size_t app_index = 0;
   std::vector<std::string> env;        // NAME=VALUE: the command's whole environment
+  // NAME=VALUE set for the app by the `env` in front of valgrind, so that
+  // ranks on other nodes get them too (mpirun passes no environment there).
+  std::vector<std::string> app_env;
   std::vector<std::string> tool_options;  // geometry (tool_options()), extra options
   std::string raw_dir;                 // where the tool writes (created, must be empty)
   int expected_ranks = 1;
@@ -50,7 +53,7 @@ struct CountingResult {
 };
 
 // The command with the tool in front of the app:
-//   command[0..app_index) env VALGRIND_LIB=DIR valgrind --tool=rtrace-count
+//   command[0..app_index) env VALGRIND_LIB=DIR <app_env> valgrind --tool=rtrace-count
 //   --trace-children=yes -q --vgdb=no --log-file=RAW/valgrind-%p.log --out-dir=RAW
 //   <tool options> command[app_index..]
 std::vector<std::string> instrumented_command(const CountingSpec& spec, const ToolPaths& tool);
@@ -58,6 +61,15 @@ std::vector<std::string> instrumented_command(const CountingSpec& spec, const To
 // Runs it (its own process group; SIGINT/SIGTERM are passed on), then reads
 // the raw files. Throws SetupError when the command cannot be started.
 CountingResult run_counting(const CountingSpec& spec, const ToolPaths& tool);
+
+// The last line of each Valgrind log in `raw_dir` (valgrind-PID.log, its
+// "==PID== " prefix cut), by pid; logs with nothing in them are left out.
+std::map<int, std::string> valgrind_last_lines(const std::string& raw_dir);
+
+// Adds Valgrind's last word to the note (and log) of each rank that is not
+// ok: its own process's log, or, for a rank with no counts, a log of a
+// process that wrote none (the one that could not write its counts).
+void fold_valgrind_logs(std::map<std::int64_t, CountedRank>& ranks, const std::map<int, std::string>& last_lines);
 
 // Writes the ranks as a trace file (temp + rename). `command_line`: recorded.
 void write_counts_file(const std::string& path, const std::map<std::int64_t, CountedRank>& ranks,

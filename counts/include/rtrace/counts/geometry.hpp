@@ -21,7 +21,7 @@ struct CacheLevel {
   int associativity = 0;            // ways
   int line_bytes = 64;
   int instances = 0;                // in the machine; 0 unknown
-  int shared_by = 1;                // processing units sharing one instance
+  int shared_by = 1;                // cores sharing one instance (not hardware threads)
 };
 
 // The host's L1d, L2 and L3 from hwloc (data or unified caches; deeper levels
@@ -30,12 +30,14 @@ struct CacheLevel {
 std::vector<CacheLevel> host_cache_levels(std::vector<std::string>* notes = nullptr);
 
 // "L1=32K,8,64;L2=1M,16,64;L3=32M,16,64[,SHARED_BY]" (sizes in bytes, K/M/G
-// suffixes; `L3=none` or a missing level: not simulated). L1 and L2 are
+// suffixes; SHARED_BY counts cores; `L3=none` or a missing level: not simulated). L1 and L2 are
 // private unless SHARED_BY says otherwise; L3 is shared by every worker.
 std::vector<CacheLevel> parse_geometry(const std::string& spec);
 
 // Workers of a point (threads per rank x ranks on a node) sharing one
-// instance of `level`: they fill the processing units in order, so the
+// instance of `level`: they fill the cores in order, one per core (as the
+// timed run places them: OMP_PLACES=cores), a core's second hardware thread
+// only once every core has one; so the
 // instances in use are ceil(workers / shared_by) (at most `instances`) and
 // each holds ceil(workers / instances in use). At least 1.
 int sharers_of(const CacheLevel& level, int workers_per_node);

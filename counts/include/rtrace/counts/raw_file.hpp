@@ -4,13 +4,16 @@
 //
 //   rtrace-count-raw 1                         format version (first line)
 //   tool rtrace-count 0.1.0 valgrind-3.19.0
-//   pid N | ppid N | forked 0|1 | rank R (-1: no rank variable) | exit_code N
+//   pid N | ppid N | forked 0|1 | rank R (-1: no rank variable)
+//   exit_code N                                from the exit syscall; -1: killed by a signal
 //   wall_ms N | threads N | exe PATH
 //   level NAME SIM_BYTES FULL_BYTES LINE ASSOC SHARERS    one per simulated cache
 //   nodecode 0xVADDR BYTE... | MODULE          an instruction Valgrind cannot run was reached
 //   module ID PATH
 //   fn ID MODULE_ID 0xVADDR SYMBOL|-            a function (or a 256-byte chunk of code
-//                                               without symbols), by ELF address
+//                                               without symbols), by ELF address; MODULE_ID
+//                                               -1 with a [bracketed] SYMBOL: the tool's own
+//                                               ([dirty lines written back at exit])
 //   c THREAD FN INSTR F64S F64V128 F64V256 F64V512 F32S .. F16V512 L1R L1W L2R L2W L3R L3W MEMR MEMW
 //   end                                         the file is complete
 #pragma once

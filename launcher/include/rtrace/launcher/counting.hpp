@@ -31,6 +31,10 @@ struct CountingInvocation {
   std::string path;                 // rtrace itself
   std::vector<std::string> argv;    // rtrace counts ... -- <the point's command without the tracer>
   Environment env;
+  // Where every process under the tool writes its raw counts (--keep-raw):
+  // next to `out_file`, in the point's scratch on the output's filesystem,
+  // which ranks on other nodes reach (a local temporary directory they do not).
+  std::string raw_dir;
 };
 // `untraced`: the point's command built without the tracer (LaunchSetup with
 // tracer_mode "none"). `timed_wall_s`: the timed run's wall time (progress).
@@ -38,7 +42,7 @@ CountingInvocation counting_invocation(const PointCommand& untraced, const std::
                                        const std::string& out_file, double timed_wall_s, const RunOptions& o);
 
 struct CountingOutcome {
-  bool interrupted = false;   // ^C during the counting run: the point is not committed
+  bool interrupted = false;   // ^C during the counting run: counts "interrupted", --resume reruns the pass
   std::string file;           // rtrace counts' output when it wrote one
   std::string failure;        // why there are no counts at all ("" when `file` holds them)
   std::string summary;        // "ok, 41 s (33x the timed run)" / "failed: ..."

@@ -150,6 +150,11 @@ class CeilingsStage {
 bool add_missing_ceilings(store::RunFile& rf, const SweepContext& ctx, const SweepSetup& setup,
                           CeilingsStage& ceilings, Progress& progress);
 
+// `--resume` with --counts sim: the complete points whose counting pass was
+// interrupted (counts_info "interrupted") get it now, the timed run kept as
+// committed; one store transaction per point. Returns false when interrupted.
+bool add_missing_counts(store::RunFile& rf, const SweepContext& ctx, const SweepSetup& setup, Progress& progress);
+
 // ---- run point
 struct PointResult {
   ProcessResult process;

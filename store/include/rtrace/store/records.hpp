@@ -342,7 +342,7 @@ struct MachineLoadRow {
 // /points/<p>/ranks/<r>/counts_info: exactly one row per rank that has counts.
 struct CountInfoRow {
   char source[96];             // "sim:rtrace-count 0.1.0 valgrind-3.19.0", "pmu:<pmu name>", "annotation"
-  char status[16];             // "ok" | "unavailable" | "failed" | "partial"
+  char status[16];             // "ok" | "unavailable" | "failed" | "partial" | "interrupted" (to be rerun by --resume)
   std::int32_t threads;        // threads seen by the counting run
   std::uint8_t serialised;     // 1: the counting tool ran the threads one at a time (Valgrind)
   double wall_s;               // wall time of the counting run of this rank (NaN unknown)
