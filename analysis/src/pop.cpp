@@ -515,6 +515,26 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
   const std::string eff_words = (ctx.weak ? "weak-scaling efficiency " : "step efficiency ") + pct(gain) +
                                 (windowed ? " (MPI window " : " (time ") + fmt(t1) + " s -> " + fmt(t2) + " s on " +
                                 fmt(s.ratio) + "x " + ctx.axis + ")";
+  // The machine's load, measured from outside the app (launcher). It is named
+  // besides the app's own causes, never instead of them: how much of a factor
+  // measured on the wall clock (CS of useful wall time, CPU over wall time)
+  // the load took cannot be told apart without per-thread run-queue times.
+  const bool load1 = loaded(a, th), load2 = loaded(b, th);
+  const std::string load_evidence =
+      (load1 ? load_words(a, c1, ctx.axis) : "") + (load1 && load2 ? "; " : "") + (load2 ? load_words(b, c2, ctx.axis) : "");
+  auto machine_load_cause = [&]() {
+    const double share = std::max(load1 ? taken(a) : 0.0, load2 ? taken(b) : 0.0);
+    return StepCause{"machine-load", 1 / (1 - share),
+                     load_evidence + " (measured outside the app: /proc/stat less the app's process tree): up to " +
+                         fmt(1 / (1 - share)) + "x of the time may be the machine's, inside the factors measured " +
+                         "on the wall clock; rerun on an idle or exclusive node"};
+  };
+  // Named among the step's causes, largest factor first.
+  auto add_machine_load = [&]() {
+    const StepCause m = machine_load_cause();
+    auto at = std::find_if(s.causes.begin(), s.causes.end(), [&](const StepCause& c) { return c.factor < m.factor; });
+    s.causes.insert(at, m);
+  };
   // Startup/teardown that grow with the concurrency (by more than cause_min of
   // the wall time) are a scaling loss of their own; a fixed cost is not.
   const double outside1 = a.wall_s - a.window_s, outside2 = b.wall_s - b.window_s;
@@ -525,6 +545,11 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
     s.explanation = eff_words + ", but startup and teardown outside the window grow " + fmt(outside1) + " s -> " +
                     fmt(outside2) + " s, so the wall-clock efficiency is " + pct(s.wall_efficiency);
     s.causes.push_back({s.cause, s.wall_efficiency > 0 ? 1 / s.wall_efficiency : kNaN, s.explanation});
+    if (load1 || load2) {
+      add_machine_load();
+      s.cause = s.causes.front().cause;
+      s.explanation += "; machine-load: " + machine_load_cause().evidence;
+    }
     return s;
   }
   // A change within the repeats' own spread is not evidence of anything.
@@ -535,11 +560,6 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
     return s;
   }
 
-  // The machine's load, measured from outside the app (launcher). It is named
-  // besides the app's own causes, never instead of them: how much of a factor
-  // measured on the wall clock (CS of useful wall time, CPU over wall time)
-  // the load took cannot be told apart without per-thread run-queue times.
-  const bool load1 = loaded(a, th), load2 = loaded(b, th);
 
   // The POP factors of the step, each a candidate cause.
   struct Factor {
@@ -665,15 +685,6 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
     for (const Factor* f : list) out += (out.empty() ? "" : ", ") + f->name + " " + fmt(f->value, 3);
     return out;
   };
-  const std::string load_evidence =
-      (load1 ? load_words(a, c1, ctx.axis) : "") + (load1 && load2 ? "; " : "") + (load2 ? load_words(b, c2, ctx.axis) : "");
-  auto machine_load_cause = [&]() {
-    const double share = std::max(load1 ? taken(a) : 0.0, load2 ? taken(b) : 0.0);
-    return StepCause{"machine-load", 1 / (1 - share),
-                     load_evidence + " (measured outside the app: /proc/stat less the app's process tree): up to " +
-                         fmt(1 / (1 - share)) + "x of the time may be the machine's, inside the factors measured " +
-                         "on the wall clock; rerun on an idle or exclusive node"};
-  };
 
   if (gain > 1 + th.superlinear_margin && losses.empty()) {
     s.diagnosis = "superlinear";
@@ -711,11 +722,7 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
         s.causes.push_back({best->cause, 1 / best->value, best->words});
     }
   }
-  if (load1 || load2) {
-    const StepCause m = machine_load_cause();
-    auto at = std::find_if(s.causes.begin(), s.causes.end(), [&](const StepCause& c) { return c.factor < m.factor; });
-    s.causes.insert(at, m);
-  }
+  if (load1 || load2) add_machine_load();
   if (s.causes.empty()) {
     if (s.speedup < 1 - th.cause_min)
       s.causes.push_back({"slowdown", s.speedup > 0 ? 1 / s.speedup : kNaN,

@@ -330,6 +330,38 @@ TEST(Pop, IdealOnlyWhenEveryFactorIsWithinTolerance) {
   EXPECT_EQ(classify_app_step(a, b, 1, 2, a.wall_s, b.wall_s, 0, ctx, Thresholds{}).diagnosis, "ideal");
 }
 
+TEST(Pop, StartupGrowingOnABusyMachineNamesMachineLoadToo) {
+  // The window scales (2 s -> 1.02 s) but startup and teardown grow 0.76 s -> 0.99 s,
+  // while other processes took 83% of the point's cores: startup and machine-load
+  // (a sanitizer CI run: the step named startup alone).
+  PopPoint a, b;
+  a.basis = b.basis = "mpi";
+  a.window_measured = b.window_measured = true;
+  a.load_balance = a.communication_efficiency = a.parallel_efficiency = a.computation_scalability = 1;
+  b.load_balance = b.communication_efficiency = b.parallel_efficiency = b.computation_scalability = 0.99;
+  a.window_s = 2.0;
+  a.wall_s = 2.76;
+  b.window_s = 1.02;
+  b.wall_s = 2.02;
+  a.workers = 1;
+  b.workers = 2;
+  b.load_measured = true;
+  b.other_share = b.taken_share = 0.83;
+  b.taken_cpu_s = 3.0;
+  b.load_cpus = 2;
+  StepContext ctx;
+  ctx.axis = "ranks";
+  ctx.cores = 2;
+  AppStep s = classify_app_step(a, b, 1, 2, a.wall_s, b.wall_s, 0, ctx, Thresholds{});
+  EXPECT_EQ(s.diagnosis, "loss") << s.explanation;
+  const auto causes = cause_list(s);
+  EXPECT_NE(std::find(causes.begin(), causes.end(), "startup"), causes.end()) << s.explanation;
+  EXPECT_NE(std::find(causes.begin(), causes.end(), "machine-load"), causes.end()) << s.explanation;
+  for (std::size_t i = 1; i < s.causes.size(); ++i) EXPECT_GE(s.causes[i - 1].factor, s.causes[i].factor);
+  EXPECT_EQ(s.cause, s.causes.front().cause);
+  EXPECT_NE(s.explanation.find("other processes took 83%"), std::string::npos) << s.explanation;
+}
+
 TEST(Pop, ThreadsUnderMpiHaveTheirOwnUsefulTime) {
   // An OpenMP code linked with MPI, one rank: 1 -> 2 threads, CPU/wall 1.88 at 2
   // threads (6% idle). The thread level puts the idle time in PE, not in CS (issue 25).
