@@ -180,6 +180,9 @@ class CountsFold {
       const std::string name = row.function_id < static_cast<std::int64_t>(rec.names.size())
                                    ? rec.names[static_cast<std::size_t>(row.function_id)]
                                    : "name#" + std::to_string(row.function_id);
+      // The counting tool's own accounting rows (bracketed names, e.g. the
+      // dirty lines written back at exit) are the program's, no function's.
+      if (!name.empty() && name.front() == '[') continue;
       KernelAtPoint& f = functions_[name];
       f.counts.add(c);
       f.counted_instructions = nan_add(f.counted_instructions, row.instructions);

@@ -141,6 +141,18 @@ TEST(Counts, RowsSumOverThreadsAndFunctionsWithReadsAndWriteBacks) {
   EXPECT_EQ(f.ranks_present, 1);
 }
 
+TEST(Counts, TheToolsOwnRowsCountForTheApplicationAndAreNoFunction) {
+  store::RankRecords rr = synth::rank(0, 1.0);
+  synth::counts_info(rr, kSim, "ok", "", 1, true);
+  synth::count_row(rr, 0, "f", 1e6, 8e6, 4e6, 2e6, 1e6, 5e6);
+  synth::count_row(rr, 0, "[dirty lines written back at exit]", 0, 0, 64, 64, 64, 0);
+  PointAggregate agg = aggregate_ranks({rr});
+  ASSERT_EQ(agg.kernels.size(), 2u);
+  EXPECT_EQ(agg.kernels[0].kind, "application");
+  EXPECT_DOUBLE_EQ(agg.kernels[0].counts.bytes[3], 1e6 + 64);
+  EXPECT_EQ(agg.kernels[1].name, "f");
+}
+
 TEST(Counts, WhatTheSourceCannotSeeStaysUnavailableNeverZero) {
   // A PMU without L3 events and without write-back events: L3 n/a, DRAM = reads only.
   store::RankRecords rr = synth::rank(0, 1.0);
