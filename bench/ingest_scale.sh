@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench/ingest_scale.sh: `rtrace merge` and `rtrace analyze` of synthetic
-# sweeps of 16k, 64k and 100k ranks: time and peak RSS at each size and how
-# they grow, measured side by side in this one run.
+# bench/ingest_scale.sh: `rtrace merge`, `rtrace analyze` and `rtrace validate`
+# of synthetic sweeps of 16k, 64k and 100k ranks: time and peak RSS at each
+# size and how they grow, measured side by side in this one run.
 #
 #   bench/ingest_scale.sh [--build DIR] [--sizes N1,N2,...] [--keep]
 #
@@ -11,14 +11,17 @@
 # ranks.h5 is) holding N/2 ranks each, point 0 from the first file and point 1
 # from both. Each rank is an unannotated MPI rank as the CPU tracer writes it
 # (8 regions, 6 MPI functions, 8 ranks per host; tests/merge/synth.cpp). Then
-# `rtrace analyze --json` of the run. Prints wall and CPU seconds, peak RSS
+# `rtrace analyze --json` of the run, then `rtrace validate` of it (every
+# object and every table row of the run and its point files; its child
+# process is what GNU time's RSS sees, the larger of parent and child).
+# Prints wall and CPU seconds, peak RSS
 # (GNU time), time per 1,000 ranks, and the ratios to the first size next to
 # the ideal (linear) ratio. Anchor: HPCToolkit's hpcanalysis ingests 10^5
 # ranks in about 10 s on Aurora.
 # Needs rtrace and rtrace-merge-synth built in DIR (default: build):
 #   cmake --build build --target rtrace rtrace-merge-synth
 # Disk: about 17 KB per rank, twice (the trace files and the run); the
-# default sizes write about 6 GB in $TMPDIR and take 20-40 minutes here
+# default sizes write about 6 GB in $TMPDIR and take 25-45 minutes here
 # (generating the inputs is most of it).
 set -euo pipefail
 
@@ -30,7 +33,7 @@ while [[ $# -gt 0 ]]; do
     --build) build="$2"; shift 2 ;;
     --sizes) sizes="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "ingest_scale.sh: unknown argument \`$1\` (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -61,7 +64,7 @@ measure() {
   awk '{ printf "%.2f %.2f %d\n", $1, $2 + $3, $4 }' "$out"
 }
 
-declare -A merge_wall merge_cpu merge_rss analyze_wall analyze_cpu analyze_rss
+declare -A merge_wall merge_cpu merge_rss analyze_wall analyze_cpu analyze_rss validate_wall validate_cpu validate_rss
 for n in "${sizes_list[@]}"; do
   half=$((n / 2))
   d="$work/n$n"
@@ -81,9 +84,6 @@ for n in "${sizes_list[@]}"; do
   merge_rss[$n]=$((r1 > r2 ? r1 : r2))
   rm -f "$d/a.h5" "$d/b.h5"
   echo "ingest_scale: N=$n: merge ${merge_wall[$n]} s (cpu ${merge_cpu[$n]} s, ${merge_rss[$n]} KiB)"
-  # No `rtrace validate` here: it reads every object of the file and did not
-  # finish within its 600 s limit at N=65536 on this VM (docs/scaling.md); the
-  # analysis below checks that every rank arrived.
   read -r w c r < <(measure "$rtrace" analyze "$d/run.h5" --json "$d/analysis.json" -q)
   analyze_wall[$n]="$w"
   analyze_cpu[$n]="$c"
@@ -91,21 +91,31 @@ for n in "${sizes_list[@]}"; do
   ranks_seen="$(/usr/bin/python3 -c 'import json,sys; print(max(c["ranks_found"] for c in json.load(open(sys.argv[1]))["configurations"]))' "$d/analysis.json" 2>/dev/null || echo "?")"
   [[ "$ranks_seen" == "$n" ]] || { echo "ingest_scale.sh: analyze found $ranks_seen ranks at the largest point, expected $n" >&2; exit 1; }
   echo "ingest_scale: N=$n: analyze ${w} s (cpu ${c} s, ${r} KiB)"
+  # Every object, attribute and row; a timeout above the default 600 s so a
+  # slow validate is measured rather than cut off.
+  read -r w c r < <(measure "$rtrace" validate --timeout 3600 "$d/run.h5")
+  grep -q "valid rtrace run file (schema [0-9.]*, 2 of 2 points complete)" "$work/cmd.log" ||
+    { echo "ingest_scale.sh: validate: $(tail -n 1 "$work/cmd.log")" >&2; exit 1; }
+  validate_wall[$n]="$w"
+  validate_cpu[$n]="$c"
+  validate_rss[$n]="$r"
+  echo "ingest_scale: N=$n: validate ${w} s (cpu ${c} s, ${r} KiB)"
   [[ "$keep" -eq 1 ]] || rm -rf "$d"
 done
 
 first="${sizes_list[0]}"
 echo
 echo "ingest_scale: a sweep ranks=N/2,N (1.5 N rank groups); ratios against N=$first (ideal = linear)"
-printf '%-8s %-8s %9s %9s %10s %10s %9s %9s %10s %10s %7s\n' "N" "groups" "merge s" "cpu s" "RSS MiB" "ms/1k rk" \
-  "analyze s" "cpu s" "RSS MiB" "ms/1k rk" "ideal"
+printf '%-8s %-8s %9s %9s %8s %9s %9s %9s %8s %9s %10s %9s %8s %9s %7s\n' "N" "groups" \
+  "merge s" "cpu s" "RSS MiB" "ms/1k gr" "analyze s" "cpu s" "RSS MiB" "ms/1k gr" "validate s" "cpu s" "RSS MiB" "ms/1k gr" "ideal"
+mib() { awk -v r="$1" 'BEGIN { printf "%.1f", r / 1024 }'; }
+per_1k() { awk -v s="$1" -v g="$2" 'BEGIN { printf "%.1f", 1e6 * s / g }'; }
 for n in "${sizes_list[@]}"; do
   groups=$((n + n / 2))
-  printf '%-8s %-8s %9s %9s %10.1f %10.1f %9s %9s %10.1f %10.1f %7s\n' "$n" "$groups" \
-    "${merge_wall[$n]}" "${merge_cpu[$n]}" "$(awk -v r="${merge_rss[$n]}" 'BEGIN { print r / 1024 }')" \
-    "$(awk -v s="${merge_cpu[$n]}" -v g="$groups" 'BEGIN { print 1e6 * s / g }')" \
-    "${analyze_wall[$n]}" "${analyze_cpu[$n]}" "$(awk -v r="${analyze_rss[$n]}" 'BEGIN { print r / 1024 }')" \
-    "$(awk -v s="${analyze_cpu[$n]}" -v g="$groups" 'BEGIN { print 1e6 * s / g }')" \
+  printf '%-8s %-8s %9s %9s %8s %9s %9s %9s %8s %9s %10s %9s %8s %9s %7s\n' "$n" "$groups" \
+    "${merge_wall[$n]}" "${merge_cpu[$n]}" "$(mib "${merge_rss[$n]}")" "$(per_1k "${merge_cpu[$n]}" "$groups")" \
+    "${analyze_wall[$n]}" "${analyze_cpu[$n]}" "$(mib "${analyze_rss[$n]}")" "$(per_1k "${analyze_cpu[$n]}" "$groups")" \
+    "${validate_wall[$n]}" "${validate_cpu[$n]}" "$(mib "${validate_rss[$n]}")" "$(per_1k "${validate_cpu[$n]}" "$groups")" \
     "$(awk -v a="$n" -v b="$first" 'BEGIN { printf "%.2f", a / b }')"
 done
 echo
@@ -113,9 +123,10 @@ echo "growth against N=$first: (cpu time ratio, RSS ratio); linear time is the i
 for n in "${sizes_list[@]}"; do
   awk -v n="$n" -v f="$first" -v mc="${merge_cpu[$n]}" -v mc0="${merge_cpu[$first]}" -v mr="${merge_rss[$n]}" \
       -v mr0="${merge_rss[$first]}" -v ac="${analyze_cpu[$n]}" -v ac0="${analyze_cpu[$first]}" \
-      -v ar="${analyze_rss[$n]}" -v ar0="${analyze_rss[$first]}" 'BEGIN {
-    printf "  N=%-7d ideal %5.2f  merge cpu %5.2f rss %5.2f  analyze cpu %5.2f rss %5.2f\n",
-      n, n / f, mc / mc0, mr / mr0, ac / ac0, ar / ar0 }'
+      -v ar="${analyze_rss[$n]}" -v ar0="${analyze_rss[$first]}" -v vc="${validate_cpu[$n]}" \
+      -v vc0="${validate_cpu[$first]}" -v vr="${validate_rss[$n]}" -v vr0="${validate_rss[$first]}" 'BEGIN {
+    printf "  N=%-7d ideal %5.2f  merge cpu %5.2f rss %5.2f  analyze cpu %5.2f rss %5.2f  validate cpu %5.2f rss %5.2f\n",
+      n, n / f, mc / mc0, mr / mr0, ac / ac0, ar / ar0, vc / vc0, vr / vr0 }'
 done
 last="${sizes_list[${#sizes_list[@]}-1]}"
 echo "anchor: hpcanalysis ~10 s for 10^5 ranks (Aurora); rtrace analyze of N=$last ranks (the largest point," \

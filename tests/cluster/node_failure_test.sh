@@ -5,7 +5,10 @@
 # log), the points before it stay committed, the sweep goes on with the
 # remaining nodes (--no-kill in rtrace-rank-sweep.sbatch), and the file is
 # valid. Slurm needs SlurmdTimeout (10 s here) to declare the node down, so
-# this test takes about 30 s.
+# this test takes about 30 s. Then node3 is started again and the same script,
+# resubmitted with `--resume --retry-failed` (issue 24), reruns only the
+# failed point on the 4 nodes: every point ok, points 0 and 2 untouched, the
+# file valid (about 5 s more).
 source "$(dirname "$0")/../slurm/lib.sh"
 
 app="$BIN_DIR/cluster_mpi_app"
@@ -62,3 +65,32 @@ with h5py.File(sys.argv[1], "r") as f:
     assert list(hosts) == ["node1", "node2", "node3", "node4"], hosts
 PY
 log "ok: node3 failed during point 1, named there; points 0 and 2 ok (job $jid)"
+
+# Point rows before the retry: the ok points must not be rerun.
+rows_of() {
+  /usr/bin/python3 -c 'import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    for r in f["sweep/points"][...]:
+        print(int(r["point_id"]), r["status"].decode(), repr(float(r["start_time"])), repr(float(r["end_time"])))' "$1"
+}
+before="$(rows_of "$run")"
+log "node3 back; the same script with --resume --retry-failed reruns the failed 4-node point"
+bash "$CLUSTER_SH" start-node "$CLUSTER_DIR" node3 || fail "node3 did not come back"
+rc=0
+jid2="$(RTRACE_OUTPUT="$run" sbatch_wait --parsable -N 4 --ntasks-per-node=1 --time=5 \
+  --output="$WORK_DIR/failure-%j.out" "$SLURM_SCRIPTS/rtrace-rank-sweep.sbatch" \
+  --resume --retry-failed --sweep nodes=1,4,2 --sweep ranks-per-node=1 --ert none --timeout 90 -- \
+  "$app" --steps 2 --size 1000 --hold-file "$hold-{point}" --hold-seconds 60)" || rc=$?
+jid2="${jid2%%;*}"
+cat "$WORK_DIR/failure-$jid2.out"
+[[ "$rc" -eq 0 ]] || fail "retry job $jid2 exited $rc"
+grep -q "resuming .*1 of 3 points left" "$WORK_DIR/failure-$jid2.out" || fail "job $jid2 did not retry only point 1"
+grep -q "nodes=4 ranks-per-node=1: ok" "$WORK_DIR/failure-$jid2.out" || fail "job $jid2: point 1 not ok"
+"$BIN_DIR/rtrace" validate "$run" || fail "rtrace validate rejects $run after the retry"
+"${CHECK_RUN[@]}" "$run" --points 3 --complete 3 --ok 3 --hosts 0=1 --hosts 1=4 --hosts 2=2 ||
+  fail "$run contents after the retry"
+after="$(rows_of "$run")"
+[[ "$(grep -v '^1 ' <<<"$before")" == "$(grep -v '^1 ' <<<"$after")" ]] ||
+  fail "the retry touched the ok points: before:\n$before\nafter:\n$after"
+[[ "$(grep '^1 ' <<<"$after" | cut -d' ' -f2)" == ok ]] || fail "point 1 after the retry: $(grep '^1 ' <<<"$after")"
+log "ok: node3 restarted, --resume --retry-failed reran point 1 on 4 nodes; every point ok (job $jid2)"

@@ -164,6 +164,40 @@ TEST(Validate, AnalysisGroupIsOpen) {
   EXPECT_EQ(validate_file(path).verdict, V::Valid);
 }
 
+// Validate streams through the rank groups with precompiled path patterns
+// and a conversion buffer of its own (bench/ingest_scale.sh measures its
+// time at 16k-64k ranks): every rank group is still checked in full, the
+// last as the first, and a table larger than one conversion buffer and one
+// read block (40,000 region rows of 112 bytes, 4.5 MB) is read to its end.
+TEST(Validate, EveryRankOfAManyRankPointIsCheckedToItsLastRow) {
+  TempDir d;
+  const auto path = d.file("run.h5");
+  constexpr int kRanks = 300;
+  {
+    RunFile run = RunFile::create(path, synth::metadata(), describe_this_machine(), {}, synth::plan(2));
+    run.commit_point(synth::finished(run.points()[0]), [](Group& g) {
+      synth::fill_point(g, 0, 0);
+      Group rg = g.open_group("ranks");
+      write_rank(rg, synth::rank(0, 0, 40000));
+      for (int r = 1; r < kRanks; ++r) write_rank(rg, synth::rank(0, r, 4));
+    });
+  }
+  auto good = validate_file(path);
+  EXPECT_EQ(good.verdict, V::Valid) << (good.deviations.empty() ? good.fatal : good.deviations[0]);
+  transaction(path, [](File& f) {
+    Group last = f.root().open_group("points").open_group(point_group_name(0)).open_group("ranks").open_group(
+        rank_group_name(kRanks - 1));
+    last.remove("log");
+    last.write_strings("extra", {"not in the schema"});
+    f.root().create_group("analysis").create_group("deep").create_group("er").write_strings("x", {"open"});
+  });
+  auto r = validate_file(path);
+  EXPECT_EQ(r.verdict, V::Invalid);
+  EXPECT_TRUE(mentions(r, rank_group_name(kRanks - 1) + "/log: missing (strings)"));
+  EXPECT_TRUE(mentions(r, rank_group_name(kRanks - 1) + "/extra: unexpected object"));
+  EXPECT_EQ(r.deviations.size(), 2u) << r.deviations.back();
+}
+
 // A table written without one of its schema fields (here `mpi` without
 // `time_s`, as a writer that forgot a column would leave it) is a deviation
 // naming the field, and the file is invalid.
