@@ -61,7 +61,9 @@ RangeJoin join_ranges(const std::vector<LaunchKey>& launches, const std::vector<
   std::map<std::uint32_t, std::vector<std::size_t>> launches_of, ranges_of;
   for (std::size_t i = 0; i < launches.size(); ++i) launches_of[launches[i].context_id].push_back(i);
   for (std::size_t j = 0; j < ranges.size(); ++j) ranges_of[ranges[j].context_id].push_back(j);
-  for (const auto& [ctx, lpos] : launches_of) {
+  for (const auto& [ctx, launch_positions] : launches_of) {
+    // A plain reference: C++17 lambdas cannot capture a structured binding (clang refuses).
+    const std::vector<std::size_t>& lpos = launch_positions;
     const auto rit = ranges_of.find(ctx);
     static const std::vector<std::size_t> kNone;
     const std::vector<std::size_t>& rpos = rit == ranges_of.end() ? kNone : rit->second;
