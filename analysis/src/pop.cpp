@@ -601,6 +601,16 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
                               available(cpu_per_wall) && cpu_per_wall > 1.25;
     const std::string spin_words = " (" + pct(b.sampled_wait_share) + " of the samples spin or wait in the "
                                    "OpenMP/MPI runtime, CPU/wall " + fmt(cpu_per_wall) + ")";
+    // Threads that block and wake: work under a lock also looks constant-time in the
+    // samples (it is serialised), so the switches, the more specific evidence, come first.
+    if (b.threads >= 2 && available(vcsw_after) && vcsw_after >= kBlockingSwitchesPerCpuSecond &&
+        (!available(vcsw_before) || vcsw_after >= 4 * vcsw_before)) {
+      words = te_words + "): " + fmt(vcsw_after) + " voluntary context switches per second of CPU time" +
+              (available(vcsw_before) ? " (was " + fmt(vcsw_before) + ")" : "") +
+              ": threads block and wake again and again (a lock, a critical section, a condition variable, "
+              "or short serial gaps between parallel regions)";
+      return "lock-wait";
+    }
     if (ctx.sampled.available && available(ctx.sampled.serial_share) && ctx.sampled.serial_share >= 0.5) {
       words = te_words + "): " + pct(ctx.sampled.serial_share) + " of the sampled lost time is in functions " +
               "whose time stays constant (serial), the largest `" + ctx.sampled.serial_function + "`" +
@@ -616,14 +626,6 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
       words = te_words + "): only one thread per rank ran app code at " + fmt(c2, 6) + " " + ctx.axis +
               " (sampled): the added threads got no work and only waited in the runtime";
       return "threads-unused";
-    }
-    if (b.threads >= 2 && available(vcsw_after) && vcsw_after >= kBlockingSwitchesPerCpuSecond &&
-        (!available(vcsw_before) || vcsw_after >= 4 * vcsw_before)) {
-      words = te_words + "): " + fmt(vcsw_after) + " voluntary context switches per second of CPU time" +
-              (available(vcsw_before) ? " (was " + fmt(vcsw_before) + ")" : "") +
-              ": threads block and wake again and again (a lock, a critical section, a condition variable, "
-              "or short serial gaps between parallel regions)";
-      return "lock-wait";
     }
     if (b.threads >= 2 && available(cpu_per_wall) && cpu_per_wall <= 1.25) {
       words = te_words + "): CPU/wall per rank is " + fmt(b.cpu_per_wall) + " at " + fmt(c2, 6) + " " + ctx.axis +
