@@ -567,6 +567,23 @@ PointCeilings CeilingsStage::for_point(const Partition& part, const RooflineCoun
   return ceilings_of_partition(provider_, part, progress, ordinal, label, counts.what, log);
 }
 
+// Calls `visit(index, group name, point group)` for every complete, selected
+// point whose group has ranks. The file is closed when it returns, before the
+// callers' transactions rewrite it.
+template <class Visit>
+void for_each_committed_point(store::RunFile& rf, const SweepContext& ctx, Visit visit) {
+  auto f = store::File::open(rf.path());
+  if (!f.root().exists("points")) return;
+  const auto points = f.root().open_group("points");
+  for (std::size_t i = 0; i < rf.points().size(); ++i) {
+    const auto& row = rf.points()[i];
+    const auto name = store::point_group_name(row.point_id);
+    if (!row.complete || !ctx.is_selected(row.point_id) || !points.exists(name)) continue;
+    const auto g = points.open_group(name);
+    if (g.exists("ranks")) visit(i, name, g);
+  }
+}
+
 bool add_missing_ceilings(store::RunFile& rf, const SweepContext& ctx, const SweepSetup& setup,
                           CeilingsStage& ceilings, Progress& progress) {
   if (ctx.opts.ert == ErtMode::None) return true;
@@ -576,20 +593,11 @@ bool add_missing_ceilings(store::RunFile& rf, const SweepContext& ctx, const Swe
     RooflineCounts counts;
   };
   std::vector<Missing> missing;
-  {
-    auto f = store::File::open(rf.path());
-    if (!f.root().exists("points")) return true;
-    const auto points = f.root().open_group("points");
-    for (std::size_t i = 0; i < rf.points().size(); ++i) {
-      const auto& row = rf.points()[i];
-      const auto name = store::point_group_name(row.point_id);
-      if (!row.complete || !ctx.is_selected(row.point_id) || !points.exists(name)) continue;
-      const auto g = points.open_group(name);
-      if (g.exists("ceilings") || !g.exists("ranks")) continue;
-      const RooflineCounts counts = roofline_counts_in_ranks(g.open_group("ranks"));
-      if (counts.any) missing.push_back(Missing{i, name, counts});
-    }
-  }  // closed before the transactions below rewrite the file
+  for_each_committed_point(rf, ctx, [&](std::size_t i, const std::string& name, const store::Group& g) {
+    if (g.exists("ceilings")) return;
+    const RooflineCounts counts = roofline_counts_in_ranks(g.open_group("ranks"));
+    if (counts.any) missing.push_back(Missing{i, name, counts});
+  });
   for (const Missing& m : missing) {
     const SweepPoint& p = ctx.plan.points[m.index];
     const Partition& part = setup.commands[m.index].partition;
@@ -622,25 +630,16 @@ bool add_missing_counts(store::RunFile& rf, const SweepContext& ctx, const Sweep
     double timed_wall_s;
   };
   std::vector<Missing> missing;
-  {
-    auto f = store::File::open(rf.path());
-    if (!f.root().exists("points")) return true;
-    const auto points = f.root().open_group("points");
-    for (std::size_t i = 0; i < rf.points().size(); ++i) {
-      const auto& row = rf.points()[i];
-      const auto name = store::point_group_name(row.point_id);
-      if (!row.complete || !ctx.is_selected(row.point_id) || !points.exists(name)) continue;
-      const auto g = points.open_group(name);
-      if (!g.exists("ranks")) continue;
-      const auto ranks = g.open_group("ranks");
-      bool interrupted = false;
-      for (const auto& r : ranks.children()) {
-        const auto rec = store::read_rank(ranks.open_group(r));
-        for (const auto& info : rec.counts_info) interrupted = interrupted || store::get_str(info.status) == "interrupted";
-      }
-      if (interrupted) missing.push_back(Missing{i, name, std::isfinite(row.wall_s) ? row.wall_s : 0.0});
+  for_each_committed_point(rf, ctx, [&](std::size_t i, const std::string& name, const store::Group& g) {
+    const auto ranks = g.open_group("ranks");
+    bool interrupted = false;
+    for (const auto& r : ranks.children()) {
+      const auto rec = store::read_rank_parts(ranks.open_group(r), store::kRankCounts);  // its status only
+      for (const auto& info : rec.counts_info) interrupted = interrupted || store::get_str(info.status) == "interrupted";
     }
-  }  // closed before the transactions below rewrite the file
+    const double wall_s = rf.points()[i].wall_s;
+    if (interrupted) missing.push_back(Missing{i, name, std::isfinite(wall_s) ? wall_s : 0.0});
+  });
   for (const Missing& m : missing) {
     const SweepPoint& p = ctx.plan.points[m.index];
     const std::string label = p.label();
