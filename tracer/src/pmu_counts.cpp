@@ -59,6 +59,25 @@ int open_event(const PerfEncoding& e, int* err) {
   return static_cast<int>(fd);
 }
 
+// Why the kernel gives no hardware counter, or "" where it does: the generic
+// instructions event, which every PMU the kernel drives offers. Asked where
+// libpfm4 recognises no core PMU, so the note says whether the CPU is unknown
+// to libpfm4 or the machine has no counters at all (a VM, a container).
+std::string kernel_counter_refusal() {
+  PerfEncoding e{};
+  e.type = PERF_TYPE_HARDWARE;
+  e.config = PERF_COUNT_HW_INSTRUCTIONS;
+  int err = 0;
+  const int fd = open_event(e, &err);
+  if (fd >= 0) {
+    close(fd);
+    return "";
+  }
+  return "perf_event_open(instructions): " + std::string(std::strerror(err)) +
+         (err == EACCES ? " (perf_event_paranoid forbids it)"
+                        : " (no PMU here: a VM or container without hardware counters?)");
+}
+
 // Opens the planned events for the calling thread; fds[i] = -1 where an event failed.
 std::vector<int> open_thread(const PmuPlan& plan, std::vector<int>* errors) {
   std::vector<int> fds(plan.events.size(), -1);
@@ -130,7 +149,10 @@ std::string start(const std::string& mode) noexcept {
     }
     const std::string pmu = pfm->core_pmu();
     if (pmu.empty()) {
-      s.why = "libpfm4 finds no core PMU on this CPU";
+      const std::string kernel = kernel_counter_refusal();
+      s.why = kernel.empty() ? "libpfm4 does not know this CPU's core PMU (the kernel offers generic counters, but "
+                               "FLOP and cache events need their names: a newer libpfm4, or --counts sim)"
+                             : "libpfm4 finds no core PMU on this CPU, and the kernel none either: " + kernel;
       return "PMU counts unavailable: " + s.why;
     }
     s.plan = plan_events(pmu, *pfm);
