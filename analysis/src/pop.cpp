@@ -627,6 +627,21 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
               " (sampled): the added threads got no work and only waited in the runtime";
       return "threads-unused";
     }
+    // Every thread ran app code (sampled), and most of the lost time is in functions several
+    // threads run (or in the runtime's waits), not in serial ones: the threads wait for each
+    // other. Before the CPU/wall reading below, which cannot tell waiting threads from unused
+    // ones (and in the MPI basis spans MPI_Init's sleeps too).
+    if (b.threads >= 2 && b.working_threads >= 2 && ctx.sampled.available && available(ctx.sampled.serial_share) &&
+        ctx.sampled.serial_share < 0.5) {
+      words = te_words + "): " + pct(1 - ctx.sampled.serial_share) +
+              " of the sampled lost time is in functions that several threads run, or in the runtime's waits" +
+              (available(b.sampled_wait_share) && b.sampled_wait_share >= 0.01
+                   ? " (" + pct(b.sampled_wait_share) + " of the samples wait in the OpenMP/MPI runtime)"
+                   : "") +
+              ", not in serial code: the threads wait for each other (uneven work per thread, or threads slowed "
+              "unevenly by a shared resource such as memory bandwidth)";
+      return "imbalance";
+    }
     if (b.threads >= 2 && available(cpu_per_wall) && cpu_per_wall <= 1.25) {
       words = te_words + "): CPU/wall per rank is " + fmt(b.cpu_per_wall) + " at " + fmt(c2, 6) + " " + ctx.axis +
               ": the added threads mostly wait (never given work, or blocked)";

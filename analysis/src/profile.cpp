@@ -85,6 +85,12 @@ std::string short_function_name(const std::string& name) {
     outlined = true;
   }
   if (auto at = s.find(" [clone "); at != std::string::npos) s.resize(at);
+  // C and Fortran symbols are not demangled: GCC's outlined region is "f._omp_fn.N".
+  if (auto at = s.rfind("._omp_fn."); !outlined && at != std::string::npos && at > 0 && at + 9 < s.size() &&
+                                         s.find_first_not_of("0123456789", at + 9) == std::string::npos) {
+    s.resize(at);
+    outlined = true;
+  }
   // Trailing qualifiers of member functions.
   for (const char* q : {" const", " volatile", " &&", " &"})
     if (s.size() > std::strlen(q) && s.compare(s.size() - std::strlen(q), std::string::npos, q) == 0)
@@ -148,20 +154,23 @@ void disambiguate_openmp_regions(std::vector<FunctionSeries>& functions) {
   }
 }
 
-std::string scaling_shape(double t1, double t2, double c1, double c2, const std::string& category, bool weak) {
+std::string scaling_shape(double t1, double t2, double c1, double c2, const std::string& category, bool weak,
+                          double threads2) {
   const bool runtime = category == "mpi" || category == "openmp";
+  // Below 1.5 effective threads one thread did most of it: serial enough.
+  const bool parallel = available(threads2) && threads2 >= 1.5;
   if (!(t1 > 0)) return runtime ? "growing: communication or waiting, absent at the first point"
                                 : "growing: appears with concurrency";
   const double r = t2 / t1, k = c2 / c1;
   if (weak) {
     // The work per worker is constant: constant time is ideal, and a serial
     // part grows with the total work (k times).
-    if (!runtime && k > 1 && r >= 0.8 * k) return "growing with the total work: serial";
+    if (!runtime && !parallel && k > 1 && r >= 0.8 * k) return "growing with the total work: serial";
     if (r >= 1.25) return runtime ? "growing: communication or waiting" : "growing: replicated work or communication";
     return runtime ? "constant: waiting" : "constant: weak-scaling ideal";
   }
   if (r >= 1.25) return runtime ? "growing: communication or waiting" : "growing: replicated work or communication";
-  if (r >= 0.8) return runtime ? "constant: waiting" : "constant: serial";
+  if (r >= 0.8) return runtime ? "constant: waiting" : parallel ? kConstantParallelShape : "constant: serial";
   if (k > 0 && r > 1.25 / k) return "shrinking slower than ideal";
   return "scales";
 }
@@ -350,6 +359,15 @@ std::map<std::string, FunctionAtPoint> functions_at_point(const std::vector<Rank
   if (critical_rank >= 0) {
     const auto& rp = ranks[static_cast<std::size_t>(critical_rank)];
     for (const auto& [fn, n] : rp.thread_samples.at(critical_thread)) out[fn].time_s = n * rp.period_s;
+    std::map<std::string, std::pair<double, double>> spread;  // function -> (sum, busiest thread)
+    for (const auto& [thread, fns] : rp.thread_samples)
+      for (const auto& [fn, n] : fns) {
+        auto& [sum, busiest] = spread[fn];
+        sum += n;
+        busiest = std::max(busiest, n);
+      }
+    for (const auto& [fn, sb] : spread)
+      if (sb.second > 0) out[fn].threads = sb.first / sb.second;
   }
   return out;
 }
@@ -427,7 +445,7 @@ SampledStep sampled_step(const ProfileResult& p, int config1, int config2, doubl
     const double lost = b.time_s - t1 * (weak ? 1.0 : c1 / c2);
     if (!(lost > 0.05 * b.time_s)) continue;  // sampling noise (as in the groups)
     total += lost;
-    if (f.category == "app" && scaling_shape(t1, b.time_s, c1, c2, f.category, weak) == "constant: serial") {
+    if (f.category == "app" && scaling_shape(t1, b.time_s, c1, c2, f.category, weak, b.threads) == "constant: serial") {
       serial += lost;
       if (lost > largest) {
         largest = lost;
@@ -488,7 +506,7 @@ void profile_groups(ProfileResult& out, const AnalysisResult& res) {
       FunctionLoss fl;
       fl.function = fi;
       fl.lost_s = lost;
-      fl.shape = scaling_shape(tf, al.time_s, cf, cl, s.category, sum.weak);
+      fl.shape = scaling_shape(tf, al.time_s, cf, cl, s.category, sum.weak, al.threads);
       fl.imbalance = al.imbalance;
       // The roofline verdict where the function is also an annotated region or a kernel.
       for (int ki = 0; ki < static_cast<int>(res.kernels.size()); ++ki) {

@@ -162,7 +162,8 @@ if [ "$MODE" = mpi ]; then
   check last3x.json 'abs([c["factor"] for c in s["steps"][0]["causes"] if c["cause"] == "imbalance"][0] - 1.5) < 0.2' \
     "last rank 3x: load balance explains about 1.5x"
   grep -q "Scaling breaks past ranks=1: .*computation-scaling" last3x.txt || fail "no causes in the breaks-past sentence"
-  check last3x.json '__import__("re").search(r"computation-scaling: .* explains [12][.0-9]*x; imbalance: .* explains 1[.0-9]*x", s["steps"][0]["explanation"]) is not None' \
+  # Each factor in its own clause (machine-load, when a busy machine adds it, may sit between them).
+  check last3x.json 'all(__import__("re").search(c + r": [^;]* explains [0-9.]+x", s["steps"][0]["explanation"]) for c in ("computation-scaling", "imbalance"))' \
     "the sentence gives each factor"
   load_consistent last3x.json
   identities last3x.json
@@ -335,6 +336,9 @@ if [ "$MPI_OMP_APP" != none ]; then
     # 20% of the two workers' time idle: PE about 0.8, the idle time not in CS.
     check idle.json 'abs(s["points"][1]["pop"]["parallel_efficiency"] - 0.8) < 0.08' "20% idle share: PE about 0.8"
     check idle.json 's["points"][1]["pop"]["computation_scalability"] > 0.9' "20% idle share: not in computation scalability"
+    # The last thread gets less work and waits at the barrier: the threads wait for each other.
+    check idle.json 'causes() == ["imbalance"] and "the threads wait for each other" in s["steps"][0]["explanation"]' \
+      "20% idle share: threads waiting for each other are imbalance"
   else
     skip_check "idle share" "$q"
   fi
@@ -343,15 +347,19 @@ fi
 case_start
 sweep stream.h5 threads=1,2 "$OMP_APP" stream 0.5
 identities stream.json
+# Both threads run the triad: a function whose time stays constant on two threads
+# is contention, not serial code (the samples tell how many threads ran it).
+check stream.json 'all(l["shape"] != "constant: serial" for g in d["profile"]["groups"] for l in g["lost"] if "stream_passes" in l["short_name"] and "OpenMP" in l["short_name"])' \
+  "bandwidth-bound threads: the parallel triad is never constant: serial"
 if q=$(case_quiet) && [ "$q" = quiet ]; then
-  # Memory-bound threads: the loss (if any) is CPU time per unit of work, never a thread cause.
-  # Known gap (issue 23, open): on a quiet 2-core VM the step sits at the tolerance
-  # edge (PE 0.895: the barrier waits of two threads sharing the memory bus) and the
-  # memory-bound loop's constant time reads as "constant: serial" in the samples, so
-  # the step can be named serial-fraction 1.12x. Printed as GAP until the serial
-  # shape also needs the constant function to run on one thread (CPU/wall).
-  [ "$(query stream.json 's["steps"][0]["diagnosis"] == "ideal" or causes() == ["computation-scaling"]')" = True ] ||
-    echo "GAP: bandwidth-bound threads: ideal or computation-scaling (causes: $(query stream.json 'causes()'))"
+  # Memory-bound threads: the loss is CPU time per unit of work, never a serial or unused
+  # thread. On a quiet 2-core VM the step can sit at the tolerance edge (PE 0.895: the
+  # threads wait for each other at the barriers, slowed unevenly on the shared memory bus):
+  # then the threads' waits are named imbalance, beside computation-scaling.
+  check stream.json 's["steps"][0]["diagnosis"] == "ideal" or causes()[0] == "computation-scaling"' \
+    "bandwidth-bound threads: ideal or computation-scaling first"
+  check stream.json 'not set(causes() if s["steps"][0]["causes"] else []) & {"serial-fraction", "threads-unused", "lock-wait"}' \
+    "bandwidth-bound threads: no serial, unused or locked threads"
 else
   skip_check "bandwidth-bound threads" "$q"
 fi

@@ -474,6 +474,40 @@ TEST(Pop, ThreadLossIsNamedFromSamplesAndSwitches) {
   EXPECT_EQ(step(2, 20, kNaN).cause, "threads-unused");
 }
 
+// Both threads busy (CPU/wall 1.8), 12% of the thread time lost to waits in the
+// runtime, and the samples' lost time in parallel code: the threads wait for
+// each other. Before, the fallback named it serial-fraction ("part of the run
+// uses fewer threads") though the samples said no function was serial (the
+// bandwidth-bound known answer at PE 0.895, issue 23).
+TEST(Pop, ThreadWaitsWithoutSerialSamplesAreImbalance) {
+  auto step = [](double serial_share) {
+    auto r1 = rank(0, 2.0, 0, 0, 2.0), r2 = rank(0, 1.1, 0, 0, 1.98);
+    r2.info.omp_threads = 2;
+    add_samples(r1, 0, 500, 0);
+    add_samples(r2, 0, 250, 0);
+    add_samples(r2, 1, 190, 60);  // the second thread waits at the barriers
+    PopPoint a = pop_point(point_usage({r1}), 1), b = pop_point(point_usage({r2}), 2);
+    std::vector<PopPoint*> pts{&a, &b};
+    pop_scaling(pts, {1.0, 1.0});
+    StepContext ctx;
+    ctx.axis = "threads";
+    ctx.cores = 2;
+    ctx.sampled.available = available(serial_share);
+    ctx.sampled.serial_share = serial_share;
+    ctx.sampled.serial_function = "setup";
+    return classify_app_step(a, b, 1, 2, 2.0, 1.1, 0, ctx, Thresholds{});
+  };
+  const AppStep parallel = step(0.1);
+  ASSERT_FALSE(parallel.causes.empty()) << parallel.explanation;
+  EXPECT_EQ(parallel.cause, "imbalance") << parallel.explanation;
+  EXPECT_NE(parallel.explanation.find("the threads wait for each other"), std::string::npos) << parallel.explanation;
+  EXPECT_NE(parallel.explanation.find("90% of the sampled lost time"), std::string::npos) << parallel.explanation;
+  // Serial samples: serial-fraction, the function named.
+  EXPECT_EQ(step(0.8).cause, "serial-fraction");
+  // No samples to tell: the Karp-Flatt reading stays.
+  EXPECT_EQ(step(kNaN).cause, "serial-fraction");
+}
+
 TEST(Pop, ChangeWithinTheRepeatSpreadIsNoiseAndSuperlinearIsNeverIdeal) {
   PointUsage u1 = point_usage({rank(0, 2.0, 0, 0, 2.0)});
   PointUsage u2 = point_usage({rank(0, 0.7, 0, 0, 1.4)});

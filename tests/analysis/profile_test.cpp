@@ -19,6 +19,10 @@ TEST(ProfileNames, ParametersAndQualifiersAreDropped) {
 TEST(ProfileNames, OutlinedOpenMpRegionsAreMarked) {
   EXPECT_EQ(short_function_name("parallel_sweep(long) [clone ._omp_fn.0]"), "parallel_sweep (OpenMP region)");
   EXPECT_EQ(short_function_name("kernel(double*) [clone .constprop.0]"), "kernel");
+  // C and Fortran symbols are not demangled: the region is the symbol's suffix.
+  EXPECT_EQ(short_function_name("stream_passes._omp_fn.1"), "stream_passes (OpenMP region)");
+  EXPECT_EQ(short_function_name("MAIN__._omp_fn.0"), "MAIN__ (OpenMP region)");
+  EXPECT_EQ(short_function_name("odd._omp_fn.x"), "odd._omp_fn.x");
 }
 
 // An inlined lambda or functor call is named "operator()" in DWARF, with no
@@ -212,4 +216,74 @@ TEST(ProfileShapes, WeakScalingIdealIsConstantTime) {
   EXPECT_EQ(scaling_shape(1.0, 1.02, 1, 2, "app", true), "constant: weak-scaling ideal");
   EXPECT_EQ(scaling_shape(1.0, 1.9, 1, 2, "app", true), "growing with the total work: serial");
   EXPECT_EQ(scaling_shape(1.0, 1.02, 1, 2, "app", false), "constant: serial");
+}
+
+// A memory-bound loop on 2 threads keeps its time (each thread does half the
+// work at half the bandwidth): constant, but not serial. The old shape called
+// it "constant: serial" and the step serial-fraction (issue 23).
+TEST(ProfileShapes, ConstantTimeOnSeveralThreadsIsNotSerial) {
+  AnalysisResult res;
+  res.axis = "threads";
+  for (int t : {1, 2}) {
+    Configuration c;
+    c.threads = t;
+    c.label = "threads=" + std::to_string(t);
+    res.run.configs.push_back(c);
+  }
+  AppSummary sum;
+  for (int i = 0; i < 2; ++i) {
+    AppPoint p;
+    p.config = i;
+    p.concurrency = i + 1;
+    p.time_s = i == 0 ? 1.0 : 1.0;
+    sum.points.push_back(p);
+  }
+  res.summaries.push_back(sum);
+  // threads=2: the loop on both threads (250 + 240 samples), a setup on thread 0 only.
+  auto two_threads = [](std::int64_t loop0, std::int64_t loop1, std::int64_t setup) {
+    store::RankRecords r = sampled_rank("triad_loop", loop0);
+    r.names.push_back("setup");
+    store::CallPathRow c = r.callpaths[0];
+    c.node_id = 1;
+    c.thread = 1;
+    c.self_samples = c.inclusive_samples = loop1;
+    r.callpaths.push_back(c);
+    c.node_id = 2;
+    c.thread = 0;
+    c.function_id = 1;
+    c.self_samples = c.inclusive_samples = setup;
+    r.callpaths.push_back(c);
+    return r;
+  };
+  store::RankRecords one = sampled_rank("triad_loop", 250);
+  {
+    store::CallPathRow c = one.callpaths[0];
+    one.names.push_back("setup");
+    c.node_id = 1;
+    c.function_id = 1;
+    c.self_samples = c.inclusive_samples = 100;
+    one.callpaths.push_back(c);
+  }
+  ProfileResult p = build_profile(res, {{one}, {two_threads(250, 240, 100)}});
+  const FunctionSeries* loop = nullptr;
+  const FunctionSeries* setup = nullptr;
+  for (const auto& f : p.functions) {
+    if (f.short_name == "triad_loop") loop = &f;
+    if (f.short_name == "setup") setup = &f;
+  }
+  ASSERT_TRUE(loop && setup);
+  EXPECT_NEAR(loop->at[1].threads, 490.0 / 250.0, 1e-9);
+  EXPECT_NEAR(setup->at[1].threads, 1.0, 1e-9);
+  ASSERT_EQ(p.groups.size(), 1u);
+  const std::string& s = p.groups[0].sentence;
+  EXPECT_NE(s.find("`triad_loop` (" + std::string(kConstantParallelShape) + ")"), std::string::npos) << s;
+  EXPECT_NE(s.find("`setup` (constant: serial)"), std::string::npos) << s;
+  // The step's serial evidence: only the setup, 100 of the 350 samples' loss.
+  const SampledStep step = sampled_step(p, 0, 1, 1, 2, false);
+  ASSERT_TRUE(step.available);
+  EXPECT_EQ(step.serial_function, "setup");
+  EXPECT_NEAR(step.serial_share, (0.4 - 0.2) / ((0.4 - 0.2) + (1.0 - 0.5)), 1e-9);
+  EXPECT_EQ(scaling_shape(1.0, 1.02, 1, 2, "app", false, 2.0), kConstantParallelShape);
+  EXPECT_EQ(scaling_shape(1.0, 1.02, 1, 2, "app", false, 1.2), "constant: serial");
+  EXPECT_EQ(scaling_shape(1.0, 1.9, 1, 2, "app", true, 2.0), "growing: replicated work or communication");
 }

@@ -68,6 +68,10 @@ struct FunctionAtPoint {
   double time_s = kNaN;       // on the critical path: the critical thread of the critical rank
   double cpu_s = 0;           // all ranks and threads
   double imbalance = kNaN;    // across ranks: max/mean - 1 of per-rank CPU time (NaN with one rank)
+  // Threads that ran it on the critical rank: its samples there over those of
+  // its busiest thread (1 = one thread; 2 = two threads evenly). A function
+  // whose time stays constant is serial only where one thread ran it.
+  double threads = kNaN;
 };
 
 struct FunctionSeries {
@@ -131,7 +135,15 @@ inline constexpr const char* kInlinedIn = " [inlined in ";
 // c2. Strong scaling: the ideal time falls with the concurrency, so constant
 // time is "constant: serial". Weak (the work grows with the concurrency):
 // constant time is ideal, and a serial part grows with the total work.
-std::string scaling_shape(double t1, double t2, double c1, double c2, const std::string& category, bool weak = false);
+// threads2: the threads that ran the function at c2 (FunctionAtPoint::threads;
+// NaN unknown). Constant time on several threads is not serial: each thread
+// did less work in the same time (contention for a shared resource such as
+// memory bandwidth, or work replicated per thread).
+std::string scaling_shape(double t1, double t2, double c1, double c2, const std::string& category, bool weak = false,
+                          double threads2 = kNaN);
+
+// The shape of an app function whose time stayed constant on several threads.
+inline constexpr const char* kConstantParallelShape = "constant on several threads: contention or replicated work";
 
 // The hint for modules whose sampled code had no symbol (share >= min_share
 // of the samples): which, and how to get their symbols. "" when none.
