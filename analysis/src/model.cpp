@@ -266,9 +266,13 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
   std::ostringstream why;
 
   if (!available(d.step_efficiency)) {
+    // Nothing to judge: no cause is named (a function the counting pass saw but
+    // the timed run's samples missed at one point has counts and no time).
     d.diagnosis = "other";
-    d.cause = "serial-fraction";
-    d.explanation = "speedup unavailable (no time or concurrency recorded)";
+    d.explanation = std::string("speedup unavailable (no ") +
+                    (!available(d.concurrency_ratio) ? "concurrency" : available(k1.time_s) ? "time at the second point"
+                                                                        : "time at the first point") +
+                    " recorded): no cause is named";
     return d;
   }
 

@@ -72,7 +72,7 @@ std::string short_step(const StepDiagnosis& d) {
   if (d.diagnosis == "cache-capacity") return "cache:" + (d.cache.empty() ? d.level : d.cache);
   if (d.diagnosis == "bandwidth-contention") return "bw:" + d.level;
   if (d.diagnosis == "compute-bound") return "compute";
-  if (d.diagnosis == "other") return "other:" + d.cause.substr(0, d.cause.find('-'));
+  if (d.diagnosis == "other") return d.cause.empty() ? "other" : "other:" + d.cause.substr(0, d.cause.find('-'));
   return d.diagnosis;
 }
 

@@ -140,6 +140,18 @@ TEST(Model, FlatTimeWithoutCountsIsSerialFraction) {
   EXPECT_NEAR(d.karp_flatt, (1 / (1 / 0.98) - 0.5) / 0.5, 1e-12);
 }
 
+// A function the counting pass saw but the samples missed at the second point:
+// no time, no speedup, so no cause (it was serial-fraction, a guess).
+TEST(Model, NoTimeAtAPointNamesNoCause) {
+  KernelAtPoint a, b;
+  a.time_s = a.mean_rank_time_s = 1.0;
+  a.imbalance = b.imbalance = 0;
+  auto d = step(a, b, CeilingSet{}, CeilingSet{});
+  EXPECT_EQ(d.diagnosis, "other");
+  EXPECT_EQ(d.cause, "");
+  EXPECT_NE(d.explanation.find("no time at the second point"), std::string::npos) << d.explanation;
+}
+
 TEST(Model, SlowerWithMoreConcurrencyIsSlowdownNotSerialFraction) {
   KernelAtPoint a, b;
   a.time_s = a.mean_rank_time_s = 1.0;
