@@ -9,8 +9,10 @@
      a side exit to the next side exit) is known when it is instrumented, so
      the generated code only increments the running thread's execution
      counter of that segment, inline; products are formed at thread exit;
-   - one helper call per data access (a read and a write of the same address
-     in one instruction are one "modify" call), which simulates the caches.
+   - up to five data accesses per helper call (a read and a write of the
+     same address in one instruction are one "modify"), which simulates the
+     caches;
+   - FMAs on the host's FMA unit, not VEX's software emulation (native_fma).
 
    Output: one text file per process, written at exit (temp file + rename)
    into --out-dir; format in counts/src/raw_file.cpp (the reader). */
