@@ -9,8 +9,10 @@
      a side exit to the next side exit) is known when it is instrumented, so
      the generated code only increments the running thread's execution
      counter of that segment, inline; products are formed at thread exit;
-   - one helper call per data access (a read and a write of the same address
-     in one instruction are one "modify" call), which simulates the caches.
+   - up to five data accesses per helper call (a read and a write of the
+     same address in one instruction are one "modify"), which simulates the
+     caches;
+   - FMAs on the host's FMA unit, not VEX's software emulation (native_fma).
 
    Output: one text file per process, written at exit (temp file + rename)
    into --out-dir; format in counts/src/raw_file.cpp (the reader). */
@@ -63,6 +65,7 @@ static LevelOption clo_level[MAX_LEVELS] = {
 };
 static Bool clo_dump_fp = False;       /* print each instruction's FP ops (verification) */
 static Bool clo_functions = True;      /* per-function split (off: one row per thread) */
+static Bool clo_native_fma = True;     /* FMAs on the host's FMA unit (see native_fma) */
 
 static Bool parse_level(const HChar* val, LevelOption* out)
 {
@@ -117,6 +120,7 @@ static Bool rc_process_cmd_line_option(const HChar* arg)
    else if VG_BINT_CLO(arg, "--L3-sharers", clo_level[2].sharers, 1, 4096) {}
    else if VG_BOOL_CLO(arg, "--dump-fp", clo_dump_fp) {}
    else if VG_BOOL_CLO(arg, "--functions", clo_functions) {}
+   else if VG_BOOL_CLO(arg, "--native-fma", clo_native_fma) {}
    else return False;
    return True;
 }
@@ -130,7 +134,8 @@ static void rc_print_usage(void)
 "    --L3=SIZE,ASSOC,LINE|none L3 cache [32M,16,64]\n"
 "    --L<n>-sharers=N          workers sharing one instance; each simulates 1/N [1]\n"
 "    --functions=no            no per-function split (one row per thread)\n"
-"    --dump-fp=yes             print the FP ops counted for each instruction\n");
+"    --dump-fp=yes             print the FP ops counted for each instruction\n"
+"    --native-fma=no           FMAs by Valgrind's software emulation, not the host's FMA unit\n");
 }
 
 static void rc_print_debug_usage(void) { VG_(printf)("    (none)\n"); }
@@ -197,10 +202,10 @@ static inline UWord div_sets(const Cache* c, UWord line, UWord* rem)
 /* References `line` in a wide cache. A hit moves it to the front (or-ing
    in `dirty`) and returns True. A miss inserts it at the front and returns
    the evicted line in *victim, (line << 1) | dirty (EMPTY: the way was free). */
-static inline Bool cache_ref_wide(const Cache* c, UWord line, UWord dirty, UWord* victim)
+static inline __attribute__((always_inline)) Bool cache_ref_wide(const Cache* c, UWord line, UWord dirty, UWord* victim)
 {
    UWord s;
-   if (c->pow2) s = line & c->set_mask;
+   if (LIKELY(c->pow2)) s = line & c->set_mask;
    else (void)div_sets(c, line, &s);
    UWord* set = c->tags + s * (UWord)c->assoc;
    const UWord key = line << 1;
@@ -228,20 +233,35 @@ static inline Bool cache_ref_wide(const Cache* c, UWord line, UWord dirty, UWord
 
 /* Four 32-bit entries at a time (SSE2, which every x86-64 has), for the
    narrow caches whose ways come in fours: a miss, the common case of a
-   large L2/L3 under a stream, costs a few vector compares. */
+   large L2/L3 under a stream, costs a few vector compares; sixteen ways are
+   compared before one branch (the four compare masks packed into one). */
 typedef UInt RcV4u __attribute__((vector_size(16)));
 typedef float RcV4f __attribute__((vector_size(16)));
+typedef short RcV8s __attribute__((vector_size(16)));
+typedef char RcV16c __attribute__((vector_size(16)));
+typedef int RcV4i __attribute__((vector_size(16)));
 
-static inline Int find_narrow(const UInt* set, Int assoc, UInt key)
+static inline __attribute__((always_inline)) RcV4i eq_narrow(const UInt* at, RcV4u keys)
+{
+   const RcV4u clean = {~1U, ~1U, ~1U, ~1U};
+   RcV4u v;
+   __builtin_memcpy(&v, at, sizeof v);
+   return (RcV4i)((v & clean) == keys);
+}
+
+static inline __attribute__((always_inline)) Int find_narrow(const UInt* set, Int assoc, UInt key)
 {
    if ((assoc & 3) == 0) {
       const RcV4u keys = {key, key, key, key};
-      const RcV4u clean = {~1U, ~1U, ~1U, ~1U};
-      for (Int i = 0; i < assoc; i += 4) {
-         RcV4u v;
-         __builtin_memcpy(&v, set + i, sizeof v);
-         const RcV4u eq = (v & clean) == keys;
-         const Int m = __builtin_ia32_movmskps((RcV4f)eq);
+      Int i = 0;
+      for (; i + 16 <= assoc; i += 16) {
+         const RcV8s lo = __builtin_ia32_packssdw128(eq_narrow(set + i, keys), eq_narrow(set + i + 4, keys));
+         const RcV8s hi = __builtin_ia32_packssdw128(eq_narrow(set + i + 8, keys), eq_narrow(set + i + 12, keys));
+         const Int m = __builtin_ia32_pmovmskb128(__builtin_ia32_packsswb128(lo, hi));
+         if (m) return i + __builtin_ctz((UInt)m);
+      }
+      for (; i < assoc; i += 4) {
+         const Int m = __builtin_ia32_movmskps((RcV4f)eq_narrow(set + i, keys));
          if (m) return i + __builtin_ctz((UInt)m);
       }
       return -1;
@@ -251,7 +271,7 @@ static inline Int find_narrow(const UInt* set, Int assoc, UInt key)
    return -1;
 }
 
-static inline Bool cache_ref_narrow(const Cache* c, UWord line, UWord dirty, UWord* victim)
+static inline __attribute__((always_inline)) Bool cache_ref_narrow(const Cache* c, UWord line, UWord dirty, UWord* victim)
 {
    UWord s, tag;
    if (c->pow2) {
@@ -297,7 +317,7 @@ static inline Bool cache_ref_narrow(const Cache* c, UWord line, UWord dirty, UWo
    return False;
 }
 
-static inline Bool cache_ref(const Cache* c, UWord line, UWord dirty, UWord* victim)
+static inline __attribute__((always_inline)) Bool cache_ref(const Cache* c, UWord line, UWord dirty, UWord* victim)
 {
    return c->narrow ? cache_ref_narrow(c, line, dirty, victim) : cache_ref_wide(c, line, dirty, victim);
 }
@@ -372,24 +392,27 @@ static void fetch(ThreadState* t, Int k, UWord line, LevelBytes* b)
    }
 }
 
-/* Helper argument per access: the bucket in the high 32 bits, then
-   COUNT_L1 (the helper counts the L1 bytes itself: guarded accesses, which
-   may not happen; the others are counted statically), the kind (read,
-   write, modify = read then write) and the size in bytes. */
-#define COUNT_L1 0x80000000UL
+/* Helper argument per access: the bucket in the high 32 bits, then the
+   kind (read, write, modify = read then write) and the size in bytes. */
 #define KIND_SHIFT 29
 #define SIZE_MASK 0x1fffffffUL
-#define INFO(bucket, kind, size, flags) \
-   ((((UWord)(bucket)) << 32) | ((UWord)(kind) << KIND_SHIFT) | (UWord)(size) | (flags))
+#define INFO(bucket, kind, size) \
+   ((((UWord)(bucket)) << 32) | ((UWord)(kind) << KIND_SHIFT) | (UWord)(size))
 
-/* The L1's side of one line of an access: a hit costs a set scan; a miss
-   fills the line from below (and writes back the dirty victim). */
-static void l1_miss(ThreadState* t, UWord line, UWord victim, UWord info)
+/* The running thread's L1 (its geometry and tag array), copied here when
+   the running thread changes: the per-access path reads globals only, no
+   ThreadState. */
+static Cache cur_l1;
+
+/* The L1 missed `line`: the fill from below (write-allocate included) and
+   the write-back of the dirty victim. */
+static __attribute__((noinline)) void l1_miss(UWord line, UWord victim, UWord info)
 {
+   ThreadState* t = cur;
    LevelBytes* b = &cur_bytes[info >> 32];
    n_l1_misses++;
    Int lower = below(0);
-   b->rd[lower] += line_bytes;            /* fill (write-allocate included) */
+   b->rd[lower] += line_bytes;
    if (victim != EMPTY && (victim & 1)) {
       b->wr[lower] += line_bytes;
       writeback(t, lower, victim >> 1, b);
@@ -397,31 +420,32 @@ static void l1_miss(ThreadState* t, UWord line, UWord victim, UWord info)
    fetch(t, lower, line, b);
 }
 
+/* An access that spans lines: each line is one L1 reference. */
+static __attribute__((noinline)) void access_lines(UWord line, UWord last, UWord dirty, UWord info)
+{
+   for (;;) {
+      UWord victim = EMPTY;
+      if (!cache_ref_wide(&cur_l1, line, dirty, &victim)) l1_miss(line, victim, info);
+      if (line >= last) break;
+      line++;
+   }
+}
+
+/* One access whose L1 bytes are counted elsewhere: a hit costs a set scan;
+   a miss fills the line from below (and writes back the dirty victim). */
 static inline __attribute__((always_inline)) void do_access(Addr a, UWord info)
 {
    const UWord size = info & SIZE_MASK;
-   const UWord kind = (info >> KIND_SHIFT) & 3;   /* 0 read, 1 write, 2 modify */
-   if (UNLIKELY(info & COUNT_L1)) {
-      LevelBytes* b = &cur_bytes[info >> 32];
-      if (kind != 1) b->rd[0] += size;
-      if (kind != 0) b->wr[0] += size;
-   }
-   const UWord dirty = kind != 0;
-   ThreadState* t = cur;
-   UWord line = a >> line_shift;
+   const UWord dirty = (info & (3UL << KIND_SHIFT)) != 0;   /* a write or a modify */
+   const UWord line = a >> line_shift;
    const UWord last = (a + size - 1) >> line_shift;
-   if (LIKELY(line == last)) {
-      /* Within one line (nearly every access): one reference, no loop. */
-      UWord victim = EMPTY;
-      if (UNLIKELY(!cache_ref_wide(&t->cache[0], line, dirty, &victim))) l1_miss(t, line, victim, info);
+   if (UNLIKELY(line != last)) {
+      access_lines(line, last, dirty, info);
       return;
    }
-   for (;;) {
-      UWord victim = EMPTY;
-      if (UNLIKELY(!cache_ref_wide(&t->cache[0], line, dirty, &victim))) l1_miss(t, line, victim, info);
-      if (LIKELY(line >= last)) break;
-      line++;
-   }
+   /* Within one line (nearly every access): one reference. */
+   UWord victim = EMPTY;
+   if (UNLIKELY(!cache_ref_wide(&cur_l1, line, dirty, &victim))) l1_miss(line, victim, info);
 }
 
 /* The unconditional accesses of a stretch of a superblock, up to five per
@@ -482,6 +506,11 @@ static void rc_access_batch5(const AccessBatch* b, Addr a0, Addr a1, Addr a2, Ad
 static VG_REGPARM(2) void rc_access1(Addr a, UWord info)
 {
    n_helper_calls++;
+   /* Its L1 bytes: counted here (add_event could not, the access may not happen). */
+   const UWord kind = (info >> KIND_SHIFT) & 3;   /* 0 read, 1 write, 2 modify */
+   LevelBytes* b = &cur_bytes[info >> 32];
+   if (kind != 1) b->rd[0] += info & SIZE_MASK;
+   if (kind != 0) b->wr[0] += info & SIZE_MASK;
    do_access(a, info);
 }
 
@@ -721,6 +750,7 @@ static void switch_to(ThreadId tid)
 {
    ThreadState* t = thread_state(tid);
    cur = t;
+   cur_l1 = t->cache[0];
    ensure_capacity(t);
 }
 
@@ -840,6 +870,7 @@ static void rc_thread_exit(ThreadId tid)
       cur = NULL;
       cur_seg_exec = NULL;
       cur_bytes = NULL;
+      cur_l1.tags = NULL;
    }
 }
 
@@ -901,6 +932,7 @@ static void rc_atfork_child(ThreadId tid)
    cur = NULL;
    cur_seg_exec = NULL;
    cur_bytes = NULL;
+   cur_l1.tags = NULL;
 }
 
 /* ------------------------------------------------------------------ unsupported instructions */
@@ -963,7 +995,7 @@ static void emit_batch(IRSB* sb, SBInfo* sbi, Int first, Int n)
    IRExpr* a[MAX_BATCH];
    for (Int k = 0; k < n; k++) {
       const Event* ev = &events[first + k];
-      batch->info[k] = INFO(ev->bucket, ev->kind, ev->size, 0);
+      batch->info[k] = INFO(ev->bucket, ev->kind, ev->size);
       a[k] = ev->addr;
    }
    IRExpr* b = mkIRExpr_HWord((HWord)batch);
@@ -990,7 +1022,7 @@ static void flush_events(IRSB* sb, SBInfo* sbi)
          emit_batch(sb, sbi, first, n);
          n = 0;
          /* Counts its L1 bytes itself: add_event could not. */
-         IRExpr** args = mkIRExprVec_2(ev->addr, mkIRExpr_HWord(INFO(ev->bucket, ev->kind, ev->size, COUNT_L1)));
+         IRExpr** args = mkIRExprVec_2(ev->addr, mkIRExpr_HWord(INFO(ev->bucket, ev->kind, ev->size)));
          IRDirty* di = unsafeIRDirty_0_N(2, "rc_access1", VG_(fnptr_to_fnentry)(rc_access1), args);
          di->guard = ev->guard;
          addStmtToIRSB(sb, IRStmt_Dirty(di));
@@ -1127,6 +1159,78 @@ static void note_fp_expr(InstrState* st, IRExpr* e)
    rc_note_op(&st->fp, op);
 }
 
+/* ------------------------------------------------------------------ FMA */
+
+/* Valgrind 3.19 computes every scalar FMA (and each lane of a vector one)
+   with a software fused multiply-add (VEX's h_generic_calc_MAdd*: exact
+   IEEE round-to-nearest, with two MXCSR writes): 20-30 ns each, a third of
+   the time of an FMA-bound app under any tool. The host's FMA unit gives
+   the same result (a fused multiply-add rounds once, in the host's MXCSR
+   mode, as the emulation does; only the payload of a NaN made from two NaN
+   operands may differ), so where the host has one the instrumented code
+   calls it instead. The ops are counted from the original IR first. */
+static Bool native_fma = False;
+
+static Bool host_has_fma(void)
+{
+   UInt a, b, c, d;
+   __asm__ __volatile__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+   const UInt fma = 1u << 12, osxsave = 1u << 27, avx = 1u << 28;
+   if ((c & (fma | osxsave | avx)) != (fma | osxsave | avx)) return False;
+   UInt lo, hi;
+   __asm__ __volatile__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+   return (lo & 6) == 6;   /* the OS saves the SSE and AVX state */
+}
+
+static ULong rc_fma64(ULong x, ULong y, ULong z)
+{
+   ULong r;
+   __asm__("vmovq %1, %%xmm0\n\tvmovq %2, %%xmm1\n\tvmovq %3, %%xmm2\n\t"
+           "vfmadd213sd %%xmm2, %%xmm1, %%xmm0\n\tvmovq %%xmm0, %0"
+           : "=r"(r) : "r"(x), "r"(y), "r"(z) : "xmm0", "xmm1", "xmm2");
+   return r;
+}
+
+static ULong rc_fma32(ULong x, ULong y, ULong z)
+{
+   UInt r;
+   __asm__("vmovd %k1, %%xmm0\n\tvmovd %k2, %%xmm1\n\tvmovd %k3, %%xmm2\n\t"
+           "vfmadd213ss %%xmm2, %%xmm1, %%xmm0\n\tvmovd %%xmm0, %0"
+           : "=r"(r) : "r"(x), "r"(y), "r"(z) : "xmm0", "xmm1", "xmm2");
+   return r;
+}
+
+/* dst = MAddF64/MAddF32(rm, x, y, z) as a call of the host FMA (the
+   emulation ignores rm too: both round in the host's mode). */
+static void emit_native_fma(IRSB* sb, IRTemp dst, const IRQop* q)
+{
+   const Bool f64 = q->op == Iop_MAddF64;
+   IRExpr* in[3] = {q->arg2, q->arg3, q->arg4};
+   IRExpr* bits[3];
+   for (Int i = 0; i < 3; i++) {
+      IRTemp t = newIRTemp(sb->tyenv, Ity_I64);
+      if (f64) {
+         addStmtToIRSB(sb, IRStmt_WrTmp(t, IRExpr_Unop(Iop_ReinterpF64asI64, in[i])));
+      } else {
+         IRTemp t32 = newIRTemp(sb->tyenv, Ity_I32);
+         addStmtToIRSB(sb, IRStmt_WrTmp(t32, IRExpr_Unop(Iop_ReinterpF32asI32, in[i])));
+         addStmtToIRSB(sb, IRStmt_WrTmp(t, IRExpr_Unop(Iop_32Uto64, IRExpr_RdTmp(t32))));
+      }
+      bits[i] = IRExpr_RdTmp(t);
+   }
+   IRTemp r = newIRTemp(sb->tyenv, Ity_I64);
+   IRCallee* callee = f64 ? mkIRCallee(0, "rc_fma64", VG_(fnptr_to_fnentry)(rc_fma64))
+                          : mkIRCallee(0, "rc_fma32", VG_(fnptr_to_fnentry)(rc_fma32));
+   addStmtToIRSB(sb, IRStmt_WrTmp(r, IRExpr_CCall(callee, Ity_I64, mkIRExprVec_3(bits[0], bits[1], bits[2]))));
+   if (f64) {
+      addStmtToIRSB(sb, IRStmt_WrTmp(dst, IRExpr_Unop(Iop_ReinterpI64asF64, IRExpr_RdTmp(r))));
+   } else {
+      IRTemp r32 = newIRTemp(sb->tyenv, Ity_I32);
+      addStmtToIRSB(sb, IRStmt_WrTmp(r32, IRExpr_Unop(Iop_64to32, IRExpr_RdTmp(r))));
+      addStmtToIRSB(sb, IRStmt_WrTmp(dst, IRExpr_Unop(Iop_ReinterpI32asF32, IRExpr_RdTmp(r32))));
+   }
+}
+
 static IRSB* rc_instrument(VgCallbackClosure* closure, IRSB* sbIn, const VexGuestLayout* layout,
                            const VexGuestExtents* vge, const VexArchInfo* archinfo_host,
                            IRType gWordTy, IRType hWordTy)
@@ -1170,6 +1274,11 @@ static IRSB* rc_instrument(VgCallbackClosure* closure, IRSB* sbIn, const VexGues
                add_event(sb, segment_entry(st.seg, st.insn_bucket), EvRead, e->Iex.Load.addr, sizeofIRType(e->Iex.Load.ty), NULL, st.insn_bucket);
             } else {
                note_fp_expr(&st, e);
+               if (native_fma && e->tag == Iex_Qop &&
+                   (e->Iex.Qop.details->op == Iop_MAddF64 || e->Iex.Qop.details->op == Iop_MAddF32)) {
+                  emit_native_fma(sb, s->Ist.WrTmp.tmp, e->Iex.Qop.details);
+                  continue;
+               }
             }
             break;
          }
@@ -1428,6 +1537,7 @@ static void rc_post_clo_init(void)
       UWord max_line = (1UL << 47) / (UWord)clo_level[k].line;
       g->narrow = n_caches > 1 && (max_line / sets) < 0x7fffffffUL;
    }
+   native_fma = clo_native_fma && host_has_fma();
    line_bytes = (UWord)line;
    line_shift = 0;
    while ((1UL << line_shift) < line_bytes) line_shift++;
