@@ -59,7 +59,9 @@ struct Violation {
 // element bytes) lanes x 2 FMA pipes x 2 FLOPs x GHz.
 double theoretical_cpu_peak_gflops(Precision p, int cores, int vector_bytes, double ghz);
 // The clock to bound the peak with: cpufreq's cpuinfo_max_freq when the kernel
-// exposes it, else the nominal `cpu MHz` x 1.5 (turbo allowance). Sets `basis`.
+// exposes it, else CPUID leaf 0x16's maximum, else the nominal `cpu MHz` x
+// kTurboAllowance. Sets `basis`.
+inline constexpr double kTurboAllowance = 2.1;
 double peak_clock_ghz(double nominal_mhz, std::string& basis);
 // The same from explicit sources (tests): cpufreq's max kHz (0: none), the
 // CPUID leaf 0x16 max MHz (0: none), the nominal MHz.
