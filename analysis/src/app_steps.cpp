@@ -30,10 +30,28 @@ void summarise_steps(AppSummary& sum, const std::string& axis, int cores, const 
     // its wall time keeps the step's product identity exact.
     double t1 = available(a.pop.wall_s) ? a.pop.wall_s : a.time_s;
     double t2 = available(b.pop.wall_s) ? b.pop.wall_s : b.time_s;
-    ctx.sampled = profile ? sampled_step(*profile, a.config, b.config, a.concurrency, b.concurrency, sum.weak)
-                          : SampledStep{};
+    // The samples' shapes only where they show most of the CPU time at both points: a busy
+    // machine's time slicing can delay a thread's timer signals for its whole run.
+    const bool covered = !(available(a.pop.sampled_coverage) && a.pop.sampled_coverage < kMinSampledCoverage) &&
+                         !(available(b.pop.sampled_coverage) && b.pop.sampled_coverage < kMinSampledCoverage);
+    ctx.sampled = profile && covered
+                      ? sampled_step(*profile, a.config, b.config, a.concurrency, b.concurrency, sum.weak)
+                      : SampledStep{};
     AppStep st = classify_app_step(a.pop, b.pop, a.concurrency, b.concurrency, t1, t2, std::max(a.spread, b.spread),
                                    ctx, th);
+    if (profile && !covered && (st.diagnosis == "loss" || st.diagnosis == "offsetting")) {
+      const AppPoint& low = available(a.pop.sampled_coverage) &&
+                                    (!available(b.pop.sampled_coverage) || a.pop.sampled_coverage < b.pop.sampled_coverage)
+                                ? a
+                                : b;
+      char pct_text[32];
+      std::snprintf(pct_text, sizeof pct_text, "%.0f%%", 100 * low.pop.sampled_coverage);
+      std::ostringstream c;
+      c << low.concurrency;
+      st.explanation += std::string("; the samples show only ") + pct_text + " of the CPU time at " + c.str() + " " +
+                        axis + " (time slicing with other processes delays the CPU-time timer signals), so their " +
+                        "shapes are not used";
+    }
     st.from = static_cast<int>(i);
     st.to = static_cast<int>(i + 1);
     if (st.diagnosis == "loss" && sum.breaks_after < 0) sum.breaks_after = static_cast<int>(i);

@@ -18,6 +18,9 @@ std::string pct(double v) { return fmt(100 * v, 3) + "%"; }
 // lock free after a preemption); an OpenMP app that sleeps between a few
 // long parallel regions, about 1.
 constexpr double kBlockingSwitchesPerCpuSecond = 50;
+// CPU time the samples may miss before they cannot say which threads ran: the
+// tail after each thread's last sample is under a period on a quiet machine.
+constexpr double kUnsampledPeriodsTolerated = 3;
 // The machine-load factor ("up to Nx") never claims more than this share of the cores.
 constexpr double kMaxTakenShare = 0.9;
 // Below this much taken CPU time (core-seconds) the share is a few clock ticks of /proc/stat.
@@ -55,6 +58,11 @@ double median_of(std::vector<double> v) {
 }
 
 }  // namespace
+
+bool RankUsage::threads_seen() const noexcept {
+  return unsampled_periods < kUnsampledPeriodsTolerated || registered_threads < 0 ||
+         sampled_threads >= registered_threads;
+}
 
 MachineLoadUsage machine_load_usage(const store::MachineLoadRow& row) {
   MachineLoadUsage m;
@@ -146,6 +154,10 @@ void PointUsageBuilder::add(const store::RankRecords& rec) {
     u.sampled_threads = static_cast<int>(threads.size());
     for (const auto& [tid, t] : threads)
       if (t.work >= 1) ++u.working_threads;  // OpenMP threads that were never used have no app samples
+    if (!rec.sampling.empty()) {
+      u.unsampled_periods = static_cast<double>(std::max<std::int64_t>(rec.sampling[0].dropped, 0));
+      u.registered_threads = rec.sampling[0].threads;
+    }
   }
   for (const auto& row : rec.regions) {
     if (!available(row.hw_instructions) || !available(row.hw_cycles) || !available(row.time_s)) continue;
@@ -298,6 +310,13 @@ PopPoint pop_point(const PointUsage& usage, int threads_per_rank) {
     }
     if (r.working_threads >= 0) p.working_threads = std::max(p.working_threads, r.working_threads);
     if (r.sampled_threads >= 0) p.sampled_threads = std::max(p.sampled_threads, r.sampled_threads);
+    p.threads_seen = p.threads_seen && r.threads_seen();
+    if (r.sampled_threads >= 0) {
+      const double all = r.samples_work + r.samples_wait + r.unsampled_periods;
+      const double coverage = all > 0 ? (r.samples_work + r.samples_wait) / all : kNaN;
+      if (available(coverage))
+        p.sampled_coverage = available(p.sampled_coverage) ? std::min(p.sampled_coverage, coverage) : coverage;
+    }
   }
   if (!ok || wall_max <= 0) return p;
   p.wall_s = wall_max;
@@ -589,7 +608,11 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
                                  fmt(a.basis == "mpi" ? a.thread_efficiency : a.parallel_efficiency, 3) + " -> " +
                                  fmt(a.basis == "mpi" ? b.thread_efficiency : b.parallel_efficiency, 3) + " (" +
                                  basis_words;
-    if (b.threads >= 2 && b.working_threads == 1 && b.sampled_threads == 1) {
+    // Which threads ran is read from the samples only where they show (nearly) all the CPU
+    // time: on a busy machine the kernel may deliver no timer signal to a thread that worked
+    // for 50 ms (its time then is in `dropped`, counted by the tracer at the thread's end).
+    const bool threads_seen = b.threads_seen;
+    if (b.threads >= 2 && threads_seen && b.working_threads == 1 && b.sampled_threads == 1) {
       words = te_words + "): only one thread per rank ran at " + fmt(c2, 6) + " " + ctx.axis +
               " (sampled): the app ignores its threads or never starts a parallel region";
       return "threads-unused";
@@ -622,7 +645,7 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
               ": uneven work per thread or a serial part, with an active wait policy";
       return "spin-wait";
     }
-    if (b.threads >= 2 && b.working_threads == 1) {
+    if (b.threads >= 2 && threads_seen && b.working_threads == 1) {
       words = te_words + "): only one thread per rank ran app code at " + fmt(c2, 6) + " " + ctx.axis +
               " (sampled): the added threads got no work and only waited in the runtime";
       return "threads-unused";
@@ -642,7 +665,8 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
               "unevenly by a shared resource such as memory bandwidth)";
       return "imbalance";
     }
-    if (b.threads >= 2 && available(cpu_per_wall) && cpu_per_wall <= 1.25) {
+    // CPU/wall on a busy machine is the other processes' share as much as the app's.
+    if (b.threads >= 2 && !load2 && available(cpu_per_wall) && cpu_per_wall <= 1.25) {
       words = te_words + "): CPU/wall per rank is " + fmt(b.cpu_per_wall) + " at " + fmt(c2, 6) + " " + ctx.axis +
               ": the added threads mostly wait (never given work, or blocked)";
       return "threads-unused";

@@ -474,6 +474,38 @@ TEST(Pop, ThreadLossIsNamedFromSamplesAndSwitches) {
   EXPECT_EQ(step(2, 20, kNaN).cause, "threads-unused");
 }
 
+// A busy machine: the second thread's timer signals never came (its CPU time
+// is in the sampling table's `dropped`, 2 threads armed, 1 with samples). The
+// samples cannot say it never ran: not threads-unused (the serial samples
+// decide). Before, the serial app under two competing loops was threads-unused.
+TEST(Pop, ThreadsTheSamplesMissedAreNotUnused) {
+  auto step = [](std::int64_t dropped) {
+    auto r1 = rank(0, 2.0, 0, 0, 2.0), r2 = rank(0, 1.8, 0, 0, 2.16);
+    r2.info.omp_threads = 2;
+    add_samples(r1, 0, 500, 0);
+    add_samples(r2, 0, 440, 0);
+    r2.sampling[0].threads = 2;
+    r2.sampling[0].dropped = dropped;
+    PopPoint a = pop_point(point_usage({r1}), 1), b = pop_point(point_usage({r2}), 2);
+    std::vector<PopPoint*> pts{&a, &b};
+    pop_scaling(pts, {1.0, 1.0});
+    StepContext ctx;
+    ctx.axis = "threads";
+    ctx.cores = 2;
+    ctx.sampled.available = true;
+    ctx.sampled.serial_share = 0.9;
+    ctx.sampled.serial_function = "setup";
+    return classify_app_step(a, b, 1, 2, 2.0, 1.8, 0, ctx, Thresholds{});
+  };
+  EXPECT_EQ(step(0).cause, "threads-unused");   // every armed thread's CPU time sampled: it never ran
+  const AppStep missed = step(12);              // 48 ms of CPU time no sample shows
+  EXPECT_EQ(missed.cause, "serial-fraction") << missed.explanation;
+  auto r = rank(0, 1.8, 0, 0, 2.16);
+  add_samples(r, 0, 440, 0);
+  r.sampling[0].dropped = 110;
+  EXPECT_NEAR(pop_point(point_usage({r}), 2).sampled_coverage, 440.0 / 550.0, 1e-12);
+}
+
 // Both threads busy (CPU/wall 1.8), 12% of the thread time lost to waits in the
 // runtime, and the samples' lost time in parallel code: the threads wait for
 // each other. Before, the fallback named it serial-fraction ("part of the run

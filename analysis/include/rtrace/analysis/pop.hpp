@@ -54,6 +54,16 @@ struct RankUsage {
   double samples_work = 0, samples_wait = 0;
   int working_threads = -1;        // -1: not sampled
   int sampled_threads = -1;        // threads with any sample (work or wait), -1: not sampled
+  // Whole sampling periods of CPU time the samples do not show (the sampling
+  // table's `dropped`: CPU time after a thread's last timer signal, which a
+  // busy machine's time slicing makes long, and samples not recorded), and
+  // the threads the sampler armed a timer for (the table's `threads`).
+  double unsampled_periods = 0;
+  int registered_threads = -1;
+  // The samples can say which threads ran: they show nearly all the CPU time
+  // (under kUnsampledPeriodsTolerated periods missed), or every thread with a
+  // timer has samples.
+  bool threads_seen() const noexcept;
   bool mpi_initialised = false;    // window fields set or an Init row present
   // The window of this rank (seconds); the whole wall when MPI is not used.
   double window_s() const noexcept;
@@ -157,6 +167,8 @@ struct PopPoint {
   double sampled_wait_share = kNaN;                      // sampled runtime waits / all samples
   int working_threads = -1;         // most threads of a rank that ran app work (sampled), -1 unknown
   int sampled_threads = -1;         // most threads of a rank with any sample, -1 unknown
+  bool threads_seen = true;         // every rank's samples can say which threads ran (RankUsage::threads_seen)
+  double sampled_coverage = kNaN;   // least over ranks: samples / (samples + unsampled periods); NaN: not sampled
   double vcsw_rate = kNaN;          // voluntary context switches per second of wall, mean over ranks
   double vcsw_per_cpu_s = kNaN;     // voluntary context switches per second of CPU time, over all ranks
   double computation_scalability = kNaN, global_efficiency = kNaN;
@@ -237,6 +249,10 @@ struct SampledStep {
   double serial_share = kNaN;       // of the step's lost function time: app functions of shape "constant: serial"
   std::string serial_function;      // the largest of them (short name)
 };
+
+// The share of the CPU time the samples must show at both points of a step
+// before their shapes (serial functions, threads that waited) join its causes.
+inline constexpr double kMinSampledCoverage = 0.8;
 
 struct StepContext {
   int cores = 0;                    // cores the run may use (machine info), 0 unknown

@@ -285,7 +285,7 @@ struct SamplingRow {
   std::int32_t signal;         // the real-time signal used (0 when off)
   std::int32_t threads;        // threads that were sampled
   std::int64_t samples;        // samples taken (all threads)
-  std::int64_t dropped;        // samples lost (table full, unwind failure, stopped)
+  std::int64_t dropped;        // periods of CPU time no sample shows (not recorded; after a thread's last signal)
   std::int32_t max_depth;      // frames kept per stack (deeper stacks lose their outermost frames)
   char status[32];             // "ok" | "off" | "backed-off" | "unavailable"
   static const RowLayout& layout();
