@@ -154,10 +154,11 @@ void PointUsageBuilder::add(const store::RankRecords& rec) {
     u.sampled_threads = static_cast<int>(threads.size());
     for (const auto& [tid, t] : threads)
       if (t.work >= 1) ++u.working_threads;  // OpenMP threads that were never used have no app samples
-    if (!rec.sampling.empty()) {
-      u.unsampled_periods = static_cast<double>(std::max<std::int64_t>(rec.sampling[0].dropped, 0));
-      u.registered_threads = rec.sampling[0].threads;
-    }
+  }
+  if (!rec.sampling.empty() && rec.sampling[0].period_s > 0) {
+    u.sampling_recorded = true;
+    u.unsampled_periods = static_cast<double>(std::max<std::int64_t>(rec.sampling[0].dropped, 0));
+    u.registered_threads = rec.sampling[0].threads;
   }
   for (const auto& row : rec.regions) {
     if (!available(row.hw_instructions) || !available(row.hw_cycles) || !available(row.time_s)) continue;
@@ -311,7 +312,7 @@ PopPoint pop_point(const PointUsage& usage, int threads_per_rank) {
     if (r.working_threads >= 0) p.working_threads = std::max(p.working_threads, r.working_threads);
     if (r.sampled_threads >= 0) p.sampled_threads = std::max(p.sampled_threads, r.sampled_threads);
     p.threads_seen = p.threads_seen && r.threads_seen();
-    if (r.sampled_threads >= 0) {
+    if (r.sampling_recorded) {  // a rank whose timers fired for nothing has coverage 0, not none
       const double all = r.samples_work + r.samples_wait + r.unsampled_periods;
       const double coverage = all > 0 ? (r.samples_work + r.samples_wait) / all : kNaN;
       if (available(coverage))

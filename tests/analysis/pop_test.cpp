@@ -504,6 +504,15 @@ TEST(Pop, ThreadsTheSamplesMissedAreNotUnused) {
   add_samples(r, 0, 440, 0);
   r.sampling[0].dropped = 110;
   EXPECT_NEAR(pop_point(point_usage({r}), 2).sampled_coverage, 440.0 / 550.0, 1e-12);
+  // No signal at all (no call paths), its CPU time all dropped: coverage 0, not unknown.
+  auto silent = rank(0, 1.0, 0, 0, 0.5);
+  store::SamplingRow row{};
+  row.rate_hz = 250;
+  row.period_s = 0.004;
+  row.threads = 1;
+  row.dropped = 125;
+  silent.sampling.push_back(row);
+  EXPECT_DOUBLE_EQ(pop_point(point_usage({silent}), 1).sampled_coverage, 0.0);
 }
 
 // Both threads busy (CPU/wall 1.8), 12% of the thread time lost to waits in the

@@ -60,6 +60,7 @@ struct RankUsage {
   // the threads the sampler armed a timer for (the table's `threads`).
   double unsampled_periods = 0;
   int registered_threads = -1;
+  bool sampling_recorded = false;  // the rank has a sampling row of a sampler that ran
   // The samples can say which threads ran: they show nearly all the CPU time
   // (under kUnsampledPeriodsTolerated periods missed), or every thread with a
   // timer has samples.
