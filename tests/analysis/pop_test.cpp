@@ -438,6 +438,26 @@ TEST(Pop, SampledOpenMpWaitIsIdleThreadTime) {
   EXPECT_NEAR(b.sampled_wait_share, 0.2, 1e-9);
 }
 
+namespace {
+
+// A step 1 -> 2 threads of one rank (wall 2.0 s -> t2), the samples' serial
+// share given (NaN: no samples to tell) with `serial_function` the largest.
+AppStep thread_step(const store::RankRecords& r1, const store::RankRecords& r2, double t2, double serial_share,
+                    const char* serial_function) {
+  PopPoint a = pop_point(point_usage({r1}), 1), b = pop_point(point_usage({r2}), 2);
+  std::vector<PopPoint*> pts{&a, &b};
+  pop_scaling(pts, {1.0, 1.0});
+  StepContext ctx;
+  ctx.axis = "threads";
+  ctx.cores = 2;
+  ctx.sampled.available = available(serial_share);
+  ctx.sampled.serial_share = serial_share;
+  ctx.sampled.serial_function = serial_function;
+  return classify_app_step(a, b, 1, 2, 2.0, t2, 0, ctx, Thresholds{});
+}
+
+}  // namespace
+
 TEST(Pop, ThreadLossIsNamedFromSamplesAndSwitches) {
   // 1 -> 2 threads, wall 2.0 -> 1.8, CPU/wall 1.2 at 2 threads.
   auto step = [](int working_threads_of_two, double vcsw_per_s, double serial_share) {
@@ -448,16 +468,7 @@ TEST(Pop, ThreadLossIsNamedFromSamplesAndSwitches) {
     add_samples(r1, 0, 500, 0);
     add_samples(r2, 0, 400, 0);
     if (working_threads_of_two == 2) add_samples(r2, 1, 100, 0);  // else the second thread never ran
-    PopPoint a = pop_point(point_usage({r1}), 1), b = pop_point(point_usage({r2}), 2);
-    std::vector<PopPoint*> pts{&a, &b};
-    pop_scaling(pts, {1.0, 1.0});
-    StepContext ctx;
-    ctx.axis = "threads";
-    ctx.cores = 2;
-    ctx.sampled.available = available(serial_share);
-    ctx.sampled.serial_share = serial_share;
-    ctx.sampled.serial_function = "setup_mesh";
-    return classify_app_step(a, b, 1, 2, 2.0, 1.8, 0, ctx, Thresholds{});
+    return thread_step(r1, r2, 1.8, serial_share, "setup_mesh");
   };
   // The sampled functions say serial: serial-fraction, not threads-unused (CPU/wall 1.2).
   AppStep serial = step(2, 20, 0.9);
@@ -486,16 +497,7 @@ TEST(Pop, ThreadsTheSamplesMissedAreNotUnused) {
     add_samples(r2, 0, 440, 0);
     r2.sampling[0].threads = 2;
     r2.sampling[0].dropped = dropped;
-    PopPoint a = pop_point(point_usage({r1}), 1), b = pop_point(point_usage({r2}), 2);
-    std::vector<PopPoint*> pts{&a, &b};
-    pop_scaling(pts, {1.0, 1.0});
-    StepContext ctx;
-    ctx.axis = "threads";
-    ctx.cores = 2;
-    ctx.sampled.available = true;
-    ctx.sampled.serial_share = 0.9;
-    ctx.sampled.serial_function = "setup";
-    return classify_app_step(a, b, 1, 2, 2.0, 1.8, 0, ctx, Thresholds{});
+    return thread_step(r1, r2, 1.8, 0.9, "setup");
   };
   EXPECT_EQ(step(0).cause, "threads-unused");   // every armed thread's CPU time sampled: it never ran
   const AppStep missed = step(12);              // 48 ms of CPU time no sample shows
@@ -527,16 +529,7 @@ TEST(Pop, ThreadWaitsWithoutSerialSamplesAreImbalance) {
     add_samples(r1, 0, 500, 0);
     add_samples(r2, 0, 250, 0);
     add_samples(r2, 1, 190, 60);  // the second thread waits at the barriers
-    PopPoint a = pop_point(point_usage({r1}), 1), b = pop_point(point_usage({r2}), 2);
-    std::vector<PopPoint*> pts{&a, &b};
-    pop_scaling(pts, {1.0, 1.0});
-    StepContext ctx;
-    ctx.axis = "threads";
-    ctx.cores = 2;
-    ctx.sampled.available = available(serial_share);
-    ctx.sampled.serial_share = serial_share;
-    ctx.sampled.serial_function = "setup";
-    return classify_app_step(a, b, 1, 2, 2.0, 1.1, 0, ctx, Thresholds{});
+    return thread_step(r1, r2, 1.1, serial_share, "setup");
   };
   const AppStep parallel = step(0.1);
   ASSERT_FALSE(parallel.causes.empty()) << parallel.explanation;
@@ -605,16 +598,7 @@ TEST(Pop, SampledSpinInTheRuntimeIsSpinWaitAndAppCodeThatSlowsIsComputationScali
     add_samples(r1, 0, 500, 0);
     add_samples(r2, 0, 500, 0);
     add_samples(r2, 1, 500 - wait1, wait1);
-    PopPoint a = pop_point(point_usage({r1}), 1), b = pop_point(point_usage({r2}), 2);
-    std::vector<PopPoint*> pts{&a, &b};
-    pop_scaling(pts, {1.0, 1.0});
-    StepContext ctx;
-    ctx.axis = "threads";
-    ctx.cores = 2;
-    ctx.sampled.available = available(serial_share);
-    ctx.sampled.serial_share = serial_share;
-    ctx.sampled.serial_function = "setup";
-    return classify_app_step(a, b, 1, 2, 2.0, 2.0, 0, ctx, Thresholds{});
+    return thread_step(r1, r2, 2.0, serial_share, "setup");
   };
   // The second thread spins at the barrier (an active wait policy): idle time, spin-wait.
   AppStep spin = step(500, kNaN);

@@ -133,14 +133,15 @@ store::RankRecords sampled_rank(const std::string& fn, std::int64_t samples) {
   return r;
 }
 
-// threads 1 -> 2, the function's time constant (1.0 s -> 1.005 s), the app 99.5% efficient (weak).
-std::string sentence(bool weak) {
+// An analysis of two configurations, 1 and 2 along `axis` (threads or ranks),
+// whose one summary has the times t1 and t2.
+AnalysisResult two_configurations(const std::string& axis, double t1, double t2, bool weak = false) {
   AnalysisResult res;
-  res.axis = "threads";
-  for (int t : {1, 2}) {
+  res.axis = axis;
+  for (int n : {1, 2}) {
     Configuration c;
-    c.threads = t;
-    c.label = "threads=" + std::to_string(t);
+    (axis == "ranks" ? c.ranks : c.threads) = n;
+    c.label = axis + "=" + std::to_string(n);
     res.run.configs.push_back(c);
   }
   AppSummary sum;
@@ -149,10 +150,16 @@ std::string sentence(bool weak) {
     AppPoint p;
     p.config = i;
     p.concurrency = i + 1;
-    p.time_s = i == 0 ? 1.0 : 1.005;
+    p.time_s = i == 0 ? t1 : t2;
     sum.points.push_back(p);
   }
   res.summaries.push_back(sum);
+  return res;
+}
+
+// threads 1 -> 2, the function's time constant (1.0 s -> 1.005 s), the app 99.5% efficient (weak).
+std::string sentence(bool weak) {
+  AnalysisResult res = two_configurations("threads", 1.0, 1.005, weak);
   ProfileResult p = build_profile(res, {{sampled_rank("PairLJCut::compute()", 250)},
                                         {sampled_rank("PairLJCut::compute()", 251)}});
   EXPECT_EQ(p.groups.size(), 1u);
@@ -162,25 +169,11 @@ std::string sentence(bool weak) {
 // ranks 1 -> 2 on the MPI window (1.0 s -> 0.6 s), whose startup the samples
 // also see: MPI_Init 0.1 s -> 0.3 s, outside the window.
 std::string windowed_sentence() {
-  AnalysisResult res;
-  res.axis = "ranks";
-  for (int r : {1, 2}) {
-    Configuration c;
-    c.ranks = r;
-    c.label = "ranks=" + std::to_string(r);
-    res.run.configs.push_back(c);
-  }
-  AppSummary sum;
-  for (int i = 0; i < 2; ++i) {
-    AppPoint p;
-    p.config = i;
-    p.concurrency = i + 1;
-    p.time_s = i == 0 ? 1.0 : 0.6;
+  AnalysisResult res = two_configurations("ranks", 1.0, 0.6);
+  for (auto& p : res.summaries[0].points) {
     p.pop.basis = "mpi";
     p.pop.window_measured = true;
-    sum.points.push_back(p);
   }
-  res.summaries.push_back(sum);
   auto rank = [](std::int64_t work, std::int64_t init) {
     store::RankRecords r = sampled_rank("compute", work);
     r.names.push_back("MPI_Init");
@@ -222,23 +215,7 @@ TEST(ProfileShapes, WeakScalingIdealIsConstantTime) {
 // work at half the bandwidth): constant, but not serial. The old shape called
 // it "constant: serial" and the step serial-fraction (issue 23).
 TEST(ProfileShapes, ConstantTimeOnSeveralThreadsIsNotSerial) {
-  AnalysisResult res;
-  res.axis = "threads";
-  for (int t : {1, 2}) {
-    Configuration c;
-    c.threads = t;
-    c.label = "threads=" + std::to_string(t);
-    res.run.configs.push_back(c);
-  }
-  AppSummary sum;
-  for (int i = 0; i < 2; ++i) {
-    AppPoint p;
-    p.config = i;
-    p.concurrency = i + 1;
-    p.time_s = i == 0 ? 1.0 : 1.0;
-    sum.points.push_back(p);
-  }
-  res.summaries.push_back(sum);
+  AnalysisResult res = two_configurations("threads", 1.0, 1.0);
   // threads=2: the loop on both threads (250 + 240 samples), a setup on thread 0 only.
   auto two_threads = [](std::int64_t loop0, std::int64_t loop1, std::int64_t setup) {
     store::RankRecords r = sampled_rank("triad_loop", loop0);
