@@ -1,4 +1,5 @@
 // The POP model on per-rank usage built in memory: known answers and the product identities.
+#include "rtrace/analysis/analyze.hpp"
 #include "rtrace/analysis/pop.hpp"
 
 #include <gtest/gtest.h>
@@ -515,6 +516,30 @@ TEST(Pop, ThreadsTheSamplesMissedAreNotUnused) {
   row.dropped = 125;
   silent.sampling.push_back(row);
   EXPECT_DOUBLE_EQ(pop_point(point_usage({silent}), 1).sampled_coverage, 0.0);
+}
+
+// Samples that show under 80% of the CPU time at a point are not read for
+// shapes, and the step's sentence says so (a busy machine's time slicing).
+TEST(Pop, LowSampledCoverageIsSaidAndItsShapesUnused) {
+  auto r1 = rank(0, 2.0, 0, 0, 2.0), r2 = rank(0, 1.8, 0, 0, 2.16);
+  r2.info.omp_threads = 2;
+  add_samples(r1, 0, 500, 0);
+  add_samples(r2, 0, 300, 0);
+  r2.sampling[0].dropped = 240;  // 300 of 540 periods sampled: 56%
+  AppSummary sum;
+  for (int i = 0; i < 2; ++i) {
+    AppPoint p;
+    p.config = i;
+    p.concurrency = i + 1;
+    p.time_s = i == 0 ? 2.0 : 1.8;
+    p.pop = pop_point(point_usage({i == 0 ? r1 : r2}), i + 1);
+    sum.points.push_back(p);
+  }
+  ProfileResult profile;  // present, so the shapes would be read
+  summarise_steps(sum, "threads", 2, Thresholds{}, &profile);
+  ASSERT_EQ(sum.steps.size(), 1u);
+  const std::string& e = sum.steps[0].explanation;
+  EXPECT_NE(e.find("the samples show only 56% of the CPU time at threads=2"), std::string::npos) << e;
 }
 
 // Both threads busy (CPU/wall 1.8), 12% of the thread time lost to waits in the
