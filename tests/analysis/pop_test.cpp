@@ -563,6 +563,13 @@ TEST(Pop, ThreadWaitsWithoutSerialSamplesAreImbalance) {
   EXPECT_NE(parallel.explanation.find("90% of the sampled lost time"), std::string::npos) << parallel.explanation;
   // Serial samples: serial-fraction, the function named.
   EXPECT_EQ(step(0.8).cause, "serial-fraction");
+  // A third serial, the rest a loop's contention (the demo): the serial reading, its share said.
+  const AppStep mixed = step(0.33);
+  EXPECT_EQ(mixed.cause, "serial-fraction") << mixed.explanation;
+  EXPECT_NE(mixed.explanation.find("33% of the sampled lost time is in functions whose time stays constant on one "
+                                   "thread, the largest `setup`"),
+            std::string::npos)
+      << mixed.explanation;
   // No samples to tell: the Karp-Flatt reading stays.
   EXPECT_EQ(step(kNaN).cause, "serial-fraction");
 }
