@@ -46,11 +46,9 @@ void summarise_steps(AppSummary& sum, const std::string& axis, int cores, const 
                                 : b;
       char pct_text[32];
       std::snprintf(pct_text, sizeof pct_text, "%.0f%%", 100 * low.pop.sampled_coverage);
-      std::ostringstream c;
-      c << low.concurrency;
       st.explanation += std::string("; the samples show only ") + pct_text + " of the CPU time at " + axis + "=" +
-                        c.str() + " (time slicing with other processes delays the CPU-time timer signals), so " +
-                        "their shapes are not used";
+                        fmt(low.concurrency, 6) + " (time slicing with other processes delays the CPU-time timer " +
+                        "signals), so their shapes are not used";
     }
     st.from = static_cast<int>(i);
     st.to = static_cast<int>(i + 1);

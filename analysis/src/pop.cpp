@@ -159,7 +159,6 @@ void PointUsageBuilder::add(const store::RankRecords& rec) {
       if (t.work >= 1) ++u.working_threads;  // OpenMP threads that were never used have no app samples
   }
   if (!rec.sampling.empty() && rec.sampling[0].period_s > 0) {
-    u.sampling_recorded = true;
     u.unsampled_periods = static_cast<double>(std::max<std::int64_t>(rec.sampling[0].dropped, 0));
     u.registered_threads = rec.sampling[0].threads;
   }
@@ -315,7 +314,7 @@ PopPoint pop_point(const PointUsage& usage, int threads_per_rank) {
     if (r.working_threads >= 0) p.working_threads = std::max(p.working_threads, r.working_threads);
     if (r.sampled_threads >= 0) p.sampled_threads = std::max(p.sampled_threads, r.sampled_threads);
     p.threads_seen = p.threads_seen && r.threads_seen();
-    if (r.sampling_recorded) {  // a rank whose timers fired for nothing has coverage 0, not none
+    if (r.registered_threads >= 0) {  // a rank whose timers fired for nothing has coverage 0, not none
       const double all = r.samples_work + r.samples_wait + r.unsampled_periods;
       const double coverage = all > 0 ? (r.samples_work + r.samples_wait) / all : kNaN;
       if (available(coverage))
@@ -615,8 +614,7 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
     // Which threads ran is read from the samples only where they show (nearly) all the CPU
     // time: on a busy machine the kernel may deliver no timer signal to a thread that worked
     // for 50 ms (its time then is in `dropped`, counted by the tracer at the thread's end).
-    const bool threads_seen = b.threads_seen;
-    if (b.threads >= 2 && threads_seen && b.working_threads == 1 && b.sampled_threads == 1) {
+    if (b.threads >= 2 && b.threads_seen && b.working_threads == 1 && b.sampled_threads == 1) {
       words = te_words + "): only one thread per rank ran at " + fmt(c2, 6) + " " + ctx.axis +
               " (sampled): the app ignores its threads or never starts a parallel region";
       return "threads-unused";
@@ -649,17 +647,17 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
               ": uneven work per thread or a serial part, with an active wait policy";
       return "spin-wait";
     }
-    if (b.threads >= 2 && threads_seen && b.working_threads == 1) {
+    if (b.threads >= 2 && b.threads_seen && b.working_threads == 1) {
       words = te_words + "): only one thread per rank ran app code at " + fmt(c2, 6) + " " + ctx.axis +
               " (sampled): the added threads got no work and only waited in the runtime";
       return "threads-unused";
     }
-    // Every thread ran app code (sampled), and most of the lost time is in functions several
-    // threads run (or in the runtime's waits), not in serial ones: the threads wait for each
-    // other. Before the CPU/wall reading below, which cannot tell waiting threads from unused
-    // ones (and in the MPI basis spans MPI_Init's sleeps too).
-    // Under a fifth serial: a mix (the demo: 33% in serial set-up code, the rest in a
-    // bandwidth-bound loop's contention) stays with the serial reading below.
+    // Every thread ran app code (sampled), and under a fifth of the lost time is in serial
+    // functions (the rest in functions several threads run, or in the runtime's waits): the
+    // threads wait for each other. A mix (the demo: 46% in serial set-up code, the rest a
+    // bandwidth-bound loop's contention) stays with the serial reading below. Before the
+    // CPU/wall reading, which cannot tell waiting threads from unused ones (and in the MPI
+    // basis spans MPI_Init's sleeps too).
     if (b.threads >= 2 && b.working_threads >= 2 && ctx.sampled.available && available(ctx.sampled.serial_share) &&
         ctx.sampled.serial_share < kThreadWaitMaxSerialShare) {
       words = te_words + "): " + pct(1 - ctx.sampled.serial_share) +

@@ -47,6 +47,22 @@ store::RankRecords rank(std::int64_t id, double wall, double init, double mpi, d
   return r;
 }
 
+// A step 1 -> 2 threads of one rank (wall 2.0 s -> t2), the samples' serial
+// share given (NaN: no samples to tell) with `serial_function` the largest.
+AppStep thread_step(const store::RankRecords& r1, const store::RankRecords& r2, double t2, double serial_share,
+                    const char* serial_function) {
+  PopPoint a = pop_point(point_usage({r1}), 1), b = pop_point(point_usage({r2}), 2);
+  std::vector<PopPoint*> pts{&a, &b};
+  pop_scaling(pts, {1.0, 1.0});
+  StepContext ctx;
+  ctx.axis = "threads";
+  ctx.cores = 2;
+  ctx.sampled.available = available(serial_share);
+  ctx.sampled.serial_share = serial_share;
+  ctx.sampled.serial_function = serial_function;
+  return classify_app_step(a, b, 1, 2, 2.0, t2, 0, ctx, Thresholds{});
+}
+
 }  // namespace
 
 TEST(Pop, ImbalancedRanksGiveLoadBalanceMeanOverMax) {
@@ -242,13 +258,7 @@ TEST(Pop, PreemptionsAloneAreNotMachineLoad) {
   r1.info.involuntary_ctxsw = 10;
   r2.info.involuntary_ctxsw = 320;
   r2.info.omp_threads = 2;
-  PopPoint a = pop_point(point_usage({r1}), 1), b = pop_point(point_usage({r2}), 2);
-  std::vector<PopPoint*> pts{&a, &b};
-  pop_scaling(pts, {1.0, 1.0});
-  StepContext ctx;
-  ctx.axis = "threads";
-  ctx.cores = 2;
-  AppStep t = classify_app_step(a, b, 1, 2, 2.0, 1.6, 0, ctx, Thresholds{});
+  AppStep t = thread_step(r1, r2, 1.6, kNaN, "");
   EXPECT_EQ(t.diagnosis, "loss");
   for (const auto& c : t.causes) EXPECT_NE(c.cause, "machine-load") << t.explanation;
 }
@@ -439,25 +449,6 @@ TEST(Pop, SampledOpenMpWaitIsIdleThreadTime) {
   EXPECT_NEAR(b.sampled_wait_share, 0.2, 1e-9);
 }
 
-namespace {
-
-// A step 1 -> 2 threads of one rank (wall 2.0 s -> t2), the samples' serial
-// share given (NaN: no samples to tell) with `serial_function` the largest.
-AppStep thread_step(const store::RankRecords& r1, const store::RankRecords& r2, double t2, double serial_share,
-                    const char* serial_function) {
-  PopPoint a = pop_point(point_usage({r1}), 1), b = pop_point(point_usage({r2}), 2);
-  std::vector<PopPoint*> pts{&a, &b};
-  pop_scaling(pts, {1.0, 1.0});
-  StepContext ctx;
-  ctx.axis = "threads";
-  ctx.cores = 2;
-  ctx.sampled.available = available(serial_share);
-  ctx.sampled.serial_share = serial_share;
-  ctx.sampled.serial_function = serial_function;
-  return classify_app_step(a, b, 1, 2, 2.0, t2, 0, ctx, Thresholds{});
-}
-
-}  // namespace
 
 TEST(Pop, ThreadLossIsNamedFromSamplesAndSwitches) {
   // 1 -> 2 threads, wall 2.0 -> 1.8, CPU/wall 1.2 at 2 threads.

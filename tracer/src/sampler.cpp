@@ -274,8 +274,11 @@ bool arm(ThreadBuffer* b) noexcept {
   return true;
 }
 
-void disarm(ThreadBuffer* b) noexcept {
-  if (b && b->armed.exchange(false)) timer_delete(b->timer);
+// Deletes the thread's timer; true where it was armed (its tail is then due).
+bool disarm(ThreadBuffer* b) noexcept {
+  if (!b || !b->armed.exchange(false)) return false;
+  timer_delete(b->timer);
+  return true;
 }
 
 ThreadBuffer* new_buffer() noexcept {
@@ -290,9 +293,7 @@ ThreadBuffer* new_buffer() noexcept {
 
 void on_thread_key_destroyed(void* p) {
   auto* b = static_cast<ThreadBuffer*>(p);
-  const bool was_armed = b && b->armed.load();
-  disarm(b);
-  if (was_armed) count_tail(b, thread_cpu_ns());  // on the thread itself: its own clock
+  if (disarm(b)) count_tail(b, thread_cpu_ns());  // on the thread itself: its own clock
 }
 
 void begin_thread() noexcept {
@@ -401,10 +402,7 @@ bool Sampler::running() noexcept { return g_state.load() == kRunning; }
 
 void Sampler::thread_begin() noexcept { begin_thread(); }
 void Sampler::thread_end() noexcept {
-  ThreadBuffer* b = t_buffer;
-  const bool was_armed = b && b->armed.load();
-  disarm(b);
-  if (was_armed) count_tail(b, thread_cpu_ns());
+  if (disarm(t_buffer)) count_tail(t_buffer, thread_cpu_ns());
 }
 
 void Sampler::before_exec() noexcept {
@@ -435,10 +433,8 @@ void Sampler::stop() noexcept {
   int expected = kRunning;
   if (!g_state.compare_exchange_strong(expected, kStopped)) return;
   for (ThreadBuffer* b = g_head.load(); b; b = b->next.load()) {
-    const bool was_armed = b->armed.load();
-    disarm(b);
     // Threads still alive: what they ran since their last sample.
-    if (was_armed) count_tail(b, b == t_buffer ? thread_cpu_ns() : task_cpu_ns(b->tid.load(std::memory_order_relaxed)));
+    if (disarm(b)) count_tail(b, b == t_buffer ? thread_cpu_ns() : task_cpu_ns(b->tid.load(std::memory_order_relaxed)));
   }
 }
 

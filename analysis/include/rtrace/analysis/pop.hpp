@@ -57,10 +57,10 @@ struct RankUsage {
   // Whole sampling periods of CPU time the samples do not show (the sampling
   // table's `dropped`: CPU time after a thread's last timer signal, which a
   // busy machine's time slicing makes long, and samples not recorded), and
-  // the threads the sampler armed a timer for (the table's `threads`).
+  // the threads the sampler armed a timer for (the table's `threads`; -1: the
+  // rank has no sampling row of a sampler that ran).
   double unsampled_periods = 0;
   int registered_threads = -1;
-  bool sampling_recorded = false;  // the rank has a sampling row of a sampler that ran
   // The samples can say which threads ran: they show nearly all the CPU time
   // (under kUnsampledPeriodsTolerated periods missed), or every thread with a
   // timer has samples.
