@@ -78,6 +78,11 @@ std::string format_gpu_list(const std::vector<GpuDeviceInfo>& gpus) {
     out += " sm_partition_min=" + std::to_string(g.sm_partition_min);
     out += " sm_partition_align=" + std::to_string(g.sm_partition_align);
     out += " driver_cuda=" + std::to_string(g.driver_version / 1000) + "." + std::to_string(g.driver_version % 1000 / 10);
+    // EXCLUSIVE_PROCESS matters to an sms sweep (an MPS server holds the device).
+    out += std::string(" compute_mode=") + (g.compute_mode == 0   ? "DEFAULT"
+                                            : g.compute_mode == 2 ? "PROHIBITED"
+                                            : g.compute_mode == 3 ? "EXCLUSIVE_PROCESS"
+                                                                  : "unknown");
     out += "\n";
   }
   return out;

@@ -43,6 +43,7 @@ GpuDeviceInfo describe_device(const Driver& drv, int ordinal) {
   g.spec_bandwidth_gbs = mem_khz > 0 && g.memory_bus_bits > 0 ? 2.0 * mem_khz * 1e3 * g.memory_bus_bits / 8 / 1e9
                                                               : std::nan("");
   info.shared_per_sm = attribute(drv, dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+  info.compute_mode = attribute(drv, dev, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE);
   if (drv.cuDeviceGetDevResource) {
     CUdevResource sm{};
     if (drv.cuDeviceGetDevResource(dev, &sm, CU_DEV_RESOURCE_TYPE_SM) == CUDA_SUCCESS) {

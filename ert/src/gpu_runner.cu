@@ -9,6 +9,7 @@
 #include "rtrace/ert/gpu.hpp"
 
 #include "cuda_driver.hpp"
+#include "gpu_dispatch.hpp"
 #ifdef RTRACE_ERT_HAVE_WGMMA
 #include "gpu_wgmma.hpp"
 #endif
@@ -97,10 +98,8 @@ __global__ void ert_kernel(T* __restrict__ a, size_t chunk, long long trials, T 
 // The bandwidth kernel (FP64, F = 1: a[i] += alpha): 16-byte loads,
 // kStreamLoads of them in flight per thread, so HBM sees enough outstanding
 // requests per SM (one 8-byte load per thread is short of H100/H200 HBM).
-// The same accounting as ert_kernel<double, *, 1>: 1 FLOP and 16 bytes per element.
-// (nvcc's front end calls it unreferenced: it is launched from a host function
-// reached only through a template; the device code is emitted all the same.)
-#pragma nv_diag_suppress 177
+// The same accounting as ert_kernel<double, *, 1>: 1 FLOP and 16 bytes per
+// element. The bandwidth series runs it (gpu_kernel_family, gpu_dispatch.hpp).
 __global__ void ert_stream_kernel(double* __restrict__ a, size_t chunk, long long trials, double alpha) {
   namespace L = layout;
   double* mine = a + size_t(blockIdx.x) * chunk;
@@ -131,7 +130,6 @@ __global__ void ert_stream_kernel(double* __restrict__ a, size_t chunk, long lon
     for (size_t i = 2 * pairs + threadIdx.x; i < chunk; i += threads) mine[i] += alpha_t;  // odd or unaligned rest
   }
 }
-#pragma nv_diag_default 177
 
 // FP16: two halves per __half2; `chunk` counts half2 pairs. Chains as ert_kernel.
 template <int F>
@@ -243,6 +241,10 @@ void launch_half2(void* d, size_t chunk, long long trials, double alpha, int blo
   ert_half2_kernel<F><<<blocks, threads, 0, s>>>(static_cast<__half2*>(d), chunk / 2, trials, float(alpha));
 }
 
+void launch_stream(void* d, size_t chunk, long long trials, double alpha, int blocks, int threads, cudaStream_t s) {
+  ert_stream_kernel<<<blocks, threads, 0, s>>>(static_cast<double*>(d), chunk, trials, alpha);
+}
+
 template <class T, bool Fma, int F>
 GpuKernel ert_entry() {
   return {reinterpret_cast<const void*>(&ert_kernel<T, Fma, F>), &launch_ert<T, Fma, F>};
@@ -287,7 +289,10 @@ GpuKernel half2_for(int f) {
   throw GpuError("no GPU half2 kernel for F=" + std::to_string(f));
 }
 
-GpuKernel kernel_for(const KernelSpec& k) {
+// The ERT kernels of a non-tensor measurement (gpu_kernel_family says which).
+GpuKernel kernel_for(GpuKernelFamily family, const KernelSpec& k) {
+  if (family == GpuKernelFamily::Stream)
+    return {reinterpret_cast<const void*>(&ert_stream_kernel), &launch_stream};
   switch (k.precision) {
     case Precision::FP64:
       return k.variant == Variant::NoFma ? ert_for<double, false>(k.flops_per_element)
@@ -522,16 +527,18 @@ GpuRunResult run_gpu_ert(const GpuRunOptions& options) {
       const Measurement& m = plan[run.measurement];
       int blocks_per_sm = 1;
       GpuKernel kernel;
-      const bool tensor = m.kernel.variant == Variant::Mma || m.kernel.variant == Variant::MmaSync;
+      const GpuKernelFamily family = gpu_kernel_family(m, wgmma);
+      const bool tensor =
+          family == GpuKernelFamily::Wmma || family == GpuKernelFamily::Wgmma || family == GpuKernelFamily::Dmma;
       if (!tensor) {
-        kernel = kernel_for(m.kernel);
+        kernel = kernel_for(family, m.kernel);
         int occ = 0;
         check_rt(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kernel.function, kThreadsPerBlock, 0),
                  "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
         blocks_per_sm = std::clamp(occ, 1, 8);
       }
       check_rt(cudaEventRecord(e0, part.stream()), "cudaEventRecord");
-      if (tensor && wgmma && m.kernel.flops_per_element == kGpuWgmmaFp16FlopsPerWarp) {
+      if (family == GpuKernelFamily::Wgmma) {
 #ifdef RTRACE_ERT_HAVE_WGMMA
         // One warpgroup (4 warps) per block.
         check_rt(launch_wgmma_fp16(mma_out.ptr, sms * int(m.elements_per_worker) / 4, run.trials, part.stream()),
@@ -539,7 +546,7 @@ GpuRunResult run_gpu_ert(const GpuRunOptions& options) {
 #endif
       } else if (tensor) {
         const int blocks = sms * int(m.elements_per_worker) * 32 / kThreadsPerBlock;
-        if (m.kernel.precision == Precision::FP16)
+        if (family == GpuKernelFamily::Wmma)
           mma_fp16_kernel<<<blocks, kThreadsPerBlock, 0, part.stream()>>>(reinterpret_cast<const __half*>(mma_in.ptr),
                                                                           mma_out.ptr, run.trials);
         else

@@ -9,7 +9,7 @@
 // for sm_90a alone (ert/CMakeLists.txt): other devices have no image of it
 // and the runner never plans it there.
 //
-// One warpgroup (4 warps, 128 threads) per block runs a chain of
+// One warpgroup (4 warps, 128 threads) per block, three blocks per SM, runs a chain of
 // m64n256k16 FP16 x FP16 -> FP32 MMAs on A (64x16) and B (16x256) tiles in
 // shared memory, no swizzle, K-major, core matrices (8 rows x 16 bytes)
 // packed: leading-dimension offset 128 B (K), stride offset 256 B (M/N).
@@ -49,7 +49,7 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t 
 }
 #endif
 
-__global__ void __launch_bounds__(128) wgmma_fp16_kernel(float* out, long long iters) {
+__global__ void __launch_bounds__(128, 3) wgmma_fp16_kernel(float* out, long long iters) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __shared__ __align__(1024) __half a[64 * 16];
   __shared__ __align__(1024) __half b[256 * 16];
@@ -62,13 +62,20 @@ __global__ void __launch_bounds__(128) wgmma_fp16_kernel(float* out, long long i
   float d[128];
 #pragma unroll
   for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+  // One committed group of kWgmmaPerIteration MMAs stays in flight while the
+  // next is issued (wait_group 1, as CUTLASS's sm90 main loops do: fence,
+  // MMAs, commit, wait for all but the last group): waiting for 0 after every
+  // group drained the tensor pipe between groups, which two warpgroups per SM
+  // could not hide (issue 31; the runner now plans three). MMAs of one shape
+  // on the same accumulator are ordered by the hardware.
   for (long long it = 0; it < iters; ++it) {
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
     for (int k = 0; k < kWgmmaPerIteration; ++k) wgmma_m64n256k16(d, desc_a, desc_b);
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
   }
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");  // before d is read
   float s = 0.0f;
 #pragma unroll
   for (int i = 0; i < 128; ++i) s += d[i];

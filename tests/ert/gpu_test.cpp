@@ -58,7 +58,9 @@ TEST(GpuList, OneKeyValueLinePerDeviceWithStableKeys) {
   h100.driver_version = 13000;
   h100.sm_partition_min = 8;
   h100.sm_partition_align = 8;
+  h100.compute_mode = 3;
   rtrace::ert::GpuDeviceInfo unknown = h100;
+  unknown.compute_mode = -1;
   unknown.row.index = 1;
   unknown.row.sm_clock_khz = std::nan("");
   unknown.row.spec_bandwidth_gbs = std::nan("");
@@ -66,10 +68,10 @@ TEST(GpuList, OneKeyValueLinePerDeviceWithStableKeys) {
   EXPECT_EQ(rtrace::ert::format_gpu_list({h100, unknown}),
             "gpu=0 name=\"NVIDIA H100 80GB HBM3\" sms=132 cc=9.0 sm_clock_mhz=1980 memory_clock_mhz=2619 "
             "memory_bus_bits=5120 memory_gib=79.2 l2_mib=50.0 spec_bandwidth_gbs=3352.3 sm_partition_min=8 "
-            "sm_partition_align=8 driver_cuda=13.0\n"
+            "sm_partition_align=8 driver_cuda=13.0 compute_mode=EXCLUSIVE_PROCESS\n"
             "gpu=1 name=\"NVIDIA H100 80GB HBM3\" sms=132 cc=9.0 sm_clock_mhz=unknown memory_clock_mhz=2619 "
             "memory_bus_bits=5120 memory_gib=79.2 l2_mib=50.0 spec_bandwidth_gbs=unknown sm_partition_min=-1 "
-            "sm_partition_align=-1 driver_cuda=13.0\n");
+            "sm_partition_align=-1 driver_cuda=13.0 compute_mode=unknown\n");
 }
 
 TEST(GpuList, WithoutADriverItSaysNoGpuFound) {
@@ -182,4 +184,33 @@ TEST(GpuTensorKernels, FlopsPerWarpAreTwiceTheMultiplyAccumulatesOfEveryMma) {
   // The FMA kernels' chains change nothing in their accounting: F and 2 x sizeof(T) per element.
   EXPECT_DOUBLE_EQ(sample_cost({Precision::FP32, Variant::Fma, 64}, 1000, 3).flops, 64.0 * 1000 * 3);
   EXPECT_DOUBLE_EQ(sample_cost({Precision::FP64, Variant::Fma, 1}, 1000, 3).bytes, 16.0 * 1000 * 3);
+}
+
+// Issue 31, item 4: the bandwidth series ran ert_kernel<double, true, 1> (one
+// 8-byte load per thread in flight); the 16-byte-load stream kernel was never
+// launched. The runner dispatches through gpu_kernel_family.
+#include "gpu_dispatch.hpp"
+
+TEST(GpuKernelDispatch, TheBandwidthSeriesRunsTheSixteenByteStreamKernel) {
+  const Measurement bw{Series::Bandwidth, {Precision::FP64, Variant::Fma, 1}, 4096};
+  EXPECT_EQ(gpu_kernel_family(bw, false), GpuKernelFamily::Stream);
+  EXPECT_EQ(gpu_kernel_family(bw, true), GpuKernelFamily::Stream);
+  // The same kernel spec as a FLOP measurement is the ERT kernel.
+  EXPECT_EQ(gpu_kernel_family({Series::Flops, {Precision::FP64, Variant::Fma, 1}, 4096}, false), GpuKernelFamily::Ert);
+  // A bandwidth series the stream kernel cannot run is an error, not another kernel.
+  EXPECT_THROW(gpu_kernel_family({Series::Bandwidth, {Precision::FP32, Variant::Fma, 1}, 4096}, false), GpuError);
+  EXPECT_THROW(gpu_kernel_family({Series::Bandwidth, {Precision::FP64, Variant::Fma, 8}, 4096}, false), GpuError);
+}
+
+TEST(GpuKernelDispatch, EveryPlannedComputeKernelHasItsFamily) {
+  EXPECT_EQ(gpu_kernel_family({Series::Flops, {Precision::FP32, Variant::NoFma, 64}, 1}, false), GpuKernelFamily::Ert);
+  EXPECT_EQ(gpu_kernel_family({Series::Flops, {Precision::FP16, Variant::Half2, 64}, 1}, false), GpuKernelFamily::Half2);
+  for (bool wgmma : {false, true})
+    for (const GpuTensorKernel& t : gpu_tensor_kernels(9, 0, wgmma, true)) {
+      const GpuKernelFamily f = gpu_kernel_family({Series::Flops, t.spec, t.warps_per_sm}, wgmma);
+      if (t.spec.precision == Precision::FP64) EXPECT_EQ(f, GpuKernelFamily::Dmma);
+      else EXPECT_EQ(f, t.wgmma ? GpuKernelFamily::Wgmma : GpuKernelFamily::Wmma) << to_string(t.spec.variant);
+    }
+  EXPECT_THROW(gpu_kernel_family({Series::Flops, {Precision::FP32, Variant::Mma, 8192}, 1}, false), GpuError);
+  EXPECT_THROW(gpu_kernel_family({Series::Flops, {Precision::FP16, Variant::Fma, 8}, 1}, false), GpuError);
 }

@@ -43,7 +43,7 @@ case "$1" in
     exit 0 ;;
   ert)
     if [ "$2" = "--list-gpus" ]; then
-      echo 'gpu=0 name="Fake H100" sms=132 cc=9.0 sm_clock_mhz=1980 memory_clock_mhz=2619 memory_bus_bits=5120 memory_gib=79.2 l2_mib=50.0 spec_bandwidth_gbs=3352.3 sm_partition_min=8 sm_partition_align=8 driver_cuda=13.0'
+      echo "gpu=0 name=\"${FAKE_GPU_NAME:-Fake H100}\" sms=132 cc=9.0 sm_clock_mhz=1980 memory_clock_mhz=2619 memory_bus_bits=5120 memory_gib=79.2 l2_mib=50.0 spec_bandwidth_gbs=${FAKE_SPEC_BW:-3352.3} sm_partition_min=8 sm_partition_align=8 driver_cuda=13.0"
       exit 0
     fi
     echo ert >"$out"; exit 0 ;;
@@ -167,7 +167,8 @@ expect_run() {
   local out="$WORK/out-$name"
   env "${envs[@]}" "$VALIDATE" --quick --bundle "$B" "$out" >"$WORK/$name.log" 2>&1
   local rc=$?
-  local report="$out/fake-h100.md"
+  local report
+  report="$(grep -l '^# rtrace GPU validation' "$out"/*.md 2>/dev/null | head -1)"  # named after the GPU
   if [ "$rc" -ne "$want" ]; then
     echo "FAIL: $name: validate.sh exited $rc, expected $want"; tail -20 "$WORK/$name.log"; status=1; return
   fi
@@ -198,7 +199,7 @@ expect_run faults_a 1 FAKE_CHECK_FAILED=stencil7 FAKE_BAD_FLOPS=rtd_fma_half2_k 
   '^\| fma-half2: fp16 FLOPs of rtd_fma_half2_k \(ratio\) \| 0.5 .*FAIL' \
   '^\| triad: DRAM bytes / \(24 x elements\) \| 1.3 .*FAIL' \
   'SMs measured \(%smid\) = granted \| 18 \| 16 .*FAIL' \
-  '^\| HBM ceiling, whole device \(GB/s\) \| 2000 \| >= 3017 .*FAIL' \
+  '^\| HBM ceiling, whole device \(GB/s\) \| 2000 \| >= 3015 \(0.9 x 3350 published\) .*FAIL' \
   '^\| MPS daemons/servers after the run \| [0-9]+:nvidia-cuda-mps-control .*FAIL' \
   '^- result: [0-9]+ check\(s\) FAILED'
 [ -f "$WORK/mps/pid" ] && kill "$(cat "$WORK/mps/pid")" 2>/dev/null
@@ -226,6 +227,13 @@ if grep -Eq '^\| (triad time [0-9]+ -> |sms sweep point [0-9]+: triad).*\| pass 
 else
   echo "ok: faults_empty: no kernel row passes on empty kernel data"
 fi
+# Issue 31: an H200's HBM is judged against its published 4.8 TB/s, not the
+# driver's 2 x clock x bus (4.42 TB/s), which let an ERT 8% short pass; a GPU
+# rtrace knows no spec for falls back to clock x bus.
+expect_run h200_published_hbm 1 FAKE_GPU_NAME="NVIDIA H200" FAKE_SPEC_BW=4416.0 FAKE_HBM=4100 -- \
+  '^\| HBM ceiling, whole device \(GB/s\) \| 4100 \| >= 4320 \(0.9 x 4800 published\) .*FAIL'
+expect_run unknown_gpu_spec 0 FAKE_GPU_NAME="Fake GPU" FAKE_SPEC_BW=3352.3 -- \
+  '^\| HBM ceiling, whole device \(GB/s\) \| 3100 \| >= 3017 \(0.9 x 3352.3 = 2 x clock x bus\) .*pass'
 # Counted FLOPs off at one point.
 expect_run faults_flops 1 FAKE_BAD_POINT_FLOPS=1 -- \
   '^\| sms sweep point 1: triad FLOPs counted / analytic \(in-partition\) \| 1.5000 .*FAIL'

@@ -64,6 +64,7 @@ struct GpuDeviceInfo {
   int sm_partition_min = -1;   // green-context granularity (minSmPartitionSize); -1: no green contexts
   int sm_partition_align = -1; // smCoscheduledAlignment
   int shared_per_sm = -1;      // bytes of shared memory per SM
+  int compute_mode = -1;       // CU_DEVICE_ATTRIBUTE_COMPUTE_MODE (0 DEFAULT, 2 PROHIBITED, 3 EXCLUSIVE_PROCESS)
 };
 
 // Every CUDA device; throws GpuUnavailable without a driver or device.
