@@ -130,6 +130,7 @@ inline store::KernelRow kernel_launch(store::RankRecords& r, const std::string& 
   k.metric_duration_ns = has_metrics ? static_cast<double>(duration_ns) : nan;
   k.sm_clock_hz = has_metrics ? 1.7e9 : nan;
   k.flops_fp64 = k.flops_fp32 = k.flops_fp16 = k.tensor_ops = nan;
+  k.tensor_ops_fp16 = k.tensor_ops_bf16 = k.tensor_ops_tf32 = k.tensor_ops_fp64 = k.tensor_ops_fp8 = nan;
   k.bytes_l1 = k.bytes_l2 = k.bytes_dram_read = k.bytes_dram_write = nan;
   k.warp_instructions = k.thread_instructions = nan;
   k.global_ld_instructions = k.global_st_instructions = k.shared_ld_instructions = k.shared_st_instructions = nan;

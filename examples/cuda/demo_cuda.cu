@@ -734,7 +734,7 @@ KernelResult gpu_fma(const KernelConfig& cfg) {
     r.flops = 2.0 * 64 * 256 * 16 * kFmaChain * double(blocks) * cfg.iters;
     r.bytes_dram = 8.0 * double(acc0.size()) * cfg.iters;
     region.finish(r.flops, RTRACE_FP16, r.bytes_dram);
-    counter = "tensor";
+    counter = "tensor-fp16";  // the FP16-source tensor column: the type is checked too
     expected_count = std::int64_t(got.size());
   } else if (v == "half") {
     symbol = "rtd_fma_half_k";
@@ -864,7 +864,7 @@ KernelResult gpu_fma(const KernelConfig& cfg) {
     r.flops = 2.0 * macs_per_mma * kFmaChain * double(warps) * cfg.iters;
     r.bytes_dram = (fp64 ? 16.0 : 8.0) * double(warps * tile) * cfg.iters;
     region.finish(r.flops, prec, r.bytes_dram);
-    counter = "tensor";
+    counter = fp64 ? "tensor-fp64" : "tensor-fp16";  // the source type's tensor column (schema 1.8)
     expected_count = warps * tile;
   }
   r.seconds = seconds;

@@ -17,8 +17,10 @@
 // demo's result check read from the point's captured stdout (ok, FAILED or
 // none): validate.sh judges from the file, not from rtrace's console.
 // The expectations' 7th column names the counter the FLOPs are compared with:
-// fp64 (default), fp32, fp16, or tensor (2 x tensor_ops: one math op per
-// multiply-accumulate, docs/tracer.md).
+// fp64 (default), fp32, fp16, tensor (2 x tensor_ops: one math op per
+// multiply-accumulate, docs/tracer.md), or tensor-fp16 / tensor-fp64 (2 x the
+// ops of that source type alone, tensor_ops_fp16 / _fp64: a DMMA kernel whose
+// ops landed in another type's column fails).
 // `point-kernels` prints per complete point: id, the SMs granted, launches of
 // SYMBOL traced (rows with a timeline) and their summed seconds, launches with
 // metrics, their FLOPs (fp64 + fp32 + fp16 + 2 x tensor) and DRAM bytes, and
@@ -64,6 +66,7 @@ std::string demangle(const std::string& name) {
 struct KernelTotals {
   long long launches = 0, with_metrics = 0;
   double flops_fp64 = 0, flops_fp32 = 0, flops_fp16 = 0, tensor_ops = 0, dram_bytes = 0, seconds = 0;
+  double tensor_fp16 = 0, tensor_fp64 = 0;  // by source type
 };
 
 // NaN (not measured on this chip) counts as 0 in a sum over launches.
@@ -84,6 +87,8 @@ void collect_rank(const Group& rank_group, std::map<std::string, KernelTotals>& 
     t.flops_fp32 += finite_or_zero(k.flops_fp32);
     t.flops_fp16 += finite_or_zero(k.flops_fp16);
     t.tensor_ops += finite_or_zero(k.tensor_ops);
+    t.tensor_fp16 += finite_or_zero(k.tensor_ops_fp16);
+    t.tensor_fp64 += finite_or_zero(k.tensor_ops_fp64);
     t.dram_bytes += k.bytes_dram_read + k.bytes_dram_write;
   }
 }
@@ -119,6 +124,8 @@ double measured_flops(const KernelTotals& t, const std::string& precision) {
   if (precision == "fp32") return t.flops_fp32;
   if (precision == "fp16") return t.flops_fp16;
   if (precision == "tensor") return 2.0 * t.tensor_ops;
+  if (precision == "tensor-fp16") return 2.0 * t.tensor_fp16;
+  if (precision == "tensor-fp64") return 2.0 * t.tensor_fp64;
   return t.flops_fp64;
 }
 
@@ -140,9 +147,10 @@ std::vector<Expectation> read_expectations(const std::string& path) {
     e.exact = exact != 0;
     std::string precision;
     if (is >> precision) e.precision = precision;
-    if (e.precision != "fp64" && e.precision != "fp32" && e.precision != "fp16" && e.precision != "tensor")
+    if (e.precision != "fp64" && e.precision != "fp32" && e.precision != "fp16" && e.precision != "tensor" &&
+        e.precision != "tensor-fp16" && e.precision != "tensor-fp64")
       throw UsageError(path + ":" + std::to_string(lineno) + ": precision `" + e.precision +
-                       "`: expected fp64, fp32, fp16 or tensor");
+                       "`: expected fp64, fp32, fp16, tensor, tensor-fp16 or tensor-fp64");
     out.push_back(e);
   }
   if (out.empty()) throw UsageError(path + ": no expectations");
@@ -193,6 +201,8 @@ int cmd_kernels(const std::vector<std::string>& args) {
         t.flops_fp32 += k.flops_fp32;
         t.flops_fp16 += k.flops_fp16;
         t.tensor_ops += k.tensor_ops;
+        t.tensor_fp16 += k.tensor_fp16;
+        t.tensor_fp64 += k.tensor_fp64;
         t.dram_bytes += k.dram_bytes;
       }
     any_metrics = any_metrics || t.with_metrics > 0;

@@ -238,7 +238,12 @@ const RowLayout& KernelRow::layout() {
                                  .add("shared_st_instructions", &R::shared_st_instructions, "1")
                                  .add("global_transactions", &R::global_transactions, "1")
                                  .add("shared_transactions", &R::shared_transactions, "1")
-                                 .add_optional("metrics_provenance", &R::metrics_provenance);
+                                 .add_optional("metrics_provenance", &R::metrics_provenance)
+                                 .add_optional("tensor_ops_fp16", &R::tensor_ops_fp16, "math_op")
+                                 .add_optional("tensor_ops_bf16", &R::tensor_ops_bf16, "math_op")
+                                 .add_optional("tensor_ops_tf32", &R::tensor_ops_tf32, "math_op")
+                                 .add_optional("tensor_ops_fp64", &R::tensor_ops_fp64, "math_op")
+                                 .add_optional("tensor_ops_fp8", &R::tensor_ops_fp8, "math_op");
   return l;
 }
 

@@ -131,6 +131,32 @@ TEST_F(DemoCheck, TensorAndFp16RowsReadTheirOwnCounters) {
   EXPECT_EQ(run_check({"kernels", dir_ + "/trace.h5", "--expect", dir_ + "/expect.tsv"}), 2);
 }
 
+// Issue 31: tensor-fp16 / tensor-fp64 rows read only their source type's
+// column, so a DMMA kernel whose ops were counted as FP16 fails.
+TEST_F(DemoCheck, TensorRowsOfASourceTypeReadOnlyThatTypesColumn) {
+  File f = File::create(dir_ + "/trace.h5", true);
+  write_root_attributes(f.root(), "trace", "demo_check_test");
+  Group ranks = f.root().create_group("ranks");
+  RankRecords rec;
+  rec.info.rank = 0;
+  rec.names = {"rtd_fma_dmma_fp64_k(double const*, double*)"};
+  KernelRow k{};
+  k.has_metrics = 1;
+  k.flops_fp64 = k.flops_fp32 = k.flops_fp16 = std::nan("");
+  k.tensor_ops = k.tensor_ops_fp64 = 256.0;
+  k.tensor_ops_fp16 = k.tensor_ops_bf16 = k.tensor_ops_tf32 = k.tensor_ops_fp8 = std::nan("");
+  rec.kernels.push_back(k);
+  write_rank(ranks, rec);
+  f.close();
+  auto expect_row = [&](const char* counter) {
+    std::ofstream(dir_ + "/expect.tsv") << "rtd_fma_dmma_fp64_k	fma-dmma-fp64	1	512	1	0	" << counter << "\n";
+    return run_check({"kernels", dir_ + "/trace.h5", "--expect", dir_ + "/expect.tsv"});
+  };
+  EXPECT_EQ(expect_row("tensor-fp64"), 0);
+  EXPECT_EQ(expect_row("tensor"), 0);
+  EXPECT_EQ(expect_row("tensor-fp16"), 1);  // its ops are FP64's, not FP16's
+}
+
 TEST_F(DemoCheck, BadUsageExits2) {
   EXPECT_EQ(run_check({"kernels", dir_ + "/missing.h5", "--expect", dir_ + "/expect.tsv"}), 2);
   EXPECT_EQ(run_check({"frobnicate"}), 2);

@@ -113,6 +113,8 @@ store::RankRecords rank_records(std::int64_t rank, const RankSpec& spec) {
       k.has_metrics = 0;
       k.metric_duration_ns = k.sm_clock_hz = k.flops_fp64 = k.flops_fp32 = k.flops_fp16 = k.tensor_ops =
           store::kUnavailable;
+      k.tensor_ops_fp16 = k.tensor_ops_bf16 = k.tensor_ops_tf32 = k.tensor_ops_fp64 = k.tensor_ops_fp8 =
+          store::kUnavailable;
       k.bytes_l1 = k.bytes_l2 = k.bytes_dram_read = k.bytes_dram_write = store::kUnavailable;
       k.warp_instructions = k.thread_instructions = k.global_ld_instructions = k.global_st_instructions =
           store::kUnavailable;

@@ -242,3 +242,103 @@ TEST_F(TracerCudaFake, AGreenContextMadeCurrentTakesTheAppsLaunchesAndOnlyThoseC
   for (const auto& l : r.log) said |= l.find("12 SMs would be 16, not the partition") != std::string::npos;
   EXPECT_TRUE(said);
 }
+
+// ---------------------------------------------------------------- issue 31
+// The fakes are as strict as the CUDA 13 headers here: one profiling session
+// per device (cupti_profiler_target.h), cuGreenCtxCreate retains the primary
+// context, a green context is current to one thread at a time (cuda.h).
+
+TEST_F(TracerCudaFake, AGreenPartitionProfilesTheGreenContextOnlyNeverItsParent) {
+  // cuGreenCtxCreate creates and retains the primary context first: profiled
+  // then, it held the device's one session and the green context's profiler
+  // was refused (metrics-refused: no in-partition counts on a GPU).
+  ASSERT_EQ(run_app("cuda-metrics", {"--iters", "2"},
+                    {{"RTRACE_GREEN_CTX_SMS", "16"}, {"RTRACE_METRICS_PROVENANCE", "in-partition"}}),
+            0)
+      << stderr_;
+  const auto r = only_rank();
+  EXPECT_STREQ(r.info.gpu_status, "metrics") << r.info.gpu_status_detail;
+  ASSERT_EQ(r.kernels.size(), 6u);
+  for (const auto& k : r.kernels) {
+    EXPECT_EQ(k.has_metrics, 1) << name_of(r, k);
+    EXPECT_STREQ(k.metrics_provenance, "in-partition");
+  }
+  EXPECT_EQ(stderr_.find("a profiling session is active on its device"), std::string::npos) << stderr_;
+  bool said = false;
+  for (const auto& l : r.log) said |= l.find("not profiled: only the green context is") != std::string::npos;
+  EXPECT_TRUE(said);
+  expect_no_late_cupti_calls();
+}
+
+TEST_F(TracerCudaFake, MoreLaunchesThanTheRangeBufferHoldsAllGetMetrics) {
+  // 1400 iterations x 3 kernels = 4200 launches in one context: past the
+  // 4096 ranges of one counter data image, the profiler is stopped, decoded
+  // and restarted; before, the last 104 launches had no metrics.
+  ASSERT_EQ(run_app("cuda-metrics", {"--iters", "1400", "--size", "1024"}), 0) << stderr_;
+  const auto r = only_rank();
+  ASSERT_EQ(r.kernels.size(), 4200u);
+  std::size_t without = 0;
+  for (const auto& k : r.kernels) without += k.has_metrics ? 0 : 1;
+  EXPECT_EQ(without, 0u);
+  EXPECT_EQ(r.info.metrics_unmatched_launches, 0);
+  EXPECT_EQ(r.info.dropped_records, 0);
+  bool said = false;
+  for (const auto& l : r.log) said |= l.find("the range buffer (4096 ranges) filled 1 time(s)") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST_F(TracerCudaFake, AKernelLaunchedFromASecondThreadRefusesTheGreenPartition) {
+  // The triad comes from 2 threads: the green context belongs to one; making
+  // it current on the others (as the tracer did on every thread) breaks cuda.h's
+  // one-thread rule. Now those launches refuse the partition: metrics-refused,
+  // so the launcher counts on the whole device instead.
+  ASSERT_EQ(run_app("cuda-metrics", {"--iters", "2", "--threads", "2"},
+                    {{"RTRACE_GREEN_CTX_SMS", "16"}, {"RTRACE_METRICS_PROVENANCE", "in-partition"}}),
+            0)
+      << stderr_;
+  EXPECT_EQ(stderr_.find("made current on a second thread"), std::string::npos) << stderr_;
+  const auto r = only_rank();
+  EXPECT_STREQ(r.info.gpu_status, "metrics-refused");
+  EXPECT_NE(std::string(r.info.gpu_status_detail).find("a kernel launched from a second thread"), std::string::npos)
+      << r.info.gpu_status_detail;
+}
+
+TEST_F(TracerCudaFake, ADynamicParallelismModuleIsFlaggedInAGreenPartition) {
+  ASSERT_EQ(run_app("cuda-metrics", {"--iters", "1", "--cdp"},
+                    {{"RTRACE_GREEN_CTX_SMS", "16"}, {"RTRACE_METRICS_PROVENANCE", "in-partition"}}),
+            0)
+      << stderr_;
+  const auto r = only_rank();
+  bool said = false;
+  for (const auto& l : r.log)
+    said |= l.find("warning: metrics: green context: module 1 uses dynamic parallelism (CDP)") != std::string::npos &&
+            l.find("2 SMs more than the partition's 16") != std::string::npos;
+  EXPECT_TRUE(said);
+  // Without it, nothing is flagged.
+  std::filesystem::remove_all(dir_);
+  std::filesystem::create_directories(dir_);
+  ASSERT_EQ(run_app("cuda-metrics", {"--iters", "1"}, {{"RTRACE_GREEN_CTX_SMS", "16"}}), 0) << stderr_;
+  for (const auto& l : only_rank().log) EXPECT_EQ(l.find("dynamic parallelism"), std::string::npos) << l;
+}
+
+TEST_F(TracerCudaFake, TensorOpsAreRecordedPerSourceType) {
+  ASSERT_EQ(run_app("cuda-metrics", {"--iters", "1", "--tensor"}), 0) << stderr_;
+  const auto r = only_rank();
+  int seen = 0;
+  for (const auto& k : r.kernels) {
+    const std::string name = name_of(r, k);
+    if (name.rfind("fake_hgemm", 0) == 0) {
+      ++seen;
+      EXPECT_DOUBLE_EQ(k.tensor_ops_fp16, 64 * kN);
+      EXPECT_DOUBLE_EQ(k.tensor_ops_fp64, 0);
+      EXPECT_DOUBLE_EQ(k.tensor_ops, 64 * kN);
+      EXPECT_DOUBLE_EQ(k.flops_fp32, 2 * kN / 4);  // the FFMA epilogue
+    } else if (name.rfind("fake_dmma", 0) == 0) {
+      ++seen;
+      EXPECT_DOUBLE_EQ(k.tensor_ops_fp64, 16 * kN);
+      EXPECT_DOUBLE_EQ(k.tensor_ops_fp16, 0);
+      EXPECT_DOUBLE_EQ(k.tensor_ops, 16 * kN);
+    }
+  }
+  EXPECT_EQ(seen, 2);
+}

@@ -155,3 +155,45 @@ TEST(TracerMetricList, FmaCountsTwiceAndNaNMeansNotMeasured) {
   EXPECT_DOUBLE_EQ(row.flops_fp64, 27.0);  // 3 + 4 + 2 x 10
   EXPECT_TRUE(std::isnan(row.flops_fp32));
 }
+
+// Issue 31, item 6: tensor math ops were summed over FP16, BF16, TF32 and FP64
+// sources into one number (FP8 was not collected), so no kernel could be
+// judged against the tensor ceiling of its own type. Each source has its own
+// column now; tensor_ops stays their sum.
+TEST(TracerMetricList, TensorOpsAreKeptPerSourceTypeAndSummed) {
+  rtrace::store::KernelRow row{};
+  clear_metrics(row);
+  const std::pair<const char*, double> ops[] = {{"sm__ops_path_tensor_src_fp16.sum", 100},
+                                                {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", 5},
+                                                {"sm__ops_path_tensor_src_tf32_dst_fp32.sum", 3},
+                                                {"sm__ops_path_tensor_src_fp64.sum", 10},
+                                                {"sm__ops_path_tensor_src_fp8.sum", 7}};
+  for (const auto& m : roofline_metrics())
+    for (const auto& [name, value] : ops)
+      if (m.name == name) apply_metric(row, m, value);
+  EXPECT_DOUBLE_EQ(row.tensor_ops_fp16, 100);
+  EXPECT_DOUBLE_EQ(row.tensor_ops_bf16, 5);
+  EXPECT_DOUBLE_EQ(row.tensor_ops_tf32, 3);
+  EXPECT_DOUBLE_EQ(row.tensor_ops_fp64, 10);
+  EXPECT_DOUBLE_EQ(row.tensor_ops_fp8, 7);
+  EXPECT_DOUBLE_EQ(row.tensor_ops, 125);
+  // GA100's FP16 stand-ins (by destination) land in the FP16 column.
+  rtrace::store::KernelRow ga{};
+  clear_metrics(ga);
+  for (const auto& m : roofline_metrics())
+    if (m.name == "sm__ops_path_tensor_src_fp16_dst_fp16.sum" || m.name == "sm__ops_path_tensor_src_fp16_dst_fp32.sum")
+      apply_metric(ga, m, 8);
+  EXPECT_DOUBLE_EQ(ga.tensor_ops_fp16, 16);
+  EXPECT_TRUE(std::isnan(ga.tensor_ops_fp64));  // not measured, not 0
+  EXPECT_DOUBLE_EQ(ga.tensor_ops, 16);
+  // FP8 is collected where the chip has it (Hopper), dropped with a warning where not.
+  HostApi api = linked_api();
+  MetricPlan gh = plan_metrics(api, "GH100", nullptr, roofline_metrics());
+  ASSERT_TRUE(gh.ok) << gh.error;
+  EXPECT_TRUE(kept(gh, "sm__ops_path_tensor_src_fp8.sum"));
+  release_plan(api, gh);
+  MetricPlan a100 = plan_metrics(api, "GA100", nullptr, roofline_metrics());
+  ASSERT_TRUE(a100.ok) << a100.error;
+  EXPECT_FALSE(kept(a100, "sm__ops_path_tensor_src_fp8.sum"));
+  release_plan(api, a100);
+}

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 
 #include "fake_counters.hpp"
@@ -94,7 +95,7 @@ TEST_F(TracerRankState, KernelsAreNumberedPerNameInLaunchOrder) {
   const char* names[] = {"b", "a", "b", "a"};
   std::int64_t corr[] = {40, 10, 20, 30};  // delivered out of order
   for (int i = 0; i < 4; ++i) {
-    ks[i].name = names[i];
+    ks[i].names = std::make_shared<const KernelName>(KernelName{names[i], names[i]});
     ks[i].row.correlation_id = corr[i];
   }
   s.add_kernels(ks);
@@ -126,7 +127,7 @@ TEST_F(TracerRankState, AnIncompleteKernelRecordIsSkippedButKeepsItsPlaceInLaunc
   RankState s(config_, nullptr);
   std::vector<GpuKernel> ks(3);
   for (int i = 0; i < 3; ++i) {
-    ks[i].name = "k";
+    ks[i].names = std::make_shared<const KernelName>(KernelName{"k", "k"});
     ks[i].row.correlation_id = 10 * (i + 1);
     ks[i].row.start_ns = 100 * (i + 1);
     ks[i].row.end_ns = 100 * (i + 1) + 50;
@@ -193,4 +194,24 @@ TEST_F(TracerRankState, RecordsPackAndUnpackWhole) {
   std::string cut = pack_records(rec);
   cut.resize(cut.size() / 2);
   EXPECT_THROW(unpack_records(cut), std::runtime_error);
+}
+
+// Issue 31: a kernel's activity-record name is shared by all its records
+// (cupti_activity.h), so it is demangled and copied once per kernel, not per
+// record; a reused address with another text is a new kernel.
+TEST(TracerKernelNames, OneDemanglingPerKernelNameThePointerOnlyAHint) {
+  KernelNameCache cache;
+  char triad[] = "_Z10fake_triadPdPKdS1_dl";
+  const auto a = cache.lookup(triad);
+  const auto b = cache.lookup(triad);
+  EXPECT_EQ(a.get(), b.get());  // the same object: no copy per record
+  EXPECT_EQ(a->demangled, "fake_triad(double*, double const*, double const*, double, long)");
+  EXPECT_EQ(a->raw, triad);
+  EXPECT_EQ(cache.demanglings(), 1u);
+  std::strcpy(triad, "_Z4stenPd");  // the same address, another kernel
+  const auto c = cache.lookup(triad);
+  EXPECT_EQ(c->demangled, "sten(double*)");
+  EXPECT_EQ(a->demangled, "fake_triad(double*, double const*, double const*, double, long)");  // earlier records keep theirs
+  EXPECT_EQ(cache.demanglings(), 2u);
+  EXPECT_EQ(cache.lookup(nullptr)->demangled, "<unknown>");
 }

@@ -8,7 +8,6 @@
 // handler CUPTI registered for its own teardown (handlers run last-registered
 // first). The tracer's file-writing exit handler, registered in its
 // constructor before CUDA existed, runs later and finds the data flushed.
-#include <cxxabi.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -32,7 +31,8 @@ std::atomic<CUpti_SubscriberHandle> g_subscriber{nullptr};
 std::atomic<std::int64_t> g_sync_count{0};
 std::atomic<std::int64_t> g_sync_ns{0};
 
-std::string demangle(const char* name) { return name ? demangle_kernel_name(name) : "<unknown>"; }
+// Per thread: CUPTI may complete buffers on threads of its own.
+thread_local KernelNameCache t_names;
 
 // A memcpy or memset activity record as a row (both have the same fields).
 template <class Activity>
@@ -85,8 +85,7 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
           case CUPTI_ACTIVITY_KIND_KERNEL: {
             auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(record);
             GpuKernel g;
-            g.name = demangle(k->name);
-            g.raw_name = k->name ? k->name : "";
+            g.names = t_names.lookup(k->name);
             g.context_id = k->contextId;
             g.from_graph = k->graphId != 0;
             store::KernelRow& r = g.row;
@@ -176,13 +175,24 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId i
   RankState* s = state();
   if (!s || g_finished.load()) return;
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-    green_on_driver_api(*s, id, static_cast<const CUpti_CallbackData*>(data));
+    const auto* call = static_cast<const CUpti_CallbackData*>(data);
+    green_on_driver_api(*s, id, call);  // first: it may make the green context current for this call
+    if (s->config().mode == TracerMode::CudaMetrics && call && call->callbackSite == CUPTI_API_ENTER &&
+        is_kernel_launch(id)) {
+      InternalScope internal;
+      // The context the kernel will run in: the green one where the tracer
+      // made it current (CUPTI read call->context before that).
+      CUcontext green = green_context_of_this_thread();
+      metrics_before_launch(*s, green ? green : call->context);
+    }
     return;
   }
   if (domain != CUPTI_CB_DOMAIN_RESOURCE) return;
   InternalScope internal;
   auto* res = static_cast<const CUpti_ResourceData*>(data);
-  if (id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+  if (id == CUPTI_CBID_RESOURCE_MODULE_LOADED) {
+    green_on_module_loaded(*s, res);
+  } else if (id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
     s->set_gpu_available(true);
     if (s->config().mode == TracerMode::CudaMetrics) metrics_context_created(*s, res->context);
   } else if (id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
@@ -195,6 +205,23 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId i
 }  // namespace
 
 void register_gpu_exit_flush() noexcept { std::atexit(final_flush); }
+
+bool is_kernel_launch(CUpti_CallbackId cbid) noexcept {
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunch:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+      return true;
+    default:
+      return false;
+  }
+}
 
 CUpti_SubscriberHandle subscriber_handle() noexcept { return g_subscriber.load(); }
 
@@ -219,6 +246,11 @@ bool start_cupti(RankState& s) noexcept {
     g_subscriber.store(subscriber);
     api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
     api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+    // Metrics: launches are counted per context (the range buffer's limit,
+    // one profiled context per device); the runtime's launches reach these too.
+    if (s.config().mode == TracerMode::CudaMetrics)
+      for (CUpti_CallbackId cbid = 0; cbid < static_cast<CUpti_CallbackId>(CUPTI_DRIVER_TRACE_CBID_SIZE); ++cbid)
+        if (is_kernel_launch(cbid)) api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
     if (CUptiResult r = api.activity_register_callbacks(buffer_requested, buffer_completed); r != CUPTI_SUCCESS)
       return fail(GpuStatus::TraceFailed, "cuptiActivityRegisterCallbacks (" + api.path + "): " + api.result(r));
     for (auto kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,

@@ -24,14 +24,18 @@ const std::vector<MetricSpec>& roofline_metrics() {
       {"sm__sass_thread_inst_executed_op_hadd_pred_on.sum", T::FlopsFp16, 1},
       {"sm__sass_thread_inst_executed_op_hmul_pred_on.sum", T::FlopsFp16, 1},
       {"sm__sass_thread_inst_executed_op_hfma_pred_on.sum", T::FlopsFp16, 2},
-      // Tensor-core math ops (unit math_op, stored as such) by source type;
-      // chips lack some: validated per chip.
-      {"sm__ops_path_tensor_src_fp16.sum", T::TensorOps, 1},
-      {"sm__ops_path_tensor_src_fp16_dst_fp16.sum", T::TensorOps, 1, "sm__ops_path_tensor_src_fp16.sum"},
-      {"sm__ops_path_tensor_src_fp16_dst_fp32.sum", T::TensorOps, 1, "sm__ops_path_tensor_src_fp16.sum"},
-      {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", T::TensorOps, 1},
-      {"sm__ops_path_tensor_src_tf32_dst_fp32.sum", T::TensorOps, 1},
-      {"sm__ops_path_tensor_src_fp64.sum", T::TensorOps, 1},
+      // Tensor-core math ops (unit math_op, stored as such), kept per source
+      // type (each has its own tensor ceiling: an HGEMM is judged against the
+      // FP16 tensor roof, a DMMA kernel against FP64's; issue 31); chips lack
+      // some: validated per chip (FP8 exists from Hopper on; GA100 and GB100
+      // name FP16 by destination).
+      {"sm__ops_path_tensor_src_fp16.sum", T::TensorFp16, 1},
+      {"sm__ops_path_tensor_src_fp16_dst_fp16.sum", T::TensorFp16, 1, "sm__ops_path_tensor_src_fp16.sum"},
+      {"sm__ops_path_tensor_src_fp16_dst_fp32.sum", T::TensorFp16, 1, "sm__ops_path_tensor_src_fp16.sum"},
+      {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", T::TensorBf16, 1},
+      {"sm__ops_path_tensor_src_tf32_dst_fp32.sum", T::TensorTf32, 1},
+      {"sm__ops_path_tensor_src_fp64.sum", T::TensorFp64, 1},
+      {"sm__ops_path_tensor_src_fp8.sum", T::TensorFp8, 1},
       // Bytes per memory level.
       {"l1tex__t_bytes.sum", T::BytesL1, 1},
       {"lts__t_bytes.sum", T::BytesL2, 1},
@@ -61,7 +65,11 @@ double* field(store::KernelRow& r, MetricTarget t) noexcept {
     case T::FlopsFp64: return &r.flops_fp64;
     case T::FlopsFp32: return &r.flops_fp32;
     case T::FlopsFp16: return &r.flops_fp16;
-    case T::TensorOps: return &r.tensor_ops;
+    case T::TensorFp16: return &r.tensor_ops_fp16;
+    case T::TensorBf16: return &r.tensor_ops_bf16;
+    case T::TensorTf32: return &r.tensor_ops_tf32;
+    case T::TensorFp64: return &r.tensor_ops_fp64;
+    case T::TensorFp8: return &r.tensor_ops_fp8;
     case T::BytesL1: return &r.bytes_l1;
     case T::BytesL2: return &r.bytes_l2;
     case T::BytesDramRead: return &r.bytes_dram_read;
@@ -77,12 +85,25 @@ double* field(store::KernelRow& r, MetricTarget t) noexcept {
   }
   return nullptr;
 }
+
+bool is_tensor(MetricTarget t) noexcept {
+  return t == MetricTarget::TensorFp16 || t == MetricTarget::TensorBf16 || t == MetricTarget::TensorTf32 ||
+         t == MetricTarget::TensorFp64 || t == MetricTarget::TensorFp8;
+}
+
+void add_to(double& f, double v) noexcept {
+  if (std::isnan(f)) f = 0;
+  f += v;
+}
 }  // namespace
 
 void clear_metrics(store::KernelRow& r) noexcept {
   r.has_metrics = 0;
+  r.tensor_ops = NAN;
   for (const auto t : {MetricTarget::DurationNs, MetricTarget::SmClockHz, MetricTarget::FlopsFp64,
-                       MetricTarget::FlopsFp32, MetricTarget::FlopsFp16, MetricTarget::TensorOps,
+                       MetricTarget::FlopsFp32, MetricTarget::FlopsFp16, MetricTarget::TensorFp16,
+                       MetricTarget::TensorBf16, MetricTarget::TensorTf32, MetricTarget::TensorFp64,
+                       MetricTarget::TensorFp8,
                        MetricTarget::BytesL1, MetricTarget::BytesL2, MetricTarget::BytesDramRead,
                        MetricTarget::BytesDramWrite, MetricTarget::WarpInstructions,
                        MetricTarget::ThreadInstructions, MetricTarget::GlobalLd, MetricTarget::GlobalSt,
@@ -94,8 +115,8 @@ void clear_metrics(store::KernelRow& r) noexcept {
 void apply_metric(store::KernelRow& r, const MetricSpec& spec, double value) noexcept {
   double* f = field(r, spec.target);
   if (!f || std::isnan(value)) return;
-  if (std::isnan(*f)) *f = 0;
-  *f += value * spec.weight;
+  add_to(*f, value * spec.weight);
+  if (is_tensor(spec.target)) add_to(r.tensor_ops, value * spec.weight);
 }
 
 #ifdef RTRACE_TRACER_HAVE_CUPTI

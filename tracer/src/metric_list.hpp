@@ -19,7 +19,10 @@ namespace rtrace::tracer {
 
 // Which KernelRow field a metric feeds, and with what weight (FMA = 2 FLOPs).
 enum class MetricTarget {
-  DurationNs, SmClockHz, FlopsFp64, FlopsFp32, FlopsFp16, TensorOps, BytesL1, BytesL2, BytesDramRead,
+  DurationNs, SmClockHz, FlopsFp64, FlopsFp32, FlopsFp16,
+  // Tensor-core math ops by source type; each also adds to KernelRow::tensor_ops (their sum).
+  TensorFp16, TensorBf16, TensorTf32, TensorFp64, TensorFp8,
+  BytesL1, BytesL2, BytesDramRead,
   BytesDramWrite, WarpInstructions, ThreadInstructions, GlobalLd, GlobalSt, SharedLd, SharedSt,
   GlobalTransactions, SharedTransactions
 };

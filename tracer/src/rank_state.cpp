@@ -168,13 +168,13 @@ store::RankRecords RankState::snapshot(bool complete, int exit_status, bool bloc
       if (!ranges_.empty()) {
         std::vector<LaunchKey> keys;
         keys.reserve(order.size());
-        for (const GpuKernel* k : order) keys.push_back(LaunchKey{k->raw_name, k->name, k->context_id, k->from_graph});
+        for (const GpuKernel* k : order) keys.push_back(LaunchKey{k->raw_name(), k->name(), k->context_id, k->from_graph});
         join = join_ranges(keys, ranges_);
       }
       std::map<std::string, std::int64_t> per_name;
       for (std::size_t i = 0; i < order.size(); ++i) {
         if (order[i]->incomplete) {
-          ++per_name[order[i]->name];
+          ++per_name[order[i]->name()];
           continue;
         }
         store::KernelRow row = order[i]->row;
@@ -187,6 +187,11 @@ store::RankRecords RankState::snapshot(bool complete, int exit_status, bool bloc
           row.flops_fp32 = m.flops_fp32;
           row.flops_fp16 = m.flops_fp16;
           row.tensor_ops = m.tensor_ops;
+          row.tensor_ops_fp16 = m.tensor_ops_fp16;
+          row.tensor_ops_bf16 = m.tensor_ops_bf16;
+          row.tensor_ops_tf32 = m.tensor_ops_tf32;
+          row.tensor_ops_fp64 = m.tensor_ops_fp64;
+          row.tensor_ops_fp8 = m.tensor_ops_fp8;
           row.bytes_l1 = m.bytes_l1;
           row.bytes_l2 = m.bytes_l2;
           row.bytes_dram_read = m.bytes_dram_read;
@@ -203,8 +208,8 @@ store::RankRecords RankState::snapshot(bool complete, int exit_status, bool bloc
           const bool outside = config_.green_ctx_sms > 0 && (partition == 0 || order[i]->context_id != partition);
           store::set_str(row.metrics_provenance, outside ? store::kMetricsOutsidePartition : config_.metrics_provenance.c_str());
         }
-        row.name_id = names.id(order[i]->name);
-        row.launch_index = per_name[order[i]->name]++;
+        row.name_id = names.id(order[i]->name());
+        row.launch_index = per_name[order[i]->name()]++;
         rec.kernels.push_back(row);
       }
       if (!ranges_.empty()) {

@@ -3,6 +3,7 @@
 
 #include "config.hpp"
 #include "counters.hpp"
+#include "kernel_names.hpp"
 #include "metric_join.hpp"
 #include "mpi_stats.hpp"
 #include "names.hpp"
@@ -18,10 +19,12 @@
 
 namespace rtrace::tracer {
 
-// GPU activity as CUPTI delivers it (names still strings).
+// GPU activity as CUPTI delivers it (names still strings, shared per kernel).
 struct GpuKernel {
-  std::string name;      // demangled
-  std::string raw_name;  // as the activity record names it (matched against range names)
+  std::shared_ptr<const KernelName> names;  // KernelNameCache: one per kernel, not per launch
+  const std::string& name() const noexcept { return names->demangled; }
+  // As the activity record names it (matched against range names).
+  const std::string& raw_name() const noexcept { return names->raw; }
   std::uint32_t context_id = 0;
   bool from_graph = false;
   store::KernelRow row{};

@@ -12,11 +12,26 @@
  * through CUDA_MPS_PIPE_DIRECTORY; green contexts split the SMs in multiples
  * of 8 (at least 8), as on Hopper (FAKE_CUDA_NO_GREEN=1: none). A kernel's duration follows from its work
  * and the context's SMs (fake_kernel_ns), so times fall with SMs.
+ *
+ * As strict as cuda.h where rtrace depends on it (issue 31):
+ *  - cuGreenCtxCreate retains the primary context (creating it: a context
+ *    created callback) and cuGreenCtxDestroy releases it;
+ *  - a green context can be current to one thread at a time: making it current
+ *    on a second thread fails (CUDA_ERROR_INVALID_CONTEXT) and says so on stderr
+ *    ("fake libcuda: green context N made current on a second thread");
+ *  - FAKE_CUDA_COMPUTE_MODE=3 (EXCLUSIVE_PROCESS): a process that is not an MPS
+ *    client gets no context (CUDA_ERROR_DEVICE_UNAVAILABLE) while an MPS server
+ *    is alive, which the fake MPS daemon says by the file $FAKE_MPS_SERVER_FILE;
+ *    the attribute reports the mode;
+ *  - an MPS client sees its share of the SMs as the device's SM count.
+ * Modules: cuModuleLoadData(image) reports the image (a string) to CUPTI as
+ * the module's cubin (CUPTI_CBID_RESOURCE_MODULE_LOADED).
  */
 #ifndef RTRACE_TESTS_FAKE_CUDA_H
 #define RTRACE_TESTS_FAKE_CUDA_H
 
 #include <cuda.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -30,7 +45,8 @@ typedef struct FakeCudaWork {
   double dadd, dmul, dfma;     /* FP64 thread instructions */
   double fadd, fmul, ffma;     /* FP32 */
   double hadd, hmul, hfma;     /* FP16 (as the counter counts them) */
-  double tensor_fp16, tensor_fp64; /* math ops */
+  double tensor_fp16, tensor_fp64; /* math ops, by source type */
+  double tensor_bf16, tensor_tf32, tensor_fp8;
   double bytes_l1, bytes_l2, bytes_dram_read, bytes_dram_write;
   double blocks_needed;        /* SMs the kernel can use at most (its grid) */
 } FakeCudaWork;
@@ -59,12 +75,16 @@ typedef struct FakeCudaObserver {
   /* The entry of a driver API call (its CUPTI_DRIVER_TRACE_CBID_*), before the
    * driver looks at the current context: CUPTI's driver-API callback. */
   void (*api_enter)(int cbid, const char* name);
+  /* A module was loaded: its image (the fake's cubin). */
+  void (*module_loaded)(uint32_t module_id, const char* image, size_t size);
 } FakeCudaObserver;
 
 void fakecuda_set_observer(const FakeCudaObserver* observer);
 uint32_t fakecuda_context_id(CUcontext ctx);
 int fakecuda_context_device(CUcontext ctx);
 int fakecuda_context_sms(CUcontext ctx);
+/* The context current on the calling thread (CUPTI's callback data). */
+CUcontext fakecuda_current_context(void);
 /* 1 when this process reached an MPS control daemon in cuInit. */
 int fakecuda_under_mps(void);
 int fakecuda_device_sms(void);

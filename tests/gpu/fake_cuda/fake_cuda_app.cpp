@@ -6,7 +6,8 @@
 // CUPTI has counts to report and the fake driver a time that depends on SMs.
 //
 //   rtrace-fake-cuda-app [--iters N] [--size N] [--graph] [--second-context]
-//                        [--release] [--expect FILE]
+//                        [--release] [--threads N] [--tensor] [--cdp]
+//                        [--grid-scale X] [--expect FILE]
 //
 // Kernels per iteration: triad (memory bound, 2 FLOPs and 24 bytes per
 // element), stencil (more FLOPs, cache reuse), reduce (64 blocks: stops
@@ -14,6 +15,11 @@
 // every iteration; --second-context interleaves the launches with a second
 // context's own kernel; --release releases the primary context before exit
 // (its kernels are then flushed at context destruction, not at exit).
+// --threads N launches each iteration's triad from N threads (the primary
+// context made current on each); --tensor adds an HGEMM with an FFMA epilogue
+// (FP16 tensor ops) and a DMMA kernel (FP64 tensor ops) per iteration; --cdp
+// loads a module that uses dynamic parallelism; --grid-scale X multiplies the
+// triad's grid (another launch configuration, as a library may pick on fewer SMs).
 // --expect writes "kernel<TAB>launches<TAB>fp64 FLOPs<TAB>DRAM bytes" per
 // kernel name: what the counters should sum to. Prints check=ok.
 #include "fake_cuda.h"
@@ -23,7 +29,10 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -42,7 +51,10 @@ struct Totals {
 };
 std::map<std::string, Totals> g_expect;
 
+std::mutex g_expect_mutex;
+
 void count(const char* name, const FakeCudaWork& w) {
+  std::lock_guard<std::mutex> lock(g_expect_mutex);
   Totals& t = g_expect[name];
   ++t.launches;
   t.flops += w.dadd + w.dmul + 2 * w.dfma;
@@ -60,7 +72,9 @@ void launch(CUfunction f, const char* name, const FakeCudaWork& w, unsigned bloc
 int main(int argc, char** argv) {
   int iters = 3;
   double n = 1 << 24;
-  bool graph = false, second = false, release = false;
+  bool graph = false, second = false, release = false, tensor = false, cdp = false;
+  int threads = 0;
+  double grid_scale = 1;
   std::string expect;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -76,6 +90,10 @@ int main(int argc, char** argv) {
     else if (a == "--graph") graph = true;
     else if (a == "--second-context") second = true;
     else if (a == "--release") release = true;
+    else if (a == "--threads") threads = std::atoi(value().c_str());
+    else if (a == "--tensor") tensor = true;
+    else if (a == "--cdp") cdp = true;
+    else if (a == "--grid-scale") grid_scale = std::atof(value().c_str());
     else if (a == "--expect") expect = value();
     else {
       std::fprintf(stderr, "rtrace-fake-cuda-app: unknown argument `%s`\n", a.c_str());
@@ -95,13 +113,23 @@ int main(int argc, char** argv) {
   const char* kGraphA = "_Z12fake_graph_aPd";
   const char* kGraphB = "_Z12fake_graph_bPd";
   const char* kOther = "_Z16fake_other_ctx_kPd";
-  CUfunction triad, stencil, reduce, ga, gb, other;
+  const char* kHgemm = "_Z10fake_hgemmPK6__halfS1_Pf";
+  const char* kDmma = "_Z9fake_dmmaPKdS0_Pd";
+  if (cdp) {
+    // What a module with device-side launches carries (nvcc -rdc, CUDA 12+).
+    static const char kCdpImage[] = "\x7f" "ELF fake cubin .text.__cudaCDP2LaunchDeviceV2 __cudaCDP2GetParameterBufferV2";
+    CUmodule m;
+    check(cuModuleLoadData(&m, kCdpImage), "cuModuleLoadData");
+  }
+  CUfunction triad, stencil, reduce, ga, gb, other, hgemm, dmma;
   check(cuModuleGetFunction(&triad, nullptr, kTriad), "cuModuleGetFunction");
   check(cuModuleGetFunction(&stencil, nullptr, kStencil), "cuModuleGetFunction");
   check(cuModuleGetFunction(&reduce, nullptr, kReduce), "cuModuleGetFunction");
   check(cuModuleGetFunction(&ga, nullptr, kGraphA), "cuModuleGetFunction");
   check(cuModuleGetFunction(&gb, nullptr, kGraphB), "cuModuleGetFunction");
   check(cuModuleGetFunction(&other, nullptr, kOther), "cuModuleGetFunction");
+  check(cuModuleGetFunction(&hgemm, nullptr, kHgemm), "cuModuleGetFunction");
+  check(cuModuleGetFunction(&dmma, nullptr, kDmma), "cuModuleGetFunction");
 
   FakeCudaWork wt{};  // a[i] = b[i] + s * c[i]
   wt.dfma = n;
@@ -120,6 +148,15 @@ int main(int argc, char** argv) {
   wr.bytes_l1 = wr.bytes_l2 = 2 * n;
   wr.bytes_dram_read = 2 * n;
   wr.blocks_needed = 64;
+  FakeCudaWork wh{};  // HGEMM: FP16 tensor ops, an FFMA epilogue (alpha * acc + beta * c)
+  wh.tensor_fp16 = 64 * n;
+  wh.ffma = n / 4;
+  wh.bytes_l1 = wh.bytes_l2 = 4 * n;
+  wh.bytes_dram_read = wh.bytes_dram_write = n;
+  FakeCudaWork wd{};  // DMMA: FP64 tensor ops only
+  wd.tensor_fp64 = 16 * n;
+  wd.bytes_l1 = wd.bytes_l2 = 8 * n;
+  wd.bytes_dram_read = wd.bytes_dram_write = n;
   FakeCudaWork wg{};
   wg.dfma = n / 16;
   wg.bytes_l1 = wg.bytes_l2 = n;
@@ -149,8 +186,19 @@ int main(int argc, char** argv) {
     check(cuCtxSetCurrent(primary), "cuCtxSetCurrent");
   }
   const unsigned blocks = static_cast<unsigned>(n / 256 > 1e6 ? 1e6 : n / 256);
+  const unsigned triad_blocks = static_cast<unsigned>(blocks * grid_scale);
   for (int it = 0; it < iters; ++it) {
-    launch(triad, kTriad, wt, blocks);
+    if (threads > 0) {  // the triad from several threads at once, each in the primary context
+      std::vector<std::thread> pool;
+      for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&] {
+          check(cuCtxSetCurrent(primary), "cuCtxSetCurrent");
+          launch(triad, kTriad, wt, triad_blocks);
+        });
+      for (auto& t : pool) t.join();
+    } else {
+      launch(triad, kTriad, wt, triad_blocks);
+    }
     if (second) {  // interleaved: one launch in the other context between the primary's
       check(cuCtxSetCurrent(ctx2), "cuCtxSetCurrent");
       launch(other, kOther, wg, blocks);
@@ -163,6 +211,10 @@ int main(int argc, char** argv) {
       count(kGraphB, wg);
     }
     launch(reduce, kReduce, wr, 64);
+    if (tensor) {
+      launch(hgemm, kHgemm, wh, 132);
+      launch(dmma, kDmma, wd, 132);
+    }
   }
   check(cuCtxSynchronize(), "cuCtxSynchronize");
   if (graph) {

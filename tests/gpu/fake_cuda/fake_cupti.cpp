@@ -15,7 +15,18 @@
 //    kernel launch, named after the kernel; launches of CUDA graph nodes do not
 //    become ranges (FAKE_CUPTI_GRAPH_RANGES=1: they do);
 //  * under MPS the range profiler is refused with CUPTI_ERROR_NOT_SUPPORTED
-//    (FAKE_CUPTI_PROFILE_UNDER_MPS=1: accepted), the activity API works.
+//    (FAKE_CUPTI_PROFILE_UNDER_MPS=1: accepted), the activity API works;
+//  * one profiling session per device (cupti_profiler_target.h: setting up
+//    profiling "may fail, if any profiling or sampling session is active on
+//    the specified context or its device"): while a context's range profiler
+//    is enabled, cuptiRangeProfilerEnable and cuptiProfilerGetCounterAvailability
+//    for any context of that device fail with CUPTI_ERROR_HARDWARE_BUSY;
+//  * a counter data image holds the ranges it was sized for; later launches
+//    are dropped (cuptiRangeProfilerDecodeData counts them) until it is
+//    initialised again;
+//  * counter access restricted to administrators (the driver's default
+//    NVreg_RestrictProfilingToAdminUsers=1) refuses cuptiProfilerInitialize
+//    with CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (FAKE_CUPTI_INSUFFICIENT_PRIVILEGES=1).
 // Other knobs: FAKE_CUPTI_INSUFFICIENT_PRIVILEGES=1 (counter access refused),
 // FAKE_CUPTI_DROP_RECORD=<kernel name> (that kernel's activity records are
 // dropped and counted), FAKE_CUPTI_CHIP (default GH100),
@@ -126,9 +137,30 @@ void on_api_enter(int cbid, const char* name) {
   CUpti_CallbackData data{};
   data.callbackSite = CUPTI_API_ENTER;
   data.functionName = name;
+  data.context = fakecuda_current_context();  // read before the callback, as CUPTI does
   s->callback(s->userdata, CUPTI_CB_DOMAIN_DRIVER_API, static_cast<CUpti_CallbackId>(cbid), &data);
 }
 void on_context_destroying(CUcontext ctx) { resource_callback(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, ctx); }
+
+void on_module_loaded(uint32_t id, const char* image, size_t size) {
+  CUpti_Subscriber_st* s = g_subscriber;
+  if (!s || g_torn_down || !s->enabled.count({CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED})) return;
+  CUpti_ModuleResourceData module{};
+  module.moduleId = id;
+  module.cubinSize = size;
+  module.pCubin = image;
+  CUpti_ResourceData data{};
+  data.context = fakecuda_current_context();
+  data.resourceDescriptor = &module;
+  s->callback(s->userdata, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED, &data);
+}
+
+// The profiling session active on `ctx`'s device, if any (one per device).
+const CUpti_RangeProfiler_Object* session_on_device_of(CUcontext ctx) {
+  for (const auto& [c, o] : g_profilers)
+    if (fakecuda_context_device(c) == fakecuda_context_device(ctx)) return o;
+  return nullptr;
+}
 
 ImageHeader* header_of(std::uint8_t* image) { return reinterpret_cast<ImageHeader*>(image); }
 const ImageHeader* header_of(const std::uint8_t* image) { return reinterpret_cast<const ImageHeader*>(image); }
@@ -184,7 +216,7 @@ void on_launch_end(const FakeCudaLaunch* l) {
 }
 
 const FakeCudaObserver kObserver = {on_context_created, on_context_destroying, on_launch_begin, on_launch_end,
-                                    on_api_enter};
+                                    on_api_enter, on_module_loaded};
 
 // The metric value of one range, from what the fake kernel did.
 double metric_value(const std::string& name, const RangeSlot& s) {
@@ -212,6 +244,9 @@ double metric_value(const std::string& name, const RangeSlot& s) {
   }
   if (base == "sm__ops_path_tensor_src_fp16") return w.tensor_fp16;
   if (base == "sm__ops_path_tensor_src_fp64") return w.tensor_fp64;
+  if (base == "sm__ops_path_tensor_src_bf16_dst_fp32") return w.tensor_bf16;
+  if (base == "sm__ops_path_tensor_src_tf32_dst_fp32") return w.tensor_tf32;
+  if (base == "sm__ops_path_tensor_src_fp8") return w.tensor_fp8;
   if (base == "l1tex__t_bytes") return w.bytes_l1;
   if (base == "lts__t_bytes") return w.bytes_l2;
   if (base == "dram__bytes_read") return w.bytes_dram_read;
@@ -238,6 +273,7 @@ CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult r, const char** s) {
     case CUPTI_ERROR_NOT_INITIALIZED: *s = "CUPTI_ERROR_NOT_INITIALIZED"; break;
     case CUPTI_ERROR_INVALID_METRIC_NAME: *s = "CUPTI_ERROR_INVALID_METRIC_NAME"; break;
     case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: *s = "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"; break;
+    case CUPTI_ERROR_HARDWARE_BUSY: *s = "CUPTI_ERROR_HARDWARE_BUSY"; break;
     default: *s = "CUPTI_ERROR_UNKNOWN (fake)"; break;
   }
   return CUPTI_SUCCESS;
@@ -355,6 +391,10 @@ CUptiResult CUPTIAPI cuptiProfilerDeInitialize(CUpti_Profiler_DeInitialize_Param
 
 CUptiResult CUPTIAPI cuptiProfilerGetCounterAvailability(CUpti_Profiler_GetCounterAvailability_Params* p) {
   if (poisoned("cuptiProfilerGetCounterAvailability")) return CUPTI_ERROR_NOT_INITIALIZED;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (session_on_device_of(p->ctx ? p->ctx : fakecuda_current_context())) return CUPTI_ERROR_HARDWARE_BUSY;
+  }
   if (!p->pCounterAvailabilityImage) {
     p->counterAvailabilityImageSize = 64;
     return CUPTI_SUCCESS;
@@ -375,6 +415,12 @@ CUptiResult CUPTIAPI cuptiRangeProfilerEnable(CUpti_RangeProfiler_Enable_Params*
   if (env("FAKE_CUPTI_INSUFFICIENT_PRIVILEGES") == "1") return CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
   if (fakecuda_under_mps() && env("FAKE_CUPTI_PROFILE_UNDER_MPS") != "1") return CUPTI_ERROR_NOT_SUPPORTED;
   std::lock_guard<std::mutex> lock(g_mutex);
+  if (!p->ctx) return CUPTI_ERROR_INVALID_CONTEXT;
+  if (session_on_device_of(p->ctx)) {
+    std::fprintf(stderr, "fake libcupti: cuptiRangeProfilerEnable(context %u): a profiling session is active on its "
+                         "device\n", fakecuda_context_id(p->ctx));
+    return CUPTI_ERROR_HARDWARE_BUSY;
+  }
   auto* o = new CUpti_RangeProfiler_Object{};
   o->ctx = p->ctx;
   g_profilers[p->ctx] = o;

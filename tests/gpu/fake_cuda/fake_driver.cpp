@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,8 +28,13 @@ struct CUctx_st {
   int device = 0;
   int sms = 0;
   bool primary = false;
+  bool green = false;
   int refs = 0;
   std::uint64_t clock_ns = 0;  // the context's virtual GPU clock
+  std::atomic<long> current_on{0};  // green: the thread it is current on (cuda.h: one at a time)
+};
+struct CUmod_st {
+  std::uint32_t id = 0;
 };
 struct CUfunc_st {
   std::string name;
@@ -71,6 +77,16 @@ thread_local CUcontext t_current = nullptr;
 std::string env(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
+}
+
+long this_thread() { return static_cast<long>(syscall(SYS_gettid)); }
+
+// EXCLUSIVE_PROCESS compute mode with a live MPS server: only MPS clients get
+// a context (CUDA_ERROR_DEVICE_UNAVAILABLE for anyone else).
+bool device_unavailable() {
+  if (env("FAKE_CUDA_COMPUTE_MODE") != "3" || g_under_mps) return false;
+  const std::string server = env("FAKE_MPS_SERVER_FILE");
+  return !server.empty() && access(server.c_str(), F_OK) == 0;
 }
 
 std::uint64_t now_ns() {
@@ -150,6 +166,44 @@ void api_enter(int cbid, const char* name) {
   if (g_observer && g_observer->api_enter) g_observer->api_enter(cbid, name);
 }
 
+void notify_module(std::uint32_t id, const char* image, std::size_t size) {
+  if (g_observer && g_observer->module_loaded) g_observer->module_loaded(id, image, size);
+}
+
+// Makes `ctx` current on this thread; a green context current on another
+// thread refuses (cuda.h: "a green context can be current to only one thread
+// at a time"), and says so.
+CUresult make_current(CUcontext ctx) {
+  const long me = this_thread();
+  if (ctx && ctx->green) {
+    long expected = 0;
+    if (!ctx->current_on.compare_exchange_strong(expected, me) && expected != me) {
+      std::fprintf(stderr,
+                   "fake libcuda: green context %u made current on a second thread (%ld; current on %ld): "
+                   "a green context can be current to one thread at a time\n",
+                   ctx->id, me, expected);
+      return CUDA_ERROR_INVALID_CONTEXT;
+    }
+  }
+  if (t_current && t_current != ctx && t_current->green) {
+    long mine = me;
+    t_current->current_on.compare_exchange_strong(mine, 0);
+  }
+  t_current = ctx;
+  return CUDA_SUCCESS;
+}
+
+// The primary context, retained once more (created when it does not exist):
+// `created` says whether the caller must report it.
+CUcontext retain_primary(bool& created) {
+  if (!g_primary) {
+    g_primary = new_context(true);
+    created = true;
+  }
+  ++g_primary->refs;
+  return g_primary;
+}
+
 void notify_created(CUcontext c) {
   if (g_observer && g_observer->context_created) g_observer->context_created(c);
 }
@@ -210,6 +264,7 @@ extern "C" {
 // ------------------------------------------------------------ the fake's seam
 void fakecuda_set_observer(const FakeCudaObserver* observer) { g_observer = observer; }
 uint32_t fakecuda_context_id(CUcontext ctx) { return ctx ? ctx->id : 0; }
+CUcontext fakecuda_current_context(void) { return t_current; }
 int fakecuda_context_device(CUcontext ctx) { return ctx ? ctx->device : -1; }
 int fakecuda_context_sms(CUcontext ctx) { return ctx ? ctx->sms : 0; }
 int fakecuda_under_mps(void) { return g_under_mps ? 1 : 0; }
@@ -268,7 +323,9 @@ CUresult cuDeviceGetName(char* name, int len, CUdevice) {
 
 CUresult cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice) {
   switch (a) {
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = g_device_sms; break;
+    // An MPS client sees its share of the SMs.
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = g_under_mps ? g_mps_sms : g_device_sms; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: *v = std::atoi(env("FAKE_CUDA_COMPUTE_MODE").c_str()); break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
     default: *v = 0; break;
@@ -282,12 +339,8 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice) {
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (!g_initialized) return CUDA_ERROR_NOT_INITIALIZED;
-    if (!g_primary) {
-      g_primary = new_context(true);
-      created = true;
-    }
-    ++g_primary->refs;
-    *pctx = g_primary;
+    if (device_unavailable()) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+    *pctx = retain_primary(created);
   }
   if (created) notify_created(*pctx);
   return CUDA_SUCCESS;
@@ -316,9 +369,10 @@ CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams*, unsigned int, CUdevice
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (!g_initialized) return CUDA_ERROR_NOT_INITIALIZED;
+    if (device_unavailable()) return CUDA_ERROR_DEVICE_UNAVAILABLE;
     *pctx = new_context(false);
   }
-  t_current = *pctx;
+  make_current(*pctx);
   notify_created(*pctx);
   return CUDA_SUCCESS;
 }
@@ -333,8 +387,7 @@ CUresult cuCtxDestroy(CUcontext ctx) {
 
 CUresult cuCtxSetCurrent(CUcontext ctx) {
   api_enter(303, "cuCtxSetCurrent");
-  t_current = ctx;
-  return CUDA_SUCCESS;
+  return make_current(ctx);
 }
 
 CUresult cuCtxGetCurrent(CUcontext* ctx) {
@@ -346,6 +399,17 @@ CUresult cuCtxGetCurrent(CUcontext* ctx) {
 CUresult cuCtxSynchronize(void) {
   api_enter(17, "cuCtxSynchronize");
   return t_current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult cuModuleLoadData(CUmodule* module, const void* image) {
+  api_enter(19, "cuModuleLoadData");
+  if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
+  if (!t_current) return CUDA_ERROR_INVALID_CONTEXT;
+  static std::atomic<std::uint32_t> next{1};
+  *module = new CUmod_st{next++};
+  const char* bytes = static_cast<const char*>(image);
+  notify_module((*module)->id, bytes, std::strlen(bytes));
+  return CUDA_SUCCESS;
 }
 
 CUresult cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) {
@@ -438,16 +502,31 @@ CUresult cuDevResourceGenerateDesc(CUdevResourceDesc* desc, CUdevResource* resou
 
 CUresult cuGreenCtxCreate(CUgreenCtx* g, CUdevResourceDesc desc, CUdevice, unsigned int) {
   if (!g || !desc) return CUDA_ERROR_INVALID_VALUE;
-  CUcontext c;
+  CUcontext c, primary;
+  bool primary_created = false;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (g_under_mps) return CUDA_ERROR_NOT_SUPPORTED;  // green contexts are not for MPS clients here
+    if (device_unavailable()) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+    // cuda.h: "This API will retain the primary context on device dev".
+    primary = retain_primary(primary_created);
     c = new_context(false);
     c->sms = desc->sms;
+    c->green = true;
   }
+  if (primary_created) notify_created(primary);
   *g = new CUgreenCtx_st{desc->sms, c};
   notify_created(c);
   return CUDA_SUCCESS;
+}
+
+CUresult cuGreenCtxDestroy(CUgreenCtx g) {
+  if (!g) return CUDA_ERROR_INVALID_VALUE;
+  notify_destroying(g->ctx);
+  if (t_current == g->ctx) t_current = nullptr;
+  delete g->ctx;
+  delete g;
+  return cuDevicePrimaryCtxRelease(0);  // the retain of cuGreenCtxCreate
 }
 
 CUresult cuCtxFromGreenCtx(CUcontext* ctx, CUgreenCtx g) {

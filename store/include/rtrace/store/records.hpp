@@ -227,7 +227,14 @@ struct KernelRow {
   double flops_fp64;
   double flops_fp32;
   double flops_fp16;
-  double tensor_ops;
+  double tensor_ops;             // all tensor-core math ops (the sum of the five below where they exist)
+  // Tensor-core math ops by source type (schema 1.8; NaN: not counted, e.g.
+  // FP8 on a chip without it): each is judged against its own tensor ceiling.
+  double tensor_ops_fp16;
+  double tensor_ops_bf16;
+  double tensor_ops_tf32;
+  double tensor_ops_fp64;
+  double tensor_ops_fp8;
   double bytes_l1;
   double bytes_l2;
   double bytes_dram_read;
