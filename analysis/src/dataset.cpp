@@ -47,6 +47,7 @@ void add_metrics(RankKernel& acc, const store::KernelRow& m) {
   c.flops_fp32 = m.flops_fp32;
   c.flops_fp16 = m.flops_fp16;
   c.tensor_ops = m.tensor_ops;
+  c.tensor_by_source = {m.tensor_ops_fp16, m.tensor_ops_bf16, m.tensor_ops_tf32, m.tensor_ops_fp64, m.tensor_ops_fp8};
   c.bytes[0] = m.bytes_l1;
   c.bytes[1] = m.bytes_l2;
   c.bytes[3] = nan_add(m.bytes_dram_read, m.bytes_dram_write);
@@ -396,6 +397,23 @@ void RankFolder::add(const store::RankRecords& rec) {
         p.trace = &row;
       }
     }
+    // A count joins its launch only with the same grid and block sizes (with
+    // another SM count a library may launch the same kernel split otherwise:
+    // issue 31); the launcher already leaves such counts out, older files may hold them.
+    std::int64_t other_shape = 0;
+    for (auto& [key, p] : launches) {
+      if (!p.trace || !p.metrics || p.trace == p.metrics) continue;
+      const store::KernelRow& t = *p.trace;
+      const store::KernelRow& m = *p.metrics;
+      if (t.grid_x != m.grid_x || t.grid_y != m.grid_y || t.grid_z != m.grid_z || t.block_x != m.block_x ||
+          t.block_y != m.block_y || t.block_z != m.block_z) {
+        p.metrics = nullptr;
+        ++other_shape;
+      }
+    }
+    if (other_shape > 0)
+      warn("rank " + std::to_string(rec.info.rank) + ": " + std::to_string(other_shape) +
+           " kernel launch(es) without counts: the metrics run launched them with other grid or block sizes");
     // Per-name kernel slots, resolved once per name id.
     std::unordered_map<std::int64_t, RankKernel*> by_name;
     for (const auto& [key, p] : launches) {
@@ -665,6 +683,8 @@ Configuration combine_repeats(const std::vector<store::SweepPointRow>& rows, con
       k.counts.flops_fp32 = med([](const KernelAtPoint& x) { return x.counts.flops_fp32; });
       k.counts.flops_fp16 = med([](const KernelAtPoint& x) { return x.counts.flops_fp16; });
       k.counts.tensor_ops = med([](const KernelAtPoint& x) { return x.counts.tensor_ops; });
+      for (int i = 0; i < kTensorSourceCount; ++i)
+        k.counts.tensor_by_source[i] = med([i](const KernelAtPoint& x) { return x.counts.tensor_by_source[i]; });
       k.counts.flops_unsplit = med([](const KernelAtPoint& x) { return x.counts.flops_unsplit; });
       for (int i = 0; i < kLevelCount; ++i)
         k.counts.bytes[i] = med([i](const KernelAtPoint& x) { return x.counts.bytes[i]; });

@@ -60,6 +60,31 @@ const Ceiling* CeilingSet::peak(const std::string& precision, bool tensor) const
   return best;
 }
 
+const Ceiling* CeilingSet::tensor_peak(const std::string& precision) const noexcept {
+  const Ceiling* best = nullptr;
+  for (const auto& c : all_) {
+    if (c.kind != "compute" || c.precision != precision || c.variant.rfind("mma", 0) != 0 || !available(c.value) ||
+        c.value <= 0)
+      continue;
+    if (!best || c.value > best->value) best = &c;
+  }
+  return best;
+}
+
+const char* tensor_source_key(int source) noexcept {
+  static const char* const kKeys[kTensorSourceCount] = {"fp16", "bf16", "tf32", "fp64", "fp8"};
+  return source >= 0 && source < kTensorSourceCount ? kKeys[source] : "";
+}
+
+std::string Counts::tensor_precision() const {
+  int best = -1;
+  for (int i = 0; i < kTensorSourceCount; ++i)
+    if (available(tensor_by_source[i]) && tensor_by_source[i] > 0 &&
+        (best < 0 || tensor_by_source[i] > tensor_by_source[best]))
+      best = i;
+  return best < 0 ? "" : tensor_source_key(best);
+}
+
 double Counts::total_flops() const noexcept {
   double t = kNaN;
   // tensor_ops are math ops (multiply-accumulates): 2 FLOPs each, as the ERT's tensor ceilings count.
@@ -89,12 +114,14 @@ void Counts::add(const Counts& b) noexcept {
   flops_fp32 = nan_add(flops_fp32, b.flops_fp32);
   flops_fp16 = nan_add(flops_fp16, b.flops_fp16);
   tensor_ops = nan_add(tensor_ops, b.tensor_ops);
+  for (int i = 0; i < kTensorSourceCount; ++i) tensor_by_source[i] = nan_add(tensor_by_source[i], b.tensor_by_source[i]);
   flops_unsplit = nan_add(flops_unsplit, b.flops_unsplit);
   for (int i = 0; i < kLevelCount; ++i) bytes[i] = nan_add(bytes[i], b.bytes[i]);
 }
 
 void Counts::scale(double f) noexcept {
   flops_fp64 *= f; flops_fp32 *= f; flops_fp16 *= f; tensor_ops *= f; flops_unsplit *= f;
+  for (double& t : tensor_by_source) t *= f;
   for (double& b : bytes) b *= f;
 }
 
@@ -109,9 +136,21 @@ RooflineEval evaluate(const KernelAtPoint& k, const CeilingSet& ceilings) {
     double b = k.counts.bytes[i];
     if (available(b) && b > 0) e.ai[i] = e.flops / b;
   }
-  e.precision = k.counts.dominant_precision();
+  // The compute roof: a kernel whose tensor FLOPs are most of its work is
+  // judged against the tensor ceiling of its largest source type (an HGEMM
+  // with an FFMA epilogue against FP16's, a DMMA kernel against FP64's), any
+  // other against its dominant scalar precision's non-tensor ceilings. Files
+  // before schema 1.8 know tensor ops only as a sum: as before, any ceiling.
+  const std::string tensor = k.counts.tensor_precision();
+  double scalar_flops = kNaN;
+  for (double v : {k.counts.flops_fp64, k.counts.flops_fp32, k.counts.flops_fp16, k.counts.flops_unsplit})
+    scalar_flops = nan_add(scalar_flops, v);
+  const bool tensor_bound = !tensor.empty() && (!available(scalar_flops) || 2.0 * k.counts.tensor_ops >= scalar_flops);
+  e.precision = tensor_bound ? tensor : k.counts.dominant_precision();
+  const Ceiling* compute = tensor_bound ? ceilings.tensor_peak(tensor)
+                                        : ceilings.peak(e.precision, tensor.empty() && k.counts.uses_tensor());
   double bound = kNaN;
-  if (const Ceiling* peak = ceilings.peak(e.precision, k.counts.uses_tensor())) {
+  if (const Ceiling* peak = compute) {
     e.peak_name = peak->name;
     e.peak_gflops = peak->value;
     bound = peak->value;
@@ -140,7 +179,7 @@ StepFactors decompose(const RooflineEval& a, const RooflineEval& b, const Ceilin
       b.binding.empty())
     return f;
   if (b.compute_bound()) {
-    const Ceiling* pa = ca.peak(b.precision, b.peak_name.find("TC") == 0);
+    const Ceiling* pa = b.peak_name.find("TC") == 0 ? ca.tensor_peak(b.precision) : ca.peak(b.precision, false);
     if (!pa) return f;
     f.basis = "compute";
     f.basis_ceiling = b.peak_name;

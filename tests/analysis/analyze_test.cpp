@@ -144,6 +144,30 @@ TEST(Analyze, TraceOnlyLaunchesJoinMetricsByNameAndLaunchOrder) {
   EXPECT_NEAR(k.metric_coverage, 1.0, 1e-12);
 }
 
+// Issue 31, item 7: a count of the same kernel and launch index but another
+// grid (a library's other split on another SM count) must not join the launch.
+TEST(Analyze, ACountJoinsOnlyALaunchOfTheSameGridAndBlock) {
+  store::RankRecords rr = synth::rank(0, 1.0, "cuda-metrics");
+  for (int i = 0; i < 3; ++i) {
+    rr.kernels.push_back(synth::kernel_launch(rr, "gemm", i, 1000 * i, 100, 64, false));
+    auto m = synth::kernel_launch(rr, "gemm", i, 0, 999, i == 2 ? 128 : 64, true);  // launch 2: split otherwise
+    m.start_ns = m.end_ns = 0;
+    m.flops_fp64 = 10;
+    rr.kernels.push_back(m);
+  }
+  PointAggregate agg = aggregate_ranks({rr});
+  ASSERT_EQ(agg.kernels.size(), 1u);
+  const auto& k = agg.kernels[0];
+  EXPECT_EQ(k.calls, 3);
+  EXPECT_NEAR(k.counts.flops_fp64, 20, 1e-12);  // launches 0 and 1 only
+  EXPECT_NEAR(k.metric_coverage, 2.0 / 3.0, 1e-12);
+  bool warned = false;
+  for (const auto& w : agg.rank_warnings)
+    warned |= w.find("1 kernel launch(es) without counts: the metrics run launched them with other grid or block "
+                     "sizes") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
 TEST(Analyze, PhiMatchesHandComputation) {
   // Platform A: eta 0.5 (50 of 100 GFLOP/s); platform B: eta 0.25. Phi = 2 / (1/0.5 + 1/0.25) = 1/3.
   std::string a = temp_path("pp-a"), b = temp_path("pp-b");

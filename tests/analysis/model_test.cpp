@@ -251,3 +251,66 @@ TEST(AnalysisModel, TensorCeilingsOfEitherMmaKindServeOnlyTensorKernels) {
   ASSERT_NE(h100.peak("fp16", false), nullptr);
   EXPECT_EQ(h100.peak("fp16", false)->name, "FP16 half2");  // neither tensor ceiling caps a non-tensor kernel
 }
+
+// Issue 31, item 6: a kernel was judged against the FP16 tensor roof only when
+// it had no scalar FLOPs, and against FP16's whatever its tensor source type:
+// an HGEMM with an FFMA epilogue landed on the FP32 roof, a DMMA kernel on
+// FP16's. With tensor ops per source type, tensor-dominated work is judged
+// against the tensor ceiling of its own type, scalar-dominated work against
+// the scalar roof.
+namespace {
+CeilingSet h100_tc() {
+  return CeilingSet({bw("HBM", 3000), peak("FP64 FMA", "fp64", "fma", 60000), peak("FP32 FMA", "fp32", "fma", 60000),
+                     peak("FP16 half2", "fp16", "half2", 120000), peak("TC FP16->FP32", "fp16", "mma", 800000),
+                     peak("TC FP64", "fp64", "mma", 60000 * 1.1)});
+}
+KernelAtPoint tensor_kernel(double fp16_ops, double fp64_ops, double bf16_ops, double ffma_flops, double dfma_flops) {
+  KernelAtPoint k = kernel(dfma_flops > 0 ? dfma_flops : kNaN, 1e9, 1.0);
+  k.kind = "gpu-kernel";
+  if (ffma_flops > 0) k.counts.flops_fp32 = ffma_flops;
+  k.counts.tensor_by_source = {fp16_ops, bf16_ops, kNaN, fp64_ops, kNaN};
+  k.counts.tensor_ops = 0;
+  for (double v : {fp16_ops, fp64_ops, bf16_ops})
+    if (available(v)) k.counts.tensor_ops += v;
+  return k;
+}
+}  // namespace
+
+TEST(AnalysisModel, AnHgemmWithAnFfmaEpilogueIsJudgedAgainstTheFp16TensorRoof) {
+  const RooflineEval e = evaluate(tensor_kernel(1e12, kNaN, kNaN, 1e9, 0), h100_tc());
+  EXPECT_EQ(e.precision, "fp16");
+  EXPECT_EQ(e.peak_name, "TC FP16->FP32");
+  EXPECT_DOUBLE_EQ(e.flops, 2e12 + 1e9);
+}
+
+TEST(AnalysisModel, ADmmaKernelIsJudgedAgainstTheFp64TensorRoof) {
+  const RooflineEval e = evaluate(tensor_kernel(kNaN, 1e12, kNaN, 0, 0), h100_tc());
+  EXPECT_EQ(e.precision, "fp64");
+  EXPECT_EQ(e.peak_name, "TC FP64");
+  // Its few scalar DFMAs do not move it to the FP64 FMA roof.
+  const RooflineEval f = evaluate(tensor_kernel(kNaN, 1e12, kNaN, 0, 1e10), h100_tc());
+  EXPECT_EQ(f.peak_name, "TC FP64");
+}
+
+TEST(AnalysisModel, ScalarWorkWithALittleTensorWorkIsJudgedAgainstTheScalarRoof) {
+  // 1e12 DFMA FLOPs and 1e9 DMMA ops: the FP64 FMA roof, not the higher TC FP64.
+  const RooflineEval e = evaluate(tensor_kernel(kNaN, 1e9, kNaN, 0, 1e12), h100_tc());
+  EXPECT_EQ(e.precision, "fp64");
+  EXPECT_EQ(e.peak_name, "FP64 FMA");
+}
+
+TEST(AnalysisModel, TensorWorkWithoutAMeasuredCeilingOfItsTypeGetsNoComputeRoof) {
+  // BF16 GEMM: the ERT measures no BF16 tensor ceiling; FP16's is not claimed for it.
+  const RooflineEval e = evaluate(tensor_kernel(kNaN, kNaN, 1e12, 0, 0), h100_tc());
+  EXPECT_EQ(e.precision, "bf16");
+  EXPECT_TRUE(e.peak_name.empty()) << e.peak_name;
+  EXPECT_EQ(e.binding, "DRAM");  // the memory roof still holds
+}
+
+TEST(AnalysisModel, TensorOpsWithoutTheirSourceTypeKeepTheOldRule) {
+  // A file before schema 1.8: tensor_ops only; no scalar FLOPs -> FP16's tensor roof, as before.
+  KernelAtPoint k = kernel(kNaN, 1e9, 1.0);
+  k.counts.tensor_ops = 1e12;
+  const RooflineEval e = evaluate(k, h100_tc());
+  EXPECT_EQ(e.peak_name, "TC FP16->FP32");
+}

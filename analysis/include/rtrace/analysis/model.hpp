@@ -66,15 +66,25 @@ class CeilingSet {
   // The peak for a precision: the highest compute ceiling of that precision,
   // tensor ("mma") ceilings only when `tensor` (a kernel that used tensor cores).
   const Ceiling* peak(const std::string& precision, bool tensor = false) const noexcept;
+  // The highest tensor-core ("mma") ceiling of a source precision ("fp16",
+  // "fp64"); nullptr when none was measured (the ERT measures no BF16, TF32
+  // or FP8 tensor ceiling: such kernels get no compute roof).
+  const Ceiling* tensor_peak(const std::string& precision) const noexcept;
 
  private:
   std::vector<Ceiling> all_;
 };
 
+// Tensor-core source types, in KernelRow's order (tensor_ops_fp16 ... _fp8).
+inline constexpr int kTensorSourceCount = 5;
+const char* tensor_source_key(int source) noexcept;  // "fp16", "bf16", "tf32", "fp64", "fp8"
+
 // Operation counts of one kernel at one point, summed over ranks.
 struct Counts {
   double flops_fp64 = kNaN, flops_fp32 = kNaN, flops_fp16 = kNaN;
   double tensor_ops = kNaN;                            // tensor-core math ops (GPU); FLOPs = 2 x this
+  // tensor_ops by source type (run files >= 1.8; NaN: not counted).
+  std::array<double, kTensorSourceCount> tensor_by_source{kNaN, kNaN, kNaN, kNaN, kNaN};
   // FLOPs whose precision the source cannot tell (AMD's PMU): in the total,
   // in no precision, so they select no compute ceiling.
   double flops_unsplit = kNaN;
@@ -83,6 +93,8 @@ struct Counts {
   double total_flops() const noexcept;                  // NaN when no precision was counted
   std::string dominant_precision() const;               // precision with most FLOPs ("" if none)
   bool uses_tensor() const noexcept { return available(tensor_ops) && tensor_ops > 0; }
+  // The tensor source type with the most ops ("" when none was counted by type).
+  std::string tensor_precision() const;
   bool any_bytes() const noexcept;
   // Adds b into this (NaN + x = x: a count present anywhere is present).
   void add(const Counts& b) noexcept;
