@@ -3,20 +3,31 @@
 #include "rtrace/launcher/process.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 
 namespace rtrace::launcher {
 
-namespace {
-GpuInfo detect_real_gpu();
+const char* compute_mode_name(int mode) noexcept {
+  switch (mode) {
+    case kComputeModeDefault: return "DEFAULT";
+    case kComputeModeProhibited: return "PROHIBITED";
+    case kComputeModeExclusiveProcess: return "EXCLUSIVE_PROCESS";
+    default: return "unknown";
+  }
 }
 
 GpuInfo parse_fake_gpu(const std::string& spec) {
@@ -54,8 +65,12 @@ GpuInfo parse_fake_gpu(const std::string& spec) {
     } else if (key == "cuda") {
       if (value != "0" && value != "1") throw std::invalid_argument("cuda=`" + value + "` is not 0 or 1");
       g.fake_cuda = value == "1";
+    } else if (key == "mode") {
+      if (value != "0" && value != "2" && value != "3")
+        throw std::invalid_argument("mode=`" + value + "` is not a compute mode (0, 2 or 3)");
+      g.compute_mode = std::stoi(value);
     } else {
-      throw std::invalid_argument("unknown key `" + key + "` (expected sms, name, cc, ert, probe, cuda)");
+      throw std::invalid_argument("unknown key `" + key + "` (expected sms, name, cc, ert, probe, cuda, mode)");
     }
   }
   if (g.sm_count < 1) throw std::invalid_argument("no sms=N");
@@ -63,7 +78,7 @@ GpuInfo parse_fake_gpu(const std::string& spec) {
 }
 
 GpuInfo detect_gpu() {
-  GpuInfo real = detect_real_gpu();
+  GpuInfo real = detect_gpu_with("libcuda.so.1");
   const char* fake = std::getenv("RTRACE_TEST_FAKE_GPU");
   if (!fake) return real;
   if (real.found) {
@@ -82,13 +97,32 @@ GpuInfo detect_gpu() {
 }
 
 namespace {
-GpuInfo detect_real_gpu() {
-  GpuInfo info;
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+
+// In the child (rtrace has no threads when it asks): the facts as
+// "key=value" lines on `fd`, then its private directory removed and _exit.
+[[noreturn]] void answer(int fd, const std::string& text, const char* private_dir) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  if (private_dir) rmdir(private_dir);
+  _exit(0);
+}
+
+[[noreturn]] void probe_driver(const std::string& libcuda, int fd) {
+  // Never an MPS client: no share, and a pipe directory where no daemon is.
+  unsetenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+  char dir[] = "/tmp/rtrace-gpu-probe-XXXXXX";
+  const bool private_dir = mkdtemp(dir) != nullptr;
+  setenv("CUDA_MPS_PIPE_DIRECTORY", private_dir ? dir : "/nonexistent/rtrace-no-mps", 1);
+  setenv("CUDA_MPS_LOG_DIRECTORY", private_dir ? dir : "/nonexistent/rtrace-no-mps", 1);
+  const char* remove_at_end = private_dir ? dir : nullptr;
+  void* lib = dlopen(libcuda.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char* e = dlerror();
-    info.why_not = std::string("no GPU found (libcuda.so.1 not loadable: ") + (e ? e : "unknown") + ")";
-    return info;
+    answer(fd, std::string("why=no GPU found (") + libcuda + " not loadable: " + (e ? e : "unknown") + ")\n", remove_at_end);
   }
   using InitFn = int (*)(unsigned);
   using CountFn = int (*)(int*);
@@ -100,36 +134,110 @@ GpuInfo detect_real_gpu() {
   auto cu_get = reinterpret_cast<GetFn>(dlsym(lib, "cuDeviceGet"));
   auto cu_attr = reinterpret_cast<AttrFn>(dlsym(lib, "cuDeviceGetAttribute"));
   auto cu_name = reinterpret_cast<NameFn>(dlsym(lib, "cuDeviceGetName"));
-  if (!cu_init || !cu_count || !cu_get || !cu_attr) {
-    info.why_not = "no GPU found (libcuda.so.1 lacks the driver API entry points)";
-    return info;  // the library stays loaded: unloading a driver is never worth it
-  }
-  if (int rc = cu_init(0); rc != 0) {
-    info.why_not = "no GPU found (cuInit failed with CUDA error " + std::to_string(rc) + ")";
-    return info;
-  }
+  if (!cu_init || !cu_count || !cu_get || !cu_attr)
+    answer(fd, "why=no GPU found (" + libcuda + " lacks the driver API entry points)\n", remove_at_end);
+  if (int rc = cu_init(0); rc != 0) answer(fd, "why=no GPU found (cuInit failed with CUDA error " + std::to_string(rc) + ")\n",
+                                            remove_at_end);
   int n = 0;
-  if (cu_count(&n) != 0 || n <= 0) {
-    info.why_not = "no GPU found (the driver reports no CUDA device)";
-    return info;
-  }
+  if (cu_count(&n) != 0 || n <= 0) answer(fd, "why=no GPU found (the driver reports no CUDA device)\n", remove_at_end);
   int dev = 0;
   cu_get(&dev, 0);
-  int sms = 0;
-  constexpr int kMultiprocessorCount = 16;  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+  int sms = 0, major = -1, minor = -1, mode = -1;
+  constexpr int kMultiprocessorCount = 16, kComputeMode = 20, kCcMajor = 75, kCcMinor = 76;  // CU_DEVICE_ATTRIBUTE_*
   cu_attr(&sms, kMultiprocessorCount, dev);
+  if (cu_attr(&major, kCcMajor, dev) != 0) major = -1;
+  if (cu_attr(&minor, kCcMinor, dev) != 0) minor = -1;
+  if (cu_attr(&mode, kComputeMode, dev) != 0) mode = -1;
   char name[256] = {};
   if (cu_name) cu_name(name, sizeof name, dev);
+  for (char& c : name)
+    if (c == '\n') c = ' ';
+  answer(fd, "found=1\ncount=" + std::to_string(n) + "\nsms=" + std::to_string(sms) + "\nmajor=" + std::to_string(major) +
+       "\nminor=" + std::to_string(minor) + "\nmode=" + std::to_string(mode) + "\nname=" + name + "\n",
+         remove_at_end);
+}
+
+}  // namespace
+
+GpuInfo detect_gpu_with(const std::string& libcuda, double timeout_s) {
+  GpuInfo info;
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    info.why_not = std::string("no GPU found (pipe2: ") + std::strerror(errno) + ")";
+    return info;
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    probe_driver(libcuda, fds[1]);
+  }
+  close(fds[1]);
+  if (pid < 0) {
+    close(fds[0]);
+    info.why_not = std::string("no GPU found (fork: ") + std::strerror(errno) + ")";
+    return info;
+  }
+  // The answer, bounded in time: a hung driver costs timeout_s, never the sweep.
+  std::string text;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  bool timed_out = false;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    const int r = poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) continue;
+    char buf[512];
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  close(fds[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    info.why_not = "no GPU found (the driver did not answer within " + std::to_string(static_cast<int>(timeout_s)) + " s)";
+    return info;
+  }
+  std::map<std::string, std::string> kv;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    const auto nl = text.find('\n', begin);
+    const std::string line = text.substr(begin, nl == std::string::npos ? std::string::npos : nl - begin);
+    begin = nl == std::string::npos ? text.size() : nl + 1;
+    if (const auto eq = line.find('='); eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  if (kv["found"] != "1") {
+    info.why_not = kv.count("why") ? kv["why"]
+                                   : "no GPU found (the driver probe ended without an answer: " +
+                                         std::string(WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                                                         : "exit " + std::to_string(WEXITSTATUS(status))) +
+                                         ")";
+    return info;
+  }
+  auto number = [&](const char* key) {
+    try {
+      return std::stoi(kv[key]);
+    } catch (...) {
+      return -1;
+    }
+  };
   info.found = true;
-  info.device_count = n;
-  info.sm_count = sms;
-  info.name = name;
-  int major = -1, minor = -1;
-  if (cu_attr(&major, 75, dev) == 0) info.cc_major = major;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
-  if (cu_attr(&minor, 76, dev) == 0) info.cc_minor = minor;  // ..._MINOR
+  info.device_count = number("count");
+  info.sm_count = number("sms");
+  info.name = kv["name"];
+  info.cc_major = number("major");
+  info.cc_minor = number("minor");
+  info.compute_mode = number("mode");
   return info;
 }
-}  // namespace
 
 SmsMerge merge_equal_sm_grants(const std::vector<std::int64_t>& requested, int device_sms) {
   SmsMerge m;

@@ -1,11 +1,13 @@
 // The metrics run(s) of an sms point. See metrics_pass.hpp.
 #include "rtrace/launcher/metrics_pass.hpp"
 
+#include "rtrace/launcher/mps.hpp"
 #include "rtrace/launcher/process.hpp"
 #include "rtrace/launcher/rank_collector.hpp"
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -63,14 +65,17 @@ std::string metrics_provenance_in_trace_dir(const std::string& trace_dir) {
   return out;
 }
 
+std::string counters_denied_line(const std::string& detail) {
+  return "GPU performance counters not permitted (" + detail +
+         "): run as root or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0";
+}
+
 std::optional<std::string> cuda_tracing_failure(const GpuTraceStatus& s, bool metrics_required) {
   if (s.worst == "no-cupti") return "GPU tracing impossible: CUPTI missing: " + s.detail;
   if (s.worst == "trace-failed") return "GPU tracing failed: " + s.detail;
-  if (s.worst == "metrics-denied")
-    return "GPU performance counters not permitted (" + s.detail +
-           "): run as root or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0";
-  if (metrics_required && (s.worst == "metrics-refused" || s.worst == "metrics-failed"))
-    return "GPU kernel metrics unavailable: " + s.detail;
+  if (!metrics_required) return std::nullopt;  // times are traced; counts are a bonus (--tracer auto)
+  if (s.worst == "metrics-denied") return counters_denied_line(s.detail);
+  if (s.worst == "metrics-refused" || s.worst == "metrics-failed") return "GPU kernel metrics unavailable: " + s.detail;
   return std::nullopt;
 }
 
@@ -89,6 +94,13 @@ MetricsPassResult MetricsPassStage::run(const SweepPoint& p, const PointCommand&
                                         Progress& progress, int ordinal) {
   MetricsPassResult out;
   const std::string dir = trace_dir + "-metrics";
+  // Counters restricted to administrators (the driver's default): every later
+  // point would be refused the same way; its times are kept.
+  if (!denied_.empty()) {
+    out.log.push_back("warning: no kernel counts: GPU performance counters are restricted to administrators (seen at " +
+                      denied_at_ + ": " + denied_ + "); the point keeps its kernel times");
+    return out;
+  }
   auto fresh_dir = [&](const std::string& d) {
     std::error_code ec;
     fs::remove_all(d, ec);
@@ -123,6 +135,23 @@ MetricsPassResult MetricsPassStage::run(const SweepPoint& p, const PointCommand&
     out.failure = std::string("the metrics run ") + where + " failed (" + describe(r) + ")";
     return true;
   };
+  // CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (NVreg_RestrictProfilingToAdminUsers=1,
+  // the driver's default): nowhere else helps. --tracer cuda-metrics fails the
+  // point; --tracer auto keeps its times and says why there are no counts and
+  // what would give them (issue 31).
+  auto counters_denied = [&](const GpuTraceStatus& st) {
+    if (launch_.metrics_required) {
+      out.failure = counters_denied_line(st.detail);
+      return;
+    }
+    denied_ = st.detail;
+    denied_at_ = p.label();
+    const std::string line = "no kernel counts: GPU performance counters are restricted to administrators (" +
+                             st.detail + "): the points keep their kernel times; for counts run rtrace as root, or "
+                             "have the NVIDIA driver loaded with NVreg_RestrictProfilingToAdminUsers=0";
+    out.log.push_back("warning: " + line);
+    progress.note("warning: " + line);
+  };
 
   bool inside = refused_.empty();
   if (!inside)
@@ -136,7 +165,11 @@ MetricsPassResult MetricsPassStage::run(const SweepPoint& p, const PointCommand&
     const ProcessResult r = run_in(pass_env(cmd.env, store::kMetricsInPartition), "inside the partition");
     if (process_failed(r, "inside the partition")) return out;
     const GpuTraceStatus st = gpu_status_in_trace_dir(dir);
-    if (st.worst == "metrics-denied" || st.worst == "no-cupti" || st.worst == "trace-failed") {
+    if (st.worst == "metrics-denied") {
+      counters_denied(st);
+      return out;
+    }
+    if (st.worst == "no-cupti" || st.worst == "trace-failed") {
       out.failure = cuda_tracing_failure(st, true);
       return out;
     }
@@ -159,21 +192,55 @@ MetricsPassResult MetricsPassStage::run(const SweepPoint& p, const PointCommand&
   // granted the whole device has no partition to leave; any other is tried in
   // a green context of its SMs (the tracer makes it current for the app's
   // driver calls; the launches that ran in it are "in-partition", those that
-  // did not, on the whole device, "replayed outside the partition").
-  if (!fresh_dir(dir) || !fresh_dir(dir + "/no-mps")) {
-    out.failure = "cannot create the scratch directory " + dir;
-    return out;
+  // did not, on the whole device, "replayed outside the partition"), and when
+  // that is refused (a launch from a second thread, a profiler that would not
+  // take the green context), on the whole device.
+  // rtrace's MPS server holds the device in EXCLUSIVE_PROCESS compute mode (the
+  // mode MPS recommends): a process that is not its client gets no context
+  // while it lives, so it is stopped first (the daemon starts a new one for the
+  // next point's first client).
+  if (launch_.mps && launch_.mps->running()) {
+    const MpsServerStop stopped = launch_.mps->stop_servers();
+    if (!stopped.ok && launch_.gpu.compute_mode == kComputeModeExclusiveProcess) {
+      out.failure = "the run outside the partition needs the device, but rtrace's MPS server did not stop (" +
+                    stopped.report + ") and the GPU is in EXCLUSIVE_PROCESS compute mode";
+      return out;
+    }
+    out.log.push_back(std::string(stopped.ok ? "info: " : "warning: ") + stopped.report);
   }
-  Environment env = outside_partition_env(cmd.env, launch_.base, dir + "/no-mps");
   const bool whole_device = launch_.gpu.sm_count > 0 && cmd.partition.sms >= launch_.gpu.sm_count;
-  if (!whole_device) env.set("RTRACE_GREEN_CTX_SMS", std::to_string(cmd.partition.sms));
-  const ProcessResult r = run_in(pass_env(env, store::kMetricsInPartition),
-                                 whole_device ? "on the whole device" : "in a green context");
-  if (process_failed(r, "outside MPS")) return out;
-  const GpuTraceStatus st = gpu_status_in_trace_dir(dir);
-  if (auto f = cuda_tracing_failure(st, false)) {
-    out.failure = f;
-    return out;
+  auto outside_run = [&](bool green, GpuTraceStatus& st) -> bool {
+    if (!fresh_dir(dir) || !fresh_dir(dir + "/no-mps")) {
+      out.failure = "cannot create the scratch directory " + dir;
+      return false;
+    }
+    Environment env = outside_partition_env(cmd.env, launch_.base, dir + "/no-mps");
+    if (green) env.set("RTRACE_GREEN_CTX_SMS", std::to_string(cmd.partition.sms));
+    const char* provenance = green || whole_device ? store::kMetricsInPartition : store::kMetricsOutsidePartition;
+    const ProcessResult r = run_in(pass_env(env, provenance), whole_device ? "on the whole device"
+                                                              : green    ? "in a green context"
+                                                                         : "outside the partition");
+    if (process_failed(r, "outside MPS")) return false;
+    st = gpu_status_in_trace_dir(dir);
+    if (st.worst == "metrics-denied") {
+      counters_denied(st);
+      return false;
+    }
+    if (auto f = cuda_tracing_failure(st, false)) {
+      out.failure = f;
+      return false;
+    }
+    return true;
+  };
+  GpuTraceStatus st;
+  bool green = !whole_device;
+  if (!outside_run(green, st)) return out;
+  if (green && st.worst != "metrics") {
+    out.log.push_back("info: the green context of " + std::to_string(cmd.partition.sms) + " SMs gave no kernel counts (" +
+                      (st.detail.empty() ? std::string("no CUDA context") : st.detail) +
+                      "): replayed on the whole device");
+    green = false;
+    if (!outside_run(false, st)) return out;
   }
   if (st.worst != "metrics") {
     // Refused on the whole device too (MIG, a VM, another profiler): the point
@@ -188,6 +255,8 @@ MetricsPassResult MetricsPassStage::run(const SweepPoint& p, const PointCommand&
   out.provenance = metrics_provenance_in_trace_dir(dir);
   if (whole_device)
     out.log.push_back("info: kernel counts profiled without MPS on the whole device, which is this point's partition");
+  else if (!green)
+    out.log.push_back("info: kernel counts " + out.provenance + " (on the whole device: the green context was refused)");
   else if (out.provenance == store::kMetricsInPartition)
     out.log.push_back("info: kernel counts profiled inside a green context of the partition's " +
                       std::to_string(cmd.partition.sms) + " SMs (every launch ran in it)");
@@ -200,32 +269,76 @@ MetricsPassResult MetricsPassStage::run(const SweepPoint& p, const PointCommand&
   return out;
 }
 
+namespace {
+
+std::string shape(const store::KernelRow& k) {
+  return "grid " + std::to_string(k.grid_x) + "x" + std::to_string(k.grid_y) + "x" + std::to_string(k.grid_z) +
+         " block " + std::to_string(k.block_x) + "x" + std::to_string(k.block_y) + "x" + std::to_string(k.block_z);
+}
+
+bool same_shape(const store::KernelRow& a, const store::KernelRow& b) {
+  return a.grid_x == b.grid_x && a.grid_y == b.grid_y && a.grid_z == b.grid_z && a.block_x == b.block_x &&
+         a.block_y == b.block_y && a.block_z == b.block_z;
+}
+
+}  // namespace
+
 void merge_metric_rows(store::RankRecords& trace, const store::RankRecords& metrics) {
   std::map<std::string, std::int64_t> ids;
   for (std::size_t i = 0; i < trace.names.size(); ++i) ids.emplace(trace.names[i], static_cast<std::int64_t>(i));
-  std::int64_t merged = 0;
+  // The timed launches by (name, launch index): a count joins only the launch
+  // of the same kernel, order AND grid and block sizes (with fewer SMs a
+  // library may pick other kernels, tile sizes or split-K: issue 31).
+  std::map<std::pair<std::int64_t, std::int64_t>, const store::KernelRow*> timed;
+  for (const store::KernelRow& k : trace.kernels)
+    if (!k.has_metrics || k.end_ns > k.start_ns) timed.emplace(std::make_pair(k.name_id, k.launch_index), &k);
+  std::int64_t merged = 0, no_launch = 0, other_shape = 0;
+  std::vector<std::string> examples;
   std::string provenance = "-";
+  std::vector<store::KernelRow> joined;
   for (store::KernelRow k : metrics.kernels) {
     if (!k.has_metrics) continue;
     provenance = store::get_str(k.metrics_provenance);
     const std::string name = k.name_id >= 0 && static_cast<std::size_t>(k.name_id) < metrics.names.size()
                                  ? metrics.names[static_cast<std::size_t>(k.name_id)]
                                  : "name#" + std::to_string(k.name_id);
-    auto it = ids.find(name);
-    if (it == ids.end()) {
-      it = ids.emplace(name, static_cast<std::int64_t>(trace.names.size())).first;
-      trace.names.push_back(name);
+    auto id = ids.find(name);
+    const auto t = id == ids.end() ? timed.end() : timed.find({id->second, k.launch_index});
+    if (t == timed.end()) {
+      ++no_launch;
+      if (examples.size() < 3)
+        examples.push_back("`" + name + "` launch " + std::to_string(k.launch_index) + ": not in the timed run");
+      continue;
     }
-    k.name_id = it->second;
+    if (!same_shape(*t->second, k)) {
+      ++other_shape;
+      if (examples.size() < 3)
+        examples.push_back("`" + name + "` launch " + std::to_string(k.launch_index) + ": " + shape(*t->second) +
+                           " timed, " + shape(k) + " counted");
+      continue;
+    }
+    k.name_id = id->second;
     k.start_ns = k.end_ns = 0;  // replayed: its timeline is not the partitioned run's
-    trace.kernels.push_back(k);
+    joined.push_back(k);
     ++merged;
   }
-  trace.info.metrics_unmatched_launches = metrics.info.metrics_unmatched_launches;
+  trace.kernels.insert(trace.kernels.end(), joined.begin(), joined.end());
+  const std::int64_t timed_launches = static_cast<std::int64_t>(timed.size());
+  trace.info.metrics_unmatched_launches =
+      std::max<std::int64_t>(0, metrics.info.metrics_unmatched_launches) + (timed_launches - merged);
   trace.info.metrics_unmatched_ranges = metrics.info.metrics_unmatched_ranges;
   trace.log.push_back("info: " + std::to_string(merged) + " kernel launch(es) with counts from the metrics run (" +
-                      provenance +
-                      ", gpu_status " + store::get_str(metrics.info.gpu_status) + ")");
+                      provenance + ", gpu_status " + store::get_str(metrics.info.gpu_status) + ")");
+  if (no_launch + other_shape > 0) {
+    std::string line = "warning: metrics: " + std::to_string(no_launch + other_shape) +
+                       " launch(es) of the metrics run left out: " + std::to_string(other_shape) +
+                       " with other grid or block sizes than the timed run's same launch, " + std::to_string(no_launch) +
+                       " with no such launch in the timed run (with another SM count a library may choose other "
+                       "kernels, tiles or split-K); " + std::to_string(timed_launches - merged) +
+                       " timed launch(es) have no counts; e.g. ";
+    for (std::size_t i = 0; i < examples.size(); ++i) line += (i ? "; " : "") + examples[i];
+    trace.log.push_back(line);
+  }
   for (const auto& l : metrics.log)
     if (l.rfind("warning: metrics:", 0) == 0 || l.rfind("error:", 0) == 0) trace.log.push_back(l + " [metrics run]");
 }

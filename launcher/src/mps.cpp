@@ -11,9 +11,11 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -362,6 +364,13 @@ void MpsDaemon::start(const Environment& base) {
   if (!control) throw MpsError("MPS control daemon not available: " + why);
   control_ = *control;
   std::string tmpl = (fs::temp_directory_path() / "rtrace-mps-XXXXXX").string();
+  // The daemon's sockets live in <tmpl>/pipe: a path past sockaddr_un's 108
+  // bytes makes it fail obscurely, or not listen at all. Refused up front.
+  if (tmpl.size() + std::strlen("/pipe") > max_mps_pipe_dir_length())
+    throw MpsError("the MPS pipe directory would be " + std::to_string(tmpl.size() + std::strlen("/pipe")) +
+                   " bytes long (under " + fs::temp_directory_path().string() + "), over the " +
+                   std::to_string(max_mps_pipe_dir_length()) +
+                   " its Unix sockets allow: set TMPDIR to a shorter directory (e.g. TMPDIR=/tmp)");
   if (!mkdtemp(tmpl.data())) throw MpsError(std::string("cannot create the MPS directory: ") + std::strerror(errno));
   root_ = tmpl;  // mkdtemp makes it 0700: the daemon serves only us, and no stale pipe is ever reused
   pipe_dir_ = root_ + "/pipe";
@@ -511,6 +520,66 @@ void MpsDaemon::stop() noexcept {
   if (!root_.empty()) fs::remove_all(root_, ec);
 }
 
+MpsServerStop MpsDaemon::stop_servers() const noexcept {
+  MpsServerStop out;
+  try {
+    if (!running_) {
+      out.ok = true;
+      out.report = "no MPS daemon of rtrace's running";
+      return out;
+    }
+    auto servers = [&](std::string& why) {
+      std::vector<long> pids;
+      const auto q = run_control(control_, {}, envp_, "get_server_list\n", root_ + "/servers.out", timeouts_.query_s);
+      if (!q.launch_error.empty() || !q.exited || q.exit_code != 0) {
+        why = "`get_server_list`: " + q.describe();
+        return pids;
+      }
+      std::istringstream in(q.output);
+      for (std::string line; std::getline(in, line);) {
+        while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
+        if (!line.empty() && line.find_first_not_of("0123456789") == std::string::npos) pids.push_back(std::stol(line));
+      }
+      return pids;
+    };
+    std::string why;
+    const std::vector<long> running = servers(why);
+    if (!why.empty()) {
+      out.report = "rtrace's MPS daemon did not list its servers (" + why + ")";
+      return out;
+    }
+    if (running.empty()) {
+      out.ok = true;
+      out.report = "no MPS server of rtrace's daemon was running for the run outside the partition";
+      return out;
+    }
+    std::string names;
+    for (long pid : running) {
+      names += (names.empty() ? "" : ", ") + std::to_string(pid);
+      run_control(control_, {}, envp_, "shutdown_server " + std::to_string(pid) + "\n", root_ + "/shutdown.out",
+                  timeouts_.query_s);
+    }
+    const double deadline = mono_now() + timeouts_.stop_s;
+    std::vector<long> left = running;
+    while (!left.empty() && mono_now() < deadline) {
+      sleep_ms(50);
+      left = servers(why);
+      if (!why.empty()) break;
+    }
+    out.ok = left.empty() && why.empty();
+    out.report = out.ok ? "rtrace's MPS server (pid " + names +
+                              ") stopped for the run outside the partition (a non-MPS process gets no context beside "
+                              "it in EXCLUSIVE_PROCESS compute mode); the daemon starts one again for the next point"
+                        : "rtrace's MPS server (pid " + names + ") did not stop within " +
+                              std::to_string(static_cast<int>(timeouts_.stop_s)) + " s" +
+                              (why.empty() ? std::string() : " (" + why + ")");
+  } catch (...) {
+    out.ok = false;
+    out.report = "stopping rtrace's MPS server failed";
+  }
+  return out;
+}
+
 void MpsDaemon::apply(Environment& env, const SmPartition& part) const {
   apply_percentage(env, part.thread_percentage);
 }
@@ -520,6 +589,35 @@ void MpsDaemon::apply_percentage(Environment& env, int thread_percentage) const 
   env.set("CUDA_MPS_LOG_DIRECTORY", log_dir_);
   env.set("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", std::to_string(thread_percentage));
   env.set("CUDA_VISIBLE_DEVICES", "0");  // the daemon's one device (start())
+}
+
+std::size_t max_mps_pipe_dir_length() noexcept {
+  // sun_path holds 108 bytes with the NUL; 20 are kept for '/' and the names
+  // of the daemon's sockets in its pipe directory ("control" and others).
+  constexpr std::size_t kSocketName = 20;
+  return sizeof(sockaddr_un::sun_path) - 1 - kSocketName;
+}
+
+std::vector<MpsProcess> find_mps_processes(const std::string& proc_root) {
+  std::vector<MpsProcess> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(proc_root, ec)) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream comm(entry.path() / "comm");
+    std::string name;
+    if (!std::getline(comm, name) || name.rfind("nvidia-cuda-mps", 0) != 0) continue;
+    std::ifstream cmdline(entry.path() / "cmdline", std::ios::binary);
+    std::string argv0;
+    std::getline(cmdline, argv0, '\0');
+    if (const auto slash = argv0.rfind('/'); slash != std::string::npos) argv0 = argv0.substr(slash + 1);
+    MpsProcess p;
+    p.pid = std::stol(pid);
+    p.name = argv0.rfind("nvidia-cuda-mps", 0) == 0 ? argv0 : name;
+    out.push_back(p);
+  }
+  std::sort(out.begin(), out.end(), [](const MpsProcess& a, const MpsProcess& b) { return a.pid < b.pid; });
+  return out;
 }
 
 std::string first_visible_device(const std::string& cuda_visible_devices) {

@@ -3,6 +3,7 @@
 
 #include "rtrace/launcher/hostlist.hpp"
 #include "rtrace/launcher/metrics_pass.hpp"
+#include "rtrace/launcher/mps.hpp"
 #include "rtrace/launcher/counting.hpp"
 #include "rtrace/launcher/rank_collector.hpp"
 #include "rtrace/launcher/sweep_runner.hpp"
@@ -238,6 +239,54 @@ void build_commands(const SweepContext& ctx, SweepSetup& setup) {
     setup.commands.push_back(build_point_command(p, ctx.plan, ctx.opts, setup.launch, setup.trace_dir(p.id)));
 }
 
+namespace {
+
+// Before an sms sweep starts its MPS daemon: the compute mode and MPS
+// processes not of this rtrace (issue 31). PROHIBITED gives no context at all;
+// in EXCLUSIVE_PROCESS (the mode MPS recommends) another MPS server holds the
+// device, so rtrace's own server could not get it; in DEFAULT mode another
+// server's clients share the SMs with the partitions (a warning).
+void check_gpu_for_mps(const SweepAxis& axis, const GpuInfo& gpu, const Environment& env, bool dry_run,
+                       std::vector<std::string>& notes) {
+  const std::string where = "sweep axis `" + axis.text() + "`: ";
+  if (gpu.compute_mode == kComputeModeProhibited) {
+    const std::string line = where + gpu.name + " is in compute mode PROHIBITED: no process may create a CUDA context "
+                                                "(an administrator sets it back with `nvidia-smi -c DEFAULT`)";
+    if (!dry_run) throw UsageError(line);
+    notes.push_back("note: " + line);
+  }
+  const bool exclusive = gpu.compute_mode == kComputeModeExclusiveProcess;
+  // Test seam, with a fake GPU only: the process table the checks read.
+  const std::string proc_root =
+      gpu.fake && env.has("RTRACE_TEST_PROC_ROOT") ? env.get("RTRACE_TEST_PROC_ROOT") : std::string("/proc");
+  for (const MpsProcess& p : find_mps_processes(proc_root)) {
+    const std::string what = p.name + " (pid " + std::to_string(p.pid) + ") not started by this rtrace";
+    if (p.server() && exclusive) {
+      const std::string line = where + "an MPS server is running: " + what + "; " + gpu.name +
+                               " is in EXCLUSIVE_PROCESS compute mode, so rtrace's own MPS server could not get the "
+                               "device: stop that daemon (`echo quit | nvidia-cuda-mps-control` with its "
+                               "CUDA_MPS_PIPE_DIRECTORY) or run on another GPU";
+      if (!dry_run) throw UsageError(line);
+      notes.push_back("note: " + line);
+    } else if (p.server()) {
+      notes.push_back("warning: an MPS server is running: " + what +
+                      ": its clients share the GPU's SMs with every partition of this sweep (times and ceilings "
+                      "may be disturbed)");
+    } else {
+      notes.push_back("warning: an MPS control daemon is running: " + what +
+                      ": its clients (apps that reach it by its CUDA_MPS_PIPE_DIRECTORY) would share the GPU with "
+                      "this sweep" + (exclusive ? ", and in EXCLUSIVE_PROCESS compute mode its server would keep "
+                                                  "rtrace's from the device"
+                                                : ""));
+    }
+  }
+  if (exclusive)
+    notes.push_back("note: " + gpu.name + " is in EXCLUSIVE_PROCESS compute mode: rtrace stops its MPS server around "
+                    "each run outside an SM partition (a process that is no MPS client gets no context beside it)");
+}
+
+}  // namespace
+
 SweepSetup check_setup(const SweepContext& ctx, const Environment& env) {
   const RunOptions& o = ctx.opts;
   const SweepPlan& plan = ctx.plan;
@@ -288,6 +337,7 @@ SweepSetup check_setup(const SweepContext& ctx, const Environment& env) {
                           " SMs granted (MPS: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" +
                           std::to_string(snap.thread_percentage) + ", whole TPCs of 2 SMs)");
       }
+      check_gpu_for_mps(*sms_axis, ls.gpu, env, o.dry_run, notes);
     }
   }
   // Tracer: the library next to the binary (or $RTRACE_TRACER_LIB).

@@ -105,6 +105,8 @@ class FakeMpsSweep : public ::testing::Test {
     env.push_back("RTRACE_CACHE_DIR=" + path("cache"));
     env.push_back("RTRACE_TEST_FAKE_GPU=sms=132,name=Fake H100,cc=9.0,ert=" + kFake + ",probe=" + path("rtrace-smid-probe"));
     env.push_back("FAKE_MPS_RECORD=" + path("record.txt"));
+    env.push_back("FAKE_MPS_SERVER_FILE=" + path("mps-server"));  // a live server of the fake daemon
+    env.push_back("RTRACE_TEST_PROC_ROOT=" + path("proc"));  // no foreign MPS process unless a test adds one
     env.push_back("FAKE_MPS_ERT_TEMPLATE=" + template_);
     for (const auto& kv : extra) {  // an extra NAME=VALUE replaces the default
       const std::string name = kv.substr(0, kv.find('=') + 1);

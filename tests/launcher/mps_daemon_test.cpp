@@ -248,4 +248,58 @@ TEST_F(mps_daemon, TheProbeIsSizedAsOneWaveOnTheGrant) {
   EXPECT_NE(probes[1].find("args=[--sms 40]"), std::string::npos) << probes[1];
 }
 
+// Issue 31: a long TMPDIR made the daemon's socket path exceed sockaddr_un's
+// 108 bytes (the daemon then fails obscurely, or serves nothing): refused in
+// one line before anything starts.
+TEST_F(mps_daemon, ATooLongTmpdirIsRefusedInOneLine) {
+  const fs::path deep = dir_ / "tmp" / std::string(90, 'd');
+  fs::create_directories(deep);
+  const pid_t pid = spawn({"--sweep", "sms=16", "--ert", "none", "--tracer", "none", "-o", path("run.h5"), "--", kFake,
+                           "--client"},
+                          {"TMPDIR=" + deep.string()});
+  EXPECT_EQ(wait_for(pid, 60), 2) << err_text();
+  const std::string err = err_text();
+  EXPECT_NE(err.find("the MPS pipe directory would be"), std::string::npos) << err;
+  EXPECT_NE(err.find("set TMPDIR to a shorter directory"), std::string::npos) << err;
+  EXPECT_TRUE(lines_starting("launch -d").empty());  // nothing was started
+}
+
+// Issue 31: MPS servers not of this rtrace were never looked for. In
+// EXCLUSIVE_PROCESS compute mode one holds the device (rtrace's own server
+// could not get it): refused up front; in DEFAULT mode, a warning. A
+// PROHIBITED device gives no context at all: refused. (The process table is
+// a fake one through RTRACE_TEST_PROC_ROOT, honoured with a fake GPU only.)
+TEST_F(mps_daemon, ForeignMpsServersAndTheComputeModeAreCheckedUpFront) {
+  const fs::path proc = dir_ / "proc";
+  fs::create_directories(proc / "4242");
+  std::ofstream(proc / "4242" / "comm") << "nvidia-cuda-mps\n";
+  {
+    std::ofstream cmd(proc / "4242" / "cmdline", std::ios::binary);
+    const char argv0[] = "/usr/bin/nvidia-cuda-mps-server";
+    cmd.write(argv0, sizeof argv0);
+  }
+  std::ofstream(proc / "4242" / "stat") << "4242 (nvidia-cuda-mps) S 1";
+  const std::string gpu = "RTRACE_TEST_FAKE_GPU=sms=132,ert=" + kFake + ",probe=" + path("rtrace-smid-probe");
+  auto sweep = [&](const std::string& mode) {
+    return spawn({"--sweep", "sms=16", "--ert", "none", "--tracer", "none", "-o", path("run-" + mode + ".h5"), "--",
+                  kFake, "--client"},
+                 {gpu + ",mode=" + mode, "RTRACE_TEST_PROC_ROOT=" + proc.string()});
+  };
+  EXPECT_EQ(wait_for(sweep("3"), 60), 2) << err_text();
+  std::string err = err_text();
+  EXPECT_NE(err.find("an MPS server is running: nvidia-cuda-mps-server (pid 4242) not started by this rtrace"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("EXCLUSIVE_PROCESS compute mode, so rtrace's own MPS server could not get the device"),
+            std::string::npos)
+      << err;
+  EXPECT_TRUE(lines_starting("launch -d").empty());
+  ASSERT_EQ(wait_for(sweep("0"), 60), 0) << err_text();
+  err = err_text();
+  EXPECT_NE(err.find("warning: an MPS server is running: nvidia-cuda-mps-server (pid 4242)"), std::string::npos) << err;
+  fs::remove_all(proc / "4242");
+  EXPECT_EQ(wait_for(sweep("2"), 60), 2) << err_text();
+  EXPECT_NE(err_text().find("is in compute mode PROHIBITED"), std::string::npos) << err_text();
+}
+
 }  // namespace

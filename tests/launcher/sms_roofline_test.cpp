@@ -10,6 +10,8 @@
 // FAKE_CUPTI_PROFILE_UNDER_MPS=1. Nothing here measures a GPU.
 #include "fake_mps_sweep.hpp"
 
+#include "rtrace/launcher/gpu.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -39,9 +41,10 @@ class sms_roofline : public rtrace::test::FakeMpsSweep {
                                      "--env", "LD_LIBRARY_PATH=" + kFakeCudaDir};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     args.insert(args.end(), {"--", kApp, "--iters", std::to_string(kIters), "--size", std::to_string(long(kN))});
+    args.insert(args.end(), app_extra_.begin(), app_extra_.end());
     extra_env.push_back("RTRACE_TRACER_LIB=" + kTracerLib);
     extra_env.push_back("RTRACE_TEST_FAKE_GPU=sms=132,name=Fake H100,cc=9.0,ert=" + kFakeErt +
-                        ",probe=" + path("rtrace-smid-probe") + ",cuda=1");
+                        ",probe=" + path("rtrace-smid-probe") + ",cuda=1" + gpu_extra_);
     extra_env.push_back("FAKE_ERT_RECORD=" + path("ert.txt"));
     return spawn(args, extra_env);
   }
@@ -86,6 +89,8 @@ class sms_roofline : public rtrace::test::FakeMpsSweep {
     }
     return pid;
   }
+  std::vector<std::string> app_extra_;  // more arguments of the fake app
+  std::string gpu_extra_;               // more keys of the fake GPU (",mode=3")
   // rtrace analyze FILE [args]: exit status, stdout+stderr into `out`.
   int analyze(const std::vector<std::string>& args, std::string& out) {
     std::vector<std::string> a = {"analyze", path("run.h5")};
@@ -277,8 +282,44 @@ TEST_F(sms_roofline, CountsAreTakenInsideThePartitionWhenCuptiAcceptsIt) {
   EXPECT_EQ(pcts, (std::vector<std::string>{"12", "24"}));
 }
 
-TEST_F(sms_roofline, WithoutCounterPermissionThePointFailsAndSaysWhy) {
-  const pid_t pid = sweep("16", {}, {"FAKE_CUPTI_INSUFFICIENT_PRIVILEGES=1"});
+TEST_F(sms_roofline, CountersForAdminsOnlyKeepTheTimesUnderAutoAndFailAnExplicitCudaMetrics) {
+  // Issue 31: with the driver's default NVreg_RestrictProfilingToAdminUsers=1,
+  // --tracer auto failed every point whose times were good. Now the points
+  // keep their times and say why there are no counts and what would give them;
+  // one metrics run is tried, not one per point.
+  pid_t pid = sweep("16,32", {}, {"FAKE_CUPTI_INSUFFICIENT_PRIVILEGES=1"});
+  ASSERT_EQ(wait_for(pid, 300), 0) << err_text();
+  {
+    auto f = store::File::open(path("run.h5"));
+    const auto points = store::read_points(f);
+    ASSERT_EQ(points.size(), 2u);
+    for (const auto& p : points) {
+      EXPECT_EQ(store::get_str(p.status), "ok");
+      int timed = 0;
+      for (const auto& k : rank0(f, p.point_id).kernels) {
+        EXPECT_EQ(k.has_metrics, 0);
+        timed += k.end_ns > k.start_ns ? 1 : 0;
+      }
+      EXPECT_EQ(timed, 3 * kIters);
+    }
+    const std::string log0 = point_log(f, 0);
+    EXPECT_NE(log0.find("warning: no kernel counts: GPU performance counters are restricted to administrators "
+                        "(cuptiProfilerInitialize: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)"),
+              std::string::npos)
+        << log0;
+    EXPECT_NE(log0.find("NVreg_RestrictProfilingToAdminUsers=0"), std::string::npos) << log0;
+    EXPECT_NE(point_log(f, 1).find("restricted to administrators (seen at sms=16"), std::string::npos)
+        << point_log(f, 1);
+  }
+  EXPECT_NE(err_text().find("NVreg_RestrictProfilingToAdminUsers=0"), std::string::npos) << err_text();
+  int metrics_runs = 0;
+  for (const auto& l : lines_starting("client role=cuda-app"))
+    if (l.find("metrics=cuda-metrics") != std::string::npos) ++metrics_runs;
+  EXPECT_EQ(metrics_runs, 1);
+  // Counts asked for explicitly: the point fails, with the reason.
+  fs::remove_all(path("run.h5.d"));
+  fs::remove(path("run.h5"));
+  pid = sweep("16", {"--tracer", "cuda-metrics"}, {"FAKE_CUPTI_INSUFFICIENT_PRIVILEGES=1"});
   EXPECT_EQ(wait_for(pid, 300), 1) << err_text();
   auto f = store::File::open(path("run.h5"));
   const auto points = store::read_points(f);
@@ -287,6 +328,92 @@ TEST_F(sms_roofline, WithoutCounterPermissionThePointFailsAndSaysWhy) {
   EXPECT_NE(point_log(f, 0).find("error: GPU performance counters not permitted"), std::string::npos)
       << point_log(f, 0);
   EXPECT_NE(err_text().find("CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"), std::string::npos) << err_text();
+}
+
+TEST_F(sms_roofline, InExclusiveProcessModeRtracesMpsServerIsStoppedAroundTheRunOutsideThePartition) {
+  // Issue 31: in EXCLUSIVE_PROCESS compute mode a process that is no MPS
+  // client gets no context while an MPS server lives; the outside run only hid
+  // the pipe directory, so it failed (exit 2, CUDA_ERROR_DEVICE_UNAVAILABLE).
+  gpu_extra_ = ",mode=3";
+  const pid_t pid = sweep("16,32", {}, {"FAKE_CUDA_COMPUTE_MODE=3"});
+  ASSERT_EQ(wait_for(pid, 300), 0) << err_text();
+  auto f = store::File::open(path("run.h5"));
+  for (const auto& p : store::read_points(f)) {
+    SCOPED_TRACE("sms=" + std::to_string(p.sms_granted));
+    EXPECT_EQ(store::get_str(p.status), "ok");
+    auto g = f.root().open_group("points").open_group(store::point_group_name(p.point_id));
+    EXPECT_EQ(g.attr_string("metrics_provenance"), "in-partition");  // green contexts of 16 and 32 SMs
+    EXPECT_NE(point_log(f, p.point_id).find("rtrace's MPS server (pid "), std::string::npos)
+        << point_log(f, p.point_id);
+  }
+  EXPECT_EQ(lines_starting("shutdown_server server=").size(), 2u);  // once per outside run
+  EXPECT_GE(lines_starting("server start").size(), 2u);            // started again by the next client (ERT, probe)
+  EXPECT_NE(err_text().find("EXCLUSIVE_PROCESS compute mode: rtrace stops its MPS server"), std::string::npos)
+      << err_text();
+}
+
+TEST_F(sms_roofline, AMultiThreadedLauncherIsCountedOnTheWholeDeviceNotInAGreenContext) {
+  // Issue 31, item 8: the green context was made current on every thread;
+  // cuda.h allows one. A kernel from a second thread refuses the green
+  // partition and the point's counts come from the whole device, saying so.
+  app_extra_ = {"--threads", "2"};
+  const pid_t pid = sweep("16");
+  ASSERT_EQ(wait_for(pid, 300), 0) << err_text();
+  auto f = store::File::open(path("run.h5"));
+  auto g = f.root().open_group("points").open_group("p000000");
+  EXPECT_EQ(g.attr_string("metrics_provenance"), "replayed outside the partition");
+  const std::string log = point_log(f, 0);
+  EXPECT_NE(log.find("the green context of 16 SMs gave no kernel counts (green context: a kernel launched from a "
+                     "second thread"),
+            std::string::npos)
+      << log;
+  int counted = 0;
+  for (const auto& k : rank0(f, 0).kernels) counted += k.has_metrics;
+  EXPECT_EQ(counted, 4 * kIters);  // 2 triads, stencil and reduce per iteration
+}
+
+// Issue 31: rtrace's own cuInit ran in the user's environment, where an MPS
+// client sees its share of the SMs as the device's count: the driver is now
+// asked in a child that reaches no MPS daemon.
+TEST_F(sms_roofline, DetectingTheGpuIsNeverAnMpsClient) {
+  const std::string pipe = path("user-pipe");
+  fs::create_directories(pipe);
+  std::vector<std::string> env = environment({"CUDA_MPS_PIPE_DIRECTORY=" + pipe});
+  std::vector<char*> e;
+  for (auto& x : env) e.push_back(x.data());
+  e.push_back(nullptr);
+  const pid_t d = fork();
+  if (d == 0) {
+    execle(rtrace::test::kFake.c_str(), "nvidia-cuda-mps-control", "-d", nullptr, e.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(d, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  // The user's environment: an MPS client at 25%.
+  setenv("CUDA_MPS_PIPE_DIRECTORY", pipe.c_str(), 1);
+  setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "25", 1);
+  setenv("FAKE_MPS_RECORD", path("record.txt").c_str(), 1);
+  const launcher::GpuInfo g = launcher::detect_gpu_with(kFakeCudaDir + "/libcuda.so.1", 30);
+  unsetenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+  unsetenv("FAKE_MPS_RECORD");
+  EXPECT_TRUE(g.found) << g.why_not;
+  EXPECT_EQ(g.sm_count, 132);  // the device's, not an MPS client's 34
+  EXPECT_EQ(g.compute_mode, 0);
+  EXPECT_TRUE(lines_starting("client role=cuda-app").empty()) << "the detection reached the MPS daemon";
+  // Stop the daemon.
+  const pid_t q = fork();
+  if (q == 0) {
+    int in[2];
+    if (pipe2(in, 0) != 0) _exit(1);
+    (void)!write(in[1], "quit\n", 5);
+    close(in[1]);
+    dup2(in[0], 0);
+    execle(rtrace::test::kFake.c_str(), "nvidia-cuda-mps-control", nullptr, e.data());
+    _exit(127);
+  }
+  waitpid(q, &status, 0);
+  unsetenv("CUDA_MPS_PIPE_DIRECTORY");
 }
 
 TEST_F(sms_roofline, WithoutCuptiThePointFailsNeverOkWithNothingTraced) {

@@ -12,6 +12,12 @@
 // Every event goes to $FAKE_MPS_RECORD (one line each, O_APPEND), so tests
 // can check how and when the daemon was started and stopped and which
 // clients reached it.
+// Servers, as the real daemon runs them: the first client starts one (a
+// number standing for its pid), `get_server_list` prints it, `shutdown_server
+// PID` stops it, the next client starts another. While one lives the daemon
+// keeps $FAKE_MPS_SERVER_FILE: the fake libcuda refuses a context to a process
+// that is not an MPS client then, in EXCLUSIVE_PROCESS compute mode
+// (FAKE_CUDA_COMPUTE_MODE=3), as the real device does.
 // Client roles (the daemon records each with its percentage):
 //   argv[0] = rtrace-smid-probe     the %smid probe: prints "sms_achieved=N device_sms=M"
 //                                   (N from the MPS percentage as the real device would
@@ -116,6 +122,14 @@ void on_term(int) { g_term = 1; }
   sa.sa_handler = on_term;
   sigaction(SIGTERM, &sa, nullptr);
   const bool ignore_quit = env("FAKE_MPS_IGNORE_QUIT") == "1";
+  const std::string server_file = env("FAKE_MPS_SERVER_FILE");
+  long server = 0, next_server = me * 10 + 1;  // a live server's "pid", 0: none
+  auto set_server = [&](long pid) {
+    server = pid;
+    if (server_file.empty()) return;
+    if (pid) std::ofstream(server_file) << pid << "\n";
+    else unlink(server_file.c_str());
+  };
   while (!g_term) {
     const int c = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
     if (c < 0) continue;  // EINTR on SIGTERM
@@ -134,8 +148,16 @@ void on_term(int) { g_term = 1; }
       quit = !ignore_quit;
     } else if (line == "get_server_list") {
       record("query get_server_list" + who);
-      reply = "\n";
+      reply = server ? std::to_string(server) + "\n" : "\n";
+    } else if (line.rfind("shutdown_server ", 0) == 0) {
+      const long pid = std::atol(line.c_str() + 16);
+      record("shutdown_server server=" + std::to_string(pid) + (pid == server ? "" : " unknown") + who);
+      if (pid == server) set_server(0);
     } else if (line.rfind("client ", 0) == 0) {
+      if (!server) {
+        set_server(next_server++);
+        record("server start server=" + std::to_string(server) + " daemon=" + std::to_string(me));
+      }
       record(line + who);
     } else {
       record("unknown `" + line + "`" + who);
@@ -144,6 +166,7 @@ void on_term(int) { g_term = 1; }
     (void)!write(c, reply.data(), reply.size());
     close(c);
     if (quit) {
+      set_server(0);
       unlink(socket_path().c_str());
       unlink((dir + "/nvidia-cuda-mps-control.pid").c_str());
       record("exit daemon=" + std::to_string(me));
@@ -151,6 +174,7 @@ void on_term(int) { g_term = 1; }
     }
   }
   record("sigterm daemon=" + std::to_string(me));
+  set_server(0);
   unlink(socket_path().c_str());
   _exit(0);
 }

@@ -11,8 +11,13 @@
 // partition's SMs, which the tracer makes current for the app (cupti_green.cpp;
 // only launches that ran in it count as in-partition), else on the whole
 // device, and every count says which (KernelRow::metrics_provenance). A
-// refusal is remembered for the rest of the sweep. A counter permission error
-// (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) fails the point: nowhere else helps.
+// refusal is remembered for the rest of the sweep. Outside runs stop rtrace's
+// MPS server first (in EXCLUSIVE_PROCESS compute mode it holds the device).
+// Counters restricted to administrators (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES,
+// the driver's default NVreg_RestrictProfilingToAdminUsers=1): nowhere else
+// helps; under --tracer auto the point keeps its times and its log says why
+// there are no counts and what would give them (no later point tries again);
+// --tracer cuda-metrics fails the point.
 #pragma once
 
 #include "rtrace/launcher/point_command.hpp"
@@ -38,8 +43,8 @@ GpuTraceStatus gpu_status_in_trace_dir(const std::string& trace_dir);
 std::string metrics_provenance_in_trace_dir(const std::string& trace_dir);
 
 // The one line that fails a point whose CUDA tracing could not run: no CUPTI,
-// the activity API refused, counters not permitted; with `metrics_required`
-// (--tracer cuda-metrics) also metrics refused or failed. nullopt when fine.
+// the activity API refused; with `metrics_required` (--tracer cuda-metrics)
+// also counters not permitted, metrics refused or failed. nullopt when fine.
 std::optional<std::string> cuda_tracing_failure(const GpuTraceStatus& status, bool metrics_required);
 
 struct MetricsPassResult {
@@ -64,6 +69,8 @@ class MetricsPassStage {
   const LaunchSetup& launch_;
   std::string refused_;     // CUPTI's answer, once seen: later points go outside directly
   std::string refused_at_;  // the point where it was seen
+  std::string denied_;      // counters restricted to administrators: no later point tries
+  std::string denied_at_;
 };
 
 // The environment of a run outside the point's SM partition: no MPS
@@ -76,7 +83,11 @@ Environment outside_partition_env(const Environment& point_env, const Environmen
 // Appends the metrics run's kernel rows that have metrics to the partitioned
 // run's rank: names remapped, no timeline (start_ns = end_ns = 0, so times can
 // only come from the trace rows), joined by (kernel name, launch_index) in the
-// analysis. The metrics run's unmatched counts go into `trace.info`.
+// analysis. Only rows whose launch is in the timed run with the same grid and
+// block sizes are kept (a library may launch other kernels or shapes on
+// another SM count); the others are left out and said in one warning line.
+// `trace.info.metrics_unmatched_launches`: the metrics run's own unmatched
+// launches plus the timed launches left without counts.
 void merge_metric_rows(store::RankRecords& trace, const store::RankRecords& metrics);
 
 }  // namespace rtrace::launcher

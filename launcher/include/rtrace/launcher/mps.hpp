@@ -44,6 +44,26 @@ struct MpsTimeouts {
 // CUDA_VISIBLE_DEVICES (an index, a GPU-UUID or a MIG id), "0" when unset.
 std::string first_visible_device(const std::string& cuda_visible_devices);
 
+// MPS processes of this machine (control daemons and servers), from
+// `proc_root` (/proc; tests pass a directory of their own): comm is cut at 15
+// characters ("nvidia-cuda-mps"), argv[0] tells which one.
+struct MpsProcess {
+  long pid = 0;
+  std::string name;  // "nvidia-cuda-mps-control" or "nvidia-cuda-mps-server"
+  bool server() const noexcept { return name.find("server") != std::string::npos; }
+};
+std::vector<MpsProcess> find_mps_processes(const std::string& proc_root = "/proc");
+
+// The longest path a sweep's MPS pipe directory may have: the daemon's
+// sockets in it must fit a sockaddr_un (108 bytes with the NUL).
+std::size_t max_mps_pipe_dir_length() noexcept;
+
+// What stopping the MPS server(s) of rtrace's daemon gave.
+struct MpsServerStop {
+  bool ok = false;
+  std::string report;  // one line for the point's log
+};
+
 class MpsDaemon {
  public:
   MpsDaemon() = default;
@@ -58,6 +78,12 @@ class MpsDaemon {
   // `echo quit | nvidia-cuda-mps-control`, then waits (bounded) for the daemon
   // to exit; SIGTERM/SIGKILL only when quit did not work. Idempotent.
   void stop() noexcept;
+  // Stops the daemon's MPS server(s) (`get_server_list`, `shutdown_server
+  // PID` each, until the list is empty; bounded): the daemon stays, and starts
+  // a server again for its next client. Needed before a process that is not
+  // an MPS client runs: in EXCLUSIVE_PROCESS compute mode (the mode MPS
+  // recommends) such a process gets no context while a server lives.
+  MpsServerStop stop_servers() const noexcept;
 
   bool running() const noexcept { return running_; }
   bool alive() const noexcept;  // the daemon process exists now
