@@ -16,7 +16,7 @@
 #           them be redistributed only unmodified, so they are neither stripped nor
 #           patched (docs/tracer.md, "CUPTI in the bundle"); the tracer loads
 #           lib/libcupti.so.13 first and the libnvperf_* beside it.
-#   tests/gpu/validate.sh, share/rtrace/{schemas,examples,licenses}, BUNDLE.txt
+#   tests/gpu/{validate.sh,first-run.sh,gpu_spec.sh}, share/rtrace/{schemas,examples,licenses}, BUNDLE.txt
 # glibc comes from the node, so the node's must be at least as new as this
 # machine's (BUNDLE.txt names the version the bundle needs; Debian 12: 2.36):
 # for older nodes run this script on their distribution.
@@ -161,8 +161,8 @@ if grep -q '^RTRACE_ENABLE_CUDA:BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null; th
 fi
 
 # ---- scripts, schemas, an example run file, a note on what the node must have
-cp "$SRC/tests/gpu/validate.sh" "$DEST/tests/gpu/validate.sh"
-chmod +x "$DEST/tests/gpu/validate.sh"
+for f in validate.sh first-run.sh gpu_spec.sh; do cp "$SRC/tests/gpu/$f" "$DEST/tests/gpu/$f"; done
+chmod +x "$DEST/tests/gpu/validate.sh" "$DEST/tests/gpu/first-run.sh"
 cp -r "$SRC/schemas" "$DEST/share/rtrace/schemas"
 cp "$SRC/tests/fuzz/corpus/run_file/run-2points-traced.h5" "$DEST/share/rtrace/examples/run-2points-traced.h5"
 
@@ -194,6 +194,7 @@ cuda_version="$(grep -o 'CMAKE_CUDA_COMPILER_VERSION:[A-Z]*=[0-9.]*' "$BUILD/CMa
   echo
   echo "  bin/rtrace --help"
   echo "  bin/rtrace ert --list-gpus"
+  echo "  tests/gpu/first-run.sh --bundle . OUT    # the first checks on a GPU, cheapest first (docs/validation/)"
   echo "  tests/gpu/validate.sh --bundle . OUT     # the GPU validation (docs/validation/)"
   echo
   echo "Contents:"

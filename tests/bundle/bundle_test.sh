@@ -39,7 +39,7 @@ bytes=$(du -sb "$bundle" | cut -f1)
 tarbytes=$(stat -c %s "$bundle.tar.gz")
 echo "bundle: $((bytes / 1024)) KiB unpacked, $((tarbytes / 1024)) KiB .tar.gz, $(ls "$bundle/lib" | wc -l) libraries"
 [ "$bytes" -le $((100 * 1048576)) ] || fail "bundle is $bytes bytes, over 100 MiB"
-for f in bin/rtrace bin/rtrace-demo bin/rtrace-demo-check lib/librtrace_tracer.so tests/gpu/validate.sh \
+for f in bin/rtrace bin/rtrace-demo bin/rtrace-demo-check lib/librtrace_tracer.so tests/gpu/validate.sh tests/gpu/first-run.sh tests/gpu/gpu_spec.sh \
          share/rtrace/examples/run-2points-traced.h5 BUNDLE.txt; do
   [ -e "$bundle/$f" ] || fail "the bundle lacks $f"
 done
