@@ -26,8 +26,8 @@
 #     whole device), counts of every launch, no MPS daemon left behind;
 #   a quick whole-device ERT: HBM and the FP16 tensor ceiling against the
 #     published specs of tests/gpu/gpu_spec.sh.
-# The kernel-replay question of issue 31 (one kernel record per launch) is
-# answered by the demo rows: launches with counts = launches traced.
+#   and, from triad's metrics run, one kernel record per launch under kernel
+#   replay (the join assumes it; issue 31).
 #
 # Exit: 0 every check passed, 1 a check failed, 2 bad usage or an incomplete
 # bundle, 77 no GPU (nothing checked: not a pass).
@@ -192,6 +192,18 @@ for c in "${CASES[@]}"; do
   if [ "$kernel" = triad ]; then metrics_case "$name" "$kernel" "$variant" "$size" "$iters" --dram-check rtd_triad_k
   else metrics_case "$name" "$kernel" "$variant" "$size" "$iters"; fi
 done
+
+# Kernel replay runs each launch once per pass: the join assumes one kernel
+# activity record per launch all the same (issue 31). Triad ran 2 times.
+if [ -f "$OUT/metrics-triad.h5" ]; then
+  k="$("$CHECK" point-kernels "$OUT/metrics-triad.h5" rtd_triad_k 2>>"$LOG/metrics-triad.log" | grep -v '^#' | head -1)"
+  traced="$(printf '%s' "$k" | cut -f3)"; counted="$(printf '%s' "$k" | cut -f5)"
+  if [ "$traced" = 2 ] && [ "$counted" = 2 ]; then
+    row PASS "kernel replay: kernel records of 2 triad launches" "$traced records, $counted with counts" "2, 2"
+  else
+    row FAIL "kernel replay: kernel records of 2 triad launches" "${traced:-none} records, ${counted:-none} with counts" "2, 2"
+  fi
+fi
 
 # ---- 3. more than 4096 launches in one context (one counter data image holds 4096 ranges)
 metrics_case "triad-4200-launches" triad - 65536 4200

@@ -5,7 +5,8 @@
 # driver parameters are files of the test). A healthy fake run passes every
 # row; each kind of bad data makes its own row FAIL and the script exit 1: the
 # compute mode, an MPS server already running, counters denied, FLOPs off (a
-# demo's ratio, a tensor row), triad's DRAM bytes, a launch past 4096 without
+# demo's ratio, a tensor row), triad's DRAM bytes, more kernel records than
+# launches under kernel replay, a launch past 4096 without
 # counts, SMs measured != granted, a sweep point without counts, no answer on
 # CUPTI under MPS, a daemon left behind, HBM or the FP16 tensor ceiling under
 # spec, and no time left (nothing passes vacuously). No GPU is validated here.
@@ -52,7 +53,7 @@ if [ -n "$sweep" ]; then
   fi
   exit 0
 fi
-echo "metrics $kernel $variant $iters" >"$out"
+echo "metrics $kernel ${variant:--} $iters" >"$out"
 if [ -n "${FAKE_DENIED:-}" ]; then
   echo "rtrace: point 0 failed: error: GPU performance counters not permitted (cuptiProfilerInitialize: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)" >&2
   exit 1
@@ -89,6 +90,12 @@ case "$cmd" in
     done ;;
   point-kernels)
     echo "# point_id	sms_granted	traced_launches	seconds	metric_launches	flops	dram_bytes	provenance"
+    if grep -q '^metrics ' "$file"; then  # a whole-device metrics run: one point
+      n=$(awk '{print $4}' "$file"); t=$n; [ -n "${FAKE_REPLAY_RECORDS:-}" ] && t=$((2 * n))
+      printf '0	-1	%d	0.01	%d	1e8	1.2e9	whole device
+' "$t" "$n"
+      exit 0
+    fi
     i=0
     for s in $(sed 's/^sms=//; s/,/ /g' "$file"); do
       c=3; p="in-partition"; [ -n "${FAKE_NO_COUNTS:-}" ] && [ "$i" -eq 0 ] && { c=0; p=-; }
@@ -149,6 +156,7 @@ expect_run healthy 0 -- \
   'PASS  fma-half: fp16 FLOPs / analytic: 1.002, 2/2 launches counted' \
   'PASS  fma-half2: fp16 FLOPs' 'PASS  fma-dmma-fp64: tensor-fp64 FLOPs' 'PASS  fma-wgmma-fp16: tensor-fp16 FLOPs' \
   'PASS  triad: DRAM bytes / \(24 x elements\): 1.03' \
+  'PASS  kernel replay: kernel records of 2 triad launches: 2 records, 2 with counts' \
   'PASS  triad-4200-launches: fp64 FLOPs / analytic: 1.002, 4200/4200 launches counted' \
   'PASS  sms point 0: SMs measured \(%smid\) = granted: 32 \(want 32' \
   'PASS  sms point 1: SMs measured \(%smid\) = granted: 64 \(want 64' \
@@ -169,6 +177,7 @@ expect_run denied 1 FAKE_DENIED=1 -- \
 expect_run flops 1 FAKE_BAD_FLOPS=rtd_fma_half2_k -- 'FAIL  fma-half2: fp16 FLOPs / analytic: 0.5'
 expect_run tensor 1 FAKE_BAD_FLOPS=rtd_fma_dmma_fp64_k -- 'FAIL  fma-dmma-fp64: tensor-fp64 FLOPs / analytic: 0.5'
 expect_run dram 1 FAKE_BAD_DRAM=1 -- 'FAIL  triad: DRAM bytes / \(24 x elements\): 1.3'
+expect_run replay 1 FAKE_REPLAY_RECORDS=1 -- 'FAIL  kernel replay: kernel records of 2 triad launches: 4 records, 2 with counts'
 expect_run launches 1 FAKE_SHORT_4200=1 -- \
   'FAIL  triad-4200-launches: fp64 FLOPs / analytic: 0.975, 4096/4200 launches counted'
 expect_run sms 1 FAKE_BAD_SMS=1 -- 'FAIL  sms point 1: SMs measured \(%smid\) = granted: 66, status ok \(want 64'
