@@ -419,7 +419,7 @@ static ULong n_helper_calls = 0, n_l1_misses = 0;
    the threads' streams are merged. */
 static inline Bool to_shared(ThreadState* t, Int k, UWord line, UWord written_back, const LevelBytes* b)
 {
-   if (k < first_shared || applying_shared) return False;
+   if (k < first_shared || applying_shared || rc_sc_direct) return False;
    rc_sc_push(&t->stream, (line << 1) | written_back, (UInt)(b - t->bytes), n_helper_calls);
    return True;
 }

@@ -27,6 +27,12 @@ static const ULong* helper_clock = NULL;
 
 static RcStream** streams = NULL;   /* every registered stream */
 static UInt n_streams = 0, streams_cap = 0;
+Bool rc_sc_direct = True;
+
+static void update_direct(void)
+{
+   rc_sc_direct = n_streams == 0 || (n_streams == 1 && streams[0]->n == streams[0]->head);
+}
 static Bool merging = False;
 static RcStream* last_started = NULL;   /* the stream whose thread ran last */
 
@@ -56,6 +62,7 @@ void rc_sc_stream_init(RcStream* s, void* owner, const RcStream* creator)
    }
    streams[n_streams++] = s;
    s->registered = True;
+   update_direct();
 }
 
 void rc_sc_stream_forget(RcStream* s)
@@ -72,6 +79,7 @@ void rc_sc_stream_forget(RcStream* s)
    if (s->req) VG_(free)(s->req);
    s->req = NULL;
    s->head = s->n = s->cap = s->timed = 0;
+   update_direct();
 }
 
 static void merge(Bool round);
@@ -295,6 +303,7 @@ static void merge_to(ULong horizon)
       if (s->gone && s->n == s->head) rc_sc_stream_forget(s);   /* moves the last one here */
       else i++;
    }
+   update_direct();
    n_merges++;
    n_merged += requests;
    if (k > max_streams) max_streams = k;

@@ -63,6 +63,10 @@ typedef struct {
    Bool registered;
 } RcStream;
 
+/* One thread, nothing buffered: its requests go to the shared levels at
+   once (nothing to interleave them with; the same counts, cheaper). */
+extern Bool rc_sc_direct;
+
 /* `apply(owner, key, bucket)` feeds one request into the shared levels;
    `clock` is the tool's count of helper calls (it only grows). */
 void rc_sc_init(void (*apply)(void* owner, UWord key, UInt bucket), const ULong* clock);
