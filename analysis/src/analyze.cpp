@@ -203,7 +203,7 @@ void add_counts_notes(AnalysisResult& res) {
        << " MiB may be the host's, not the VM's share of it, and bytes beyond the L1 depend on it; give the real "
           "caches to the counting pass with $RTRACE_COUNTS_GEOMETRY=\"L1=SIZE,WAYS,LINE;L2=...;L3=...\" "
           "(`rtrace counts --geometry`)";
-    res.counts_notes.push_back(os.str());
+    res.warnings.push_back(os.str());
     break;
   }
   // Disagreements: one line per (kernel, quantity) with the range over configurations.

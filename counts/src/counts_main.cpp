@@ -324,6 +324,12 @@ int counts_main(int argc, char** argv) {
       cr.info.cache_threads = o.threads;
       cr.info.cache_threads_assumed = o.threads_assumed ? 1 : 0;
       cr.log.insert(cr.log.end(), said.begin(), said.end());
+      if (origin == "hwloc-vm" && store::get_str(cr.info.status) == "ok") {
+        // The note is what a report shows of the counting run: the VM's caches belong there.
+        const std::string note = store::get_str(cr.info.note) + "; VM topology: the " + levels.back().name +
+                                 " may be the host's (give --geometry)";
+        store::set_str(cr.info.note, note.size() < sizeof cr.info.note ? note : note.substr(0, sizeof cr.info.note - 4) + "...");
+      }
     }
     for (const auto& p : r.problems) std::fprintf(stderr, "rtrace counts: warning: %s\n", p.c_str());
     write_counts_file(o.output, r.ranks, join(argc, argv));

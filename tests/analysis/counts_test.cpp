@@ -233,12 +233,13 @@ TEST(Counts, CachesOfAVirtualMachinesTopologySayTheL3MayBeTheHosts) {
     for (auto& p : points) store::set_str(p.ranks[0].counts_info[0].cache_geometry, geometry);
     AnalysisResult res = analyze_points("vm" + geometry, points);
     int said = 0;
-    for (const auto& n : res.counts_notes) said += n.find("virtual machine") != std::string::npos ? 1 : 0;
+    for (const auto& n : res.warnings) said += n.find("virtual machine") != std::string::npos ? 1 : 0;
     EXPECT_EQ(said, geometry == "hwloc-vm" ? 1 : 0) << geometry;
     if (geometry == "hwloc-vm") {
-      EXPECT_TRUE(any_contains(res.counts_notes, "L3 of 32 MiB may be the host's")) << res.counts_notes.front();
-      EXPECT_TRUE(any_contains(res.counts_notes, "$RTRACE_COUNTS_GEOMETRY")) << res.counts_notes.front();
-      EXPECT_TRUE(any_contains(res.counts_notes, "--geometry")) << res.counts_notes.front();
+      ASSERT_FALSE(res.warnings.empty());
+      EXPECT_TRUE(any_contains(res.warnings, "L3 of 32 MiB may be the host's")) << res.warnings.front();
+      EXPECT_TRUE(any_contains(res.warnings, "$RTRACE_COUNTS_GEOMETRY")) << res.warnings.front();
+      EXPECT_TRUE(any_contains(res.warnings, "--geometry")) << res.warnings.front();
     }
   }
 }
