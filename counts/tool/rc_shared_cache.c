@@ -112,6 +112,7 @@ static void close_period(RcStream* s, ULong blocks, ULong calls)
    }
    s->timed = s->n;
    s->extent += blocks * POS_UNIT;
+   s->ran_since_merge += blocks * POS_UNIT;
    s->period_calls0 += calls;
    s->period_blocks0 += blocks;
 }
@@ -135,7 +136,8 @@ void rc_sc_start(RcStream* s, ULong blocks)
       a whole time slice: then it runs alone (the others wait or sleep), and
       the round is closed there, so that a thread that wakes up later starts
       from then, not from when this one began. */
-   if ((s != last_started && s->ran) || (s == last_started && s->extent >= SLICE_BLOCKS * POS_UNIT)) merge(True);
+   if ((s != last_started && s->ran) || (s == last_started && s->ran_since_merge >= SLICE_BLOCKS * POS_UNIT))
+      merge(True);
    last_started = s;
    s->running = True;
    s->ran = True;
@@ -295,6 +297,7 @@ static void merge_to(ULong horizon)
       n_carried += s->n - s->head;
       s->extent = s->extent > horizon ? s->extent - horizon : 0;
       s->woken_at = s->woken_at > horizon ? s->woken_at - horizon : 0;
+      s->ran_since_merge = 0;
       s->ran = s->running;   /* the running thread goes on running in the next round */
    }
    /* Exited threads whose requests are all in. */
@@ -324,8 +327,11 @@ static ULong common_position(const RcStream* except, ULong fallback)
          Valgrind's lock is not always fair (a thread the kernel has not
          scheduled yet misses its turn), and one that missed a turn is
          behind, not absent. */
-      if (s == except || s->waiting || s->gone || s->extent + MAX_LAG < furthest) continue;
-      if (s->extent < least) least = s->extent;
+      if (s == except || s->gone || (s->waiting && !s->woken)) continue;
+      /* Woken, it can run from there (it waits for Valgrind's lock). */
+      const ULong at = s->waiting && s->woken_at > s->extent ? s->woken_at : s->extent;
+      if (at + MAX_LAG < furthest) continue;
+      if (at < least) least = at;
    }
    return least == ~0ULL ? fallback : least;
 }

@@ -23,7 +23,8 @@
    thread waiting in a system call (a futex wait, a sleep, a poll) does not
    hold the horizon back (it is not waited for); what it ran before goes in
    at its positions, and it comes back at the position of the thread that
-   woke it (a futex wake), else where the others are.
+   woke it (a futex wake: from then on it holds the horizon, even while it
+   still waits for Valgrind's lock), else where the others are.
    A new thread starts at its creator's position; a thread that exits is
    waited for no more, what it buffered goes in at its positions. Everything
    is merged at a fork and at the end, and what a full buffer holds.
@@ -50,6 +51,7 @@ typedef struct {
    UInt timed;               /* req[head..timed) have their position in blocks */
    void* owner;              /* the thread, passed back to apply */
    ULong extent;             /* 1/16 blocks it ran since the origin (closed run periods) */
+   ULong ran_since_merge;    /* 1/16 blocks it ran since the last merge */
    ULong period_blocks0;     /* the open run period: block count and clock at its start */
    ULong period_calls0;
    Bool running;             /* inside a run period (start_client_code .. stop_client_code) */
