@@ -28,13 +28,13 @@ static const ULong* helper_clock = NULL;
 static RcStream** streams = NULL;   /* every registered stream */
 static UInt n_streams = 0, streams_cap = 0;
 Bool rc_sc_direct = True;
+static Bool merging = False;
+static RcStream* last_started = NULL;   /* the stream whose thread ran last */
 
 static void update_direct(void)
 {
    rc_sc_direct = n_streams == 0 || (n_streams == 1 && streams[0]->n == streams[0]->head);
 }
-static Bool merging = False;
-static RcStream* last_started = NULL;   /* the stream whose thread ran last */
 
 /* Blocks per helper call over every closed run period: where a running
    thread's blocks are not known yet (a merge while it runs), they are
