@@ -191,6 +191,21 @@ void add_counts_notes(AnalysisResult& res) {
   }
   for (const auto& [why, l] : partial)
     res.warnings.push_back("counts partial at " + labels(l) + " (" + why + "): what the source cannot see is n/a");
+  // Caches simulated from a virtual machine's topology: its last level may
+  // be the host's whole cache, not the VM's share of it.
+  for (const auto& c : res.run.configs) {
+    const PointCounts& pc = c.counts;
+    if (!pc.usable || pc.cache_geometry != "hwloc-vm" || pc.levels.empty()) continue;
+    const store::CountLevelRow& last = pc.levels.back();
+    std::ostringstream os;
+    os << "the counted caches are this virtual machine's as it reports them (hwloc): its "
+       << store::get_str(last.name) << " of " << fmt(static_cast<double>(last.full_size_bytes) / (1 << 20), 3)
+       << " MiB may be the host's, not the VM's share of it, and bytes beyond the L1 depend on it; give the real "
+          "caches to the counting pass with $RTRACE_COUNTS_GEOMETRY=\"L1=SIZE,WAYS,LINE;L2=...;L3=...\" "
+          "(`rtrace counts --geometry`)";
+    res.warnings.push_back(os.str());
+    break;
+  }
   // Disagreements: one line per (kernel, quantity) with the range over configurations.
   struct Range { double lo = 1e300, hi = -1e300; std::vector<std::string> at; std::string function, source; };
   std::map<std::pair<std::string, std::string>, Range> by;

@@ -172,6 +172,7 @@ class CountsFold {
     pc.usable = true;
     ++pc.ranks_counted;
     if (pc.levels.empty()) pc.levels = rec.count_levels;
+    if (pc.cache_geometry.empty()) pc.cache_geometry = store::get_str(info.cache_geometry);
     ++app_.ranks_present;
     for (const auto& row : rec.counts) {
       const Counts c = counts_of_row(row);

@@ -46,8 +46,11 @@ const char* const kUsage =
     "                           \"L1=32K,8,64;L2=1M,16,64;L3=32M,16,64\" (SIZE,WAYS,LINE[,SHARED_BY],\n"
     "                           SHARED_BY in cores; L3=none: two levels) [auto; $RTRACE_COUNTS_GEOMETRY\n"
     "                           replaces `auto`]\n"
-    "  --threads N              threads per rank: each shared cache is divided among the\n"
-    "                           threads x ranks of a node that share it [$OMP_NUM_THREADS or 1]\n"
+    "  --threads N              threads per rank: a cache that cores share is one simulated cache\n"
+    "                           for a rank's threads, holding the rank's part of it (all of it at\n"
+    "                           1 rank per node) [$OMP_NUM_THREADS, else --assume-threads]\n"
+    "  --assume-threads N       the threads per rank to plan for when the app's are not given\n"
+    "                           (recorded as assumed) [the node's cores / --ranks-per-node]\n"
     "  --ranks N                ranks COMMAND starts; a rank without counts is recorded as failed [1]\n"
     "  --ranks-per-node N       ranks on one node [--ranks]\n"
     "  --app-index K            COMMAND[K] is the app (after mpirun/srun and their options) [0]\n"
@@ -67,6 +70,8 @@ struct Options {
   std::string output;
   std::string geometry = "auto";
   int threads = 0;
+  int assume_threads = 0;
+  bool threads_assumed = false;   // not given (--threads, OMP_NUM_THREADS): planned for an assumption
   int ranks = 1;
   int ranks_per_node = 0;
   std::size_t app_index = 0;
@@ -122,6 +127,8 @@ Options parse(int argc, char** argv, bool& help) {
       o.geometry = val(a);
     } else if (a == "--threads") {
       o.threads = positive_int(a, val(a));
+    } else if (a == "--assume-threads") {
+      o.assume_threads = positive_int(a, val(a));
     } else if (a == "--ranks") {
       o.ranks = positive_int(a, val(a));
     } else if (a == "--ranks-per-node") {
@@ -153,14 +160,66 @@ Options parse(int argc, char** argv, bool& help) {
   if (o.app_index >= o.command.size())
     throw UsageError("--app-index " + std::to_string(o.app_index) + " is past the end of the command (" +
                      std::to_string(o.command.size()) + " words)");
+  if (o.ranks_per_node == 0) o.ranks_per_node = o.ranks;
   if (o.threads == 0) {
     const char* omp = std::getenv("OMP_NUM_THREADS");
     char* end = nullptr;
     const long t = omp ? std::strtol(omp, &end, 10) : 0;
-    o.threads = (omp && end && *end == '\0' && t > 0 && t < 1 << 20) ? static_cast<int>(t) : 1;
+    if (omp && end && *end == '\0' && t > 0 && t < 1 << 20) {
+      o.threads = static_cast<int>(t);
+    } else {
+      // What an OpenMP app gets by default, and a pure-MPI node's ranks
+      // spread evenly over its caches: the node's cores shared by its ranks.
+      const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+      o.threads = o.assume_threads > 0 ? o.assume_threads
+                                       : static_cast<int>(std::max(1L, (cores > 0 ? cores : 1) / o.ranks_per_node));
+      o.threads_assumed = true;
+    }
   }
-  if (o.ranks_per_node == 0) o.ranks_per_node = o.ranks;
   return o;
+}
+
+// "L1=48K,12,64;L2=2M,16,64;L3=32M,16,64": what --geometry takes.
+std::string geometry_spec(const std::vector<CacheLevel>& levels) {
+  auto size = [](std::int64_t b) {
+    if (b % (1 << 20) == 0) return std::to_string(b >> 20) + "M";
+    if (b % (1 << 10) == 0) return std::to_string(b >> 10) + "K";
+    return std::to_string(b);
+  };
+  std::string out;
+  for (std::size_t i = 0; i < levels.size() && i < 3; ++i) {
+    const CacheLevel& l = levels[i];
+    out += (i ? ";L" : "L") + std::to_string(i + 1) + "=" + size(l.size_bytes) + "," + std::to_string(l.associativity) +
+           "," + std::to_string(l.line_bytes) + (i == 1 && l.shared_by > 1 ? "," + std::to_string(l.shared_by) : "");
+  }
+  return out;
+}
+
+std::string virtual_machine_sentence(const std::vector<CacheLevel>& levels) {
+  const CacheLevel& last = levels.back();
+  return "this is a virtual machine (hypervisor flag in /proc/cpuinfo): the " + last.name + " it reports (" +
+         human_bytes(last.size_bytes) + ") may be the host's, not this VM's share of it; give the real caches with " +
+         "--geometry \"" + geometry_spec(levels) + "\" (sizes edited; under `rtrace run --counts sim`: " +
+         "$RTRACE_COUNTS_GEOMETRY)";
+}
+
+// The threads per rank were assumed: say so, and what the assumption decides.
+std::string threads_assumed_sentence(const std::vector<CacheLevel>& levels, int threads, int ranks_per_node) {
+  std::string s = "threads per rank not given (--threads N, OMP_NUM_THREADS): planned for " + std::to_string(threads) +
+                  " (the node's cores / " + std::to_string(ranks_per_node) + " rank" +
+                  (ranks_per_node == 1 ? "" : "s") + " per node); ";
+  const auto plans = plan_levels(levels, threads, ranks_per_node);
+  const auto one = plan_levels(levels, 1, ranks_per_node);
+  bool same = true;
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    same = same && plans[i].simulated_bytes == one[i].simulated_bytes && plans[i].copies == one[i].copies;
+  // The shared caches hold the rank's part of an instance and the private ones
+  // are per thread: the count only decides how many ranks' workers share an
+  // instance and over how many instances a rank's threads spread.
+  if (same)
+    return s + "the caches do not depend on it here (" + describe_plan(levels, plans) + ")";
+  return s + "it decides the rank's part of the shared caches: " + describe_plan(levels, plans) +
+         "; with 1 thread per rank: " + describe_plan(levels, one);
 }
 
 std::string join(int argc, char** argv) {
@@ -198,11 +257,12 @@ int counts_main(int argc, char** argv) {
     const std::string geometry = o.geometry == "auto" && env_geometry && *env_geometry ? env_geometry : o.geometry;
     std::vector<CacheLevel> levels = geometry == "auto" ? host_cache_levels(&notes) : parse_geometry(geometry);
     if (levels.empty()) throw GeometryError("hwloc found no data cache to simulate; give --geometry");
-    // Each is at most 2^20: their product does not fit an int.
-    const long long workers_on_node = static_cast<long long>(o.threads) * o.ranks_per_node;
-    const int workers = static_cast<int>(std::min<long long>(workers_on_node, 1 << 30));
-    std::vector<int> sharers;
-    for (const auto& l : levels) sharers.push_back(std::min(sharers_of(l, workers), 4096));
+    const std::vector<LevelPlan> plans = plan_levels(levels, o.threads, o.ranks_per_node);
+    const std::string origin = geometry != "auto" ? "given" : host_is_virtual_machine() ? "hwloc-vm" : "hwloc";
+    // Said on stderr (unless --quiet) and in every rank's log.
+    std::vector<std::string> said;
+    if (origin == "hwloc-vm") said.push_back(virtual_machine_sentence(levels));
+    if (o.threads_assumed) said.push_back(threads_assumed_sentence(levels, o.threads, o.ranks_per_node));
 
     const char* path_env = std::getenv("PATH");
     const ToolPaths tool = find_tool(path_env ? path_env : "/usr/bin:/bin");
@@ -229,7 +289,11 @@ int counts_main(int argc, char** argv) {
     // them, on other nodes too, where mpirun passes no environment.
     for (const auto& d : defaults)
       if (!d.empty()) spec.app_env.push_back(d);
-    spec.tool_options = tool_options(levels, sharers);
+    spec.tool_options = tool_options(levels, plans);
+    // Threads in turn (a ticket lock, where there is one) rather than one
+    // thread re-taking Valgrind's lock for several time slices: the shared
+    // caches interleave the threads' streams round by round.
+    spec.tool_options.push_back("--fair-sched=try");
     spec.expected_ranks = o.ranks;
     spec.timeout_s = o.timeout_s;
     spec.timed_run_s = o.timed_run_s;
@@ -248,14 +312,25 @@ int counts_main(int argc, char** argv) {
     }
     if (!o.quiet) {
       for (const auto& n : notes) std::fprintf(stderr, "rtrace counts: note: %s\n", n.c_str());
-      std::string geo;
-      for (std::size_t k = 0; k < levels.size(); ++k)
-        geo += (k ? ", " : "") + levels[k].name + " " + human_bytes(levels[k].size_bytes / sharers[k]) +
-               (sharers[k] > 1 ? " (1/" + std::to_string(sharers[k]) + ")" : std::string());
-      spec.banner = "rtrace counts: counting under Valgrind (20-100x slower, threads one at a time); caches per worker: " + geo;
+      // With the banner, once the command is known to start (a bad command is one line).
+      for (const auto& n : said) spec.banner += "rtrace counts: note: " + n + "\n";
+      spec.banner += "rtrace counts: counting under Valgrind (20-100x slower, threads one at a time); caches: " +
+                     describe_plan(levels, plans);
     }
 
     CountingResult r = run_counting(spec, tool);
+    for (auto& [rank, cr] : r.ranks) {
+      store::set_str(cr.info.cache_geometry, origin);
+      cr.info.cache_threads = o.threads;
+      cr.info.cache_threads_assumed = o.threads_assumed ? 1 : 0;
+      cr.log.insert(cr.log.end(), said.begin(), said.end());
+      if (origin == "hwloc-vm" && store::get_str(cr.info.status) == "ok") {
+        // The note is what a report shows of the counting run: the VM's caches belong there.
+        const std::string note = store::get_str(cr.info.note) + "; VM topology: the " + levels.back().name +
+                                 " may be the host's (give --geometry)";
+        store::set_str(cr.info.note, note.size() < sizeof cr.info.note ? note : note.substr(0, sizeof cr.info.note - 4) + "...");
+      }
+    }
     for (const auto& p : r.problems) std::fprintf(stderr, "rtrace counts: warning: %s\n", p.c_str());
     write_counts_file(o.output, r.ranks, join(argc, argv));
     if (!temp_raw.empty()) fs::remove_all(temp_raw);

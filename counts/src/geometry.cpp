@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace rtrace::counts {
 
@@ -147,9 +148,35 @@ int sharers_of(const CacheLevel& level, int workers_per_node) {
   return (workers + in_use - 1) / in_use;
 }
 
-std::vector<std::string> tool_options(const std::vector<CacheLevel>& levels, const std::vector<int>& sharers) {
+std::vector<LevelPlan> plan_levels(const std::vector<CacheLevel>& levels, int threads_per_rank, int ranks_per_node) {
+  const int threads = std::max(1, threads_per_rank);
+  // Each is at most 2^20: their product does not fit an int.
+  const long long workers_on_node = static_cast<long long>(threads) * std::max(1, ranks_per_node);
+  const int workers = static_cast<int>(std::min<long long>(workers_on_node, 1 << 30));
+  std::vector<LevelPlan> out;
+  bool shared_above = false;
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    const CacheLevel& l = levels[i];
+    LevelPlan p;
+    p.sharers = std::min(sharers_of(l, workers), 4096);
+    if (i > 0 && (l.shared_by > 1 || shared_above)) {
+      shared_above = true;
+      p.threads_sharing = std::min(threads, p.sharers);
+      p.copies = (threads + p.threads_sharing - 1) / p.threads_sharing;
+      if (l.instances > 0) p.copies = std::min(p.copies, l.instances);
+      p.copies = std::min(p.copies, 4096);
+      p.simulated_bytes = static_cast<std::int64_t>(static_cast<double>(l.size_bytes) * p.threads_sharing / p.sharers);
+    } else {
+      p.simulated_bytes = l.size_bytes / p.sharers;
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<std::string> tool_options(const std::vector<CacheLevel>& levels, const std::vector<LevelPlan>& plans) {
   if (levels.empty()) throw GeometryError("no cache level to simulate");
-  if (sharers.size() != levels.size()) throw GeometryError("one sharers count per level is needed");
+  if (plans.size() != levels.size()) throw GeometryError("one plan per level is needed");
   std::vector<std::string> out;
   static const char* const flags[3] = {"--L1", "--L2", "--L3"};
   for (std::size_t i = 0; i < 3; ++i) {
@@ -163,9 +190,52 @@ std::vector<std::string> tool_options(const std::vector<CacheLevel>& levels, con
                           std::to_string(levels.front().line_bytes) + "; the simulation needs one line size");
     out.push_back(std::string(flags[i]) + "=" + std::to_string(l.size_bytes) + "," + std::to_string(l.associativity) +
                   "," + std::to_string(l.line_bytes));
-    out.push_back(std::string(flags[i]) + "-sharers=" + std::to_string(std::max(1, sharers[i])));
+    out.push_back(std::string(flags[i]) + "-sharers=" + std::to_string(std::max(1, plans[i].sharers)));
+    if (i > 0)
+      out.push_back(std::string(flags[i]) + "-shared=" + std::to_string(plans[i].threads_sharing) + "," +
+                    std::to_string(std::max(1, plans[i].copies)));
   }
   return out;
+}
+
+std::string describe_plan(const std::vector<CacheLevel>& levels, const std::vector<LevelPlan>& plans) {
+  std::string per_thread, shared;
+  for (std::size_t i = 0; i < levels.size() && i < plans.size(); ++i) {
+    const LevelPlan& p = plans[i];
+    std::string one = levels[i].name + " " + human_bytes(p.simulated_bytes);
+    if (!p.shared()) {
+      if (p.sharers > 1) one += " (1/" + std::to_string(p.sharers) + ")";
+      per_thread += (per_thread.empty() ? "" : ", ") + one;
+      continue;
+    }
+    if (p.simulated_bytes < levels[i].size_bytes)
+      one += " (" + std::to_string(p.threads_sharing) + "/" + std::to_string(p.sharers) + " of " +
+             human_bytes(levels[i].size_bytes) + ")";
+    one += p.copies > 1 ? " x" + std::to_string(p.copies) + " shared by " + std::to_string(p.threads_sharing) +
+                              " of the rank's threads each"
+                        : " shared by the rank's threads";
+    shared += (shared.empty() ? "" : ", ") + one;
+  }
+  if (per_thread.empty()) return shared;
+  return per_thread + " per thread" + (shared.empty() ? "" : ", " + shared);
+}
+
+bool host_is_virtual_machine() {
+  std::FILE* f = std::fopen("/proc/cpuinfo", "r");
+  if (!f) return false;
+  char line[4096];
+  bool vm = false;
+  while (!vm && std::fgets(line, sizeof line, f)) {
+    if (std::strncmp(line, "flags", 5) != 0) continue;
+    // " hypervisor" as a whole word among the flags.
+    for (const char* p = std::strstr(line, "hypervisor"); p && !vm; p = std::strstr(p + 1, "hypervisor")) {
+      const char after = p[10];
+      vm = p > line && (p[-1] == ' ' || p[-1] == '\t') && (after == ' ' || after == '\n' || after == '\0');
+    }
+    break;   // every CPU has the same flags
+  }
+  std::fclose(f);
+  return vm;
 }
 
 std::string human_bytes(std::int64_t b) {

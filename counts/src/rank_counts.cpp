@@ -177,6 +177,8 @@ std::map<std::int64_t, CountedRank> build_rank_counts(const std::vector<RawProce
       row.line_bytes = l.line_bytes;
       row.associativity = l.associativity;
       row.sharers = l.sharers;
+      row.threads_sharing = l.threads_sharing;
+      row.copies = l.copies;
       cr.levels.push_back(row);
     }
 
@@ -250,7 +252,11 @@ std::map<std::int64_t, CountedRank> build_rank_counts(const std::vector<RawProce
       set_note(info, how + (unfinished.empty() ? "" : "; a child died before writing its counts") + "; " + serial);
     } else {
       store::set_str(info.status, "ok");
-      set_note(info, info.threads > 1 ? serial + " (" + std::to_string(info.threads) + " threads, private caches each)"
+      bool shared = false;
+      for (const auto& l : main.levels) shared |= l.threads_sharing > 0;
+      set_note(info, info.threads > 1 ? serial + " (" + std::to_string(info.threads) + " threads; " +
+                                            (shared ? "their streams into the shared caches interleaved)"
+                                                    : "private caches each)")
                                       : std::string("one thread"));
     }
     out.emplace(rank, std::move(cr));

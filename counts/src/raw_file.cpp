@@ -122,6 +122,13 @@ RawProcess parse_raw(std::istream& in, const std::string& name) {
       l.sharers = static_cast<int>(r.integer(f[6], "sharers"));
       if (l.size_bytes <= 0 || l.line_bytes <= 0 || l.associativity <= 0 || l.sharers <= 0)
         r.fail("level `" + l.name + "` has a non-positive size, line, associativity or sharers");
+      // Since the shared levels (a tool of before writes 7 fields: private levels).
+      if (f.size() >= 9) {
+        l.threads_sharing = static_cast<int>(r.integer(f[7], "threads sharing"));
+        l.copies = static_cast<int>(r.integer(f[8], "copies"));
+        if (l.threads_sharing < 0 || l.copies < 0 || (l.threads_sharing > 0) != (l.copies > 0))
+          r.fail("level `" + l.name + "`: threads sharing " + f[7] + " and copies " + f[8] + " do not go together");
+      }
       p.levels.push_back(l);
     } else if (key == "nodecode") {
       need(2);

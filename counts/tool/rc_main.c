@@ -1,7 +1,10 @@
 /* rtrace-count: a Valgrind tool that counts, per thread and per function,
    the FLOPs of every guest instruction (by precision and vector width, FMA =
    2) and the bytes moved at each level of a simulated cache hierarchy
-   (L1d, L2, L3, memory; write-allocate, write-back). See counts/README.md.
+   (L1d, L2, L3, memory; write-allocate, write-back): private levels per
+   thread, a level that cores share one cache for the process's threads,
+   fed their streams in concurrent order (rc_shared_cache.c). See
+   counts/README.md.
 
    How it stays cheap (cachegrind is the bar):
    - instruction and FLOP counts need no helper call: the static content of
@@ -37,6 +40,7 @@
 #include "pub_tool_vkiscnums.h"
 
 #include "rc_flops.h"
+#include "rc_shared_cache.h"
 
 #ifndef RC_VERSION
 #define RC_VERSION "0.0.0"
@@ -54,14 +58,20 @@ typedef struct {
    Int  line;
    Int  sharers;      /* workers sharing one instance: each simulates size/sharers */
    Bool present;
+   /* A level that cores share: one simulated cache for every `shared`
+      threads of the process (in creation order), `shared`/`sharers` of an
+      instance, `copies` of them for the process's threads; 0: a private
+      level, one cache per thread. */
+   Int  shared;
+   Int  copies;
 } LevelOption;
 
 static const HChar* clo_out_dir = NULL;
 static LevelOption clo_level[MAX_LEVELS] = {
    /* Defaults: a common x86 server core; the launcher passes the topology's. */
-   {48 * 1024, 12, 64, 1, True},
-   {2 * 1024 * 1024, 16, 64, 1, True},
-   {32 * 1024 * 1024, 16, 64, 1, True},
+   {48 * 1024, 12, 64, 1, True, 0, 1},
+   {2 * 1024 * 1024, 16, 64, 1, True, 0, 1},
+   {32 * 1024 * 1024, 16, 64, 1, True, 1, 1},
 };
 static Bool clo_dump_fp = False;       /* print each instruction's FP ops (verification) */
 static Bool clo_functions = True;      /* per-function split (off: one row per thread) */
@@ -98,6 +108,24 @@ static Bool parse_level(const HChar* val, LevelOption* out)
    return True;
 }
 
+/* "G" or "G,COPIES" (COPIES 1 by default). */
+static Bool parse_shared(const HChar* val, LevelOption* out)
+{
+   HChar* end = NULL;
+   const Long g = VG_(strtoll10)(val, &end);
+   if (end == val || g < 0 || g > 4096) return False;
+   Long copies = 1;
+   if (*end == ',') {
+      const HChar* p = end + 1;
+      copies = VG_(strtoll10)(p, &end);
+      if (end == p || copies < 1 || copies > 4096) return False;
+   }
+   if (*end != '\0') return False;
+   out->shared = (Int)g;
+   out->copies = (Int)copies;
+   return True;
+}
+
 static Bool rc_process_cmd_line_option(const HChar* arg)
 {
    /* Not `val`: the option macros declare their own. */
@@ -118,6 +146,12 @@ static Bool rc_process_cmd_line_option(const HChar* arg)
    else if VG_BINT_CLO(arg, "--L1-sharers", clo_level[0].sharers, 1, 4096) {}
    else if VG_BINT_CLO(arg, "--L2-sharers", clo_level[1].sharers, 1, 4096) {}
    else if VG_BINT_CLO(arg, "--L3-sharers", clo_level[2].sharers, 1, 4096) {}
+   else if VG_STR_CLO(arg, "--L2-shared", spec) {
+      if (!parse_shared(spec, &clo_level[1])) VG_(fmsg_bad_option)(arg, "expected THREADS[,COPIES] (0: private)\n");
+   }
+   else if VG_STR_CLO(arg, "--L3-shared", spec) {
+      if (!parse_shared(spec, &clo_level[2])) VG_(fmsg_bad_option)(arg, "expected THREADS[,COPIES] (0: private)\n");
+   }
    else if VG_BOOL_CLO(arg, "--dump-fp", clo_dump_fp) {}
    else if VG_BOOL_CLO(arg, "--functions", clo_functions) {}
    else if VG_BOOL_CLO(arg, "--native-fma", clo_native_fma) {}
@@ -132,7 +166,9 @@ static void rc_print_usage(void)
 "    --L1=SIZE,ASSOC,LINE      L1d cache, one instance [48K,12,64]\n"
 "    --L2=SIZE,ASSOC,LINE|none L2 cache [2M,16,64]\n"
 "    --L3=SIZE,ASSOC,LINE|none L3 cache [32M,16,64]\n"
-"    --L<n>-sharers=N          workers sharing one instance; each simulates 1/N [1]\n"
+"    --L<n>-sharers=N          workers sharing one instance; a private level simulates 1/N per thread [1]\n"
+"    --L2/L3-shared=G[,C]      the process's threads share the level: one cache per G threads (creation\n"
+"                              order), G/N of an instance, C of them [L3: 1,1; L2: 0 = private]\n"
 "    --functions=no            no per-function split (one row per thread)\n"
 "    --dump-fp=yes             print the FP ops counted for each instruction\n"
 "    --native-fma=no           FMAs by Valgrind's software emulation, not the host's FMA unit\n");
@@ -169,6 +205,18 @@ static Int  n_caches = 0;           /* simulated levels: 1..3 */
 static Int  line_shift = 6;
 static UWord line_bytes = 64;
 static Cache cache_geometry[MAX_LEVELS];
+
+/* Levels first_shared .. n_caches-1 are shared by the process's threads
+   (first_shared = MAX_LEVELS: none): their caches are the process's, in
+   `copies` instances, thread n using copy (n / group) % copies. What the
+   threads' private levels send them is buffered per thread and merged in
+   concurrent order (rc_shared_cache.c); applying_shared is set while a
+   merged request runs through them. */
+static Int  first_shared = MAX_LEVELS;
+static Cache* shared_copy[MAX_LEVELS];
+static Int  shared_copies[MAX_LEVELS];
+static Int  shared_group[MAX_LEVELS];
+static Bool applying_shared = False;
 
 static void cache_init(Cache* c, const Cache* geometry)
 {
@@ -347,7 +395,9 @@ struct ThreadState {
    UWord bytes_cap;
    ULong* totals;         /* per bucket: TOTAL_FIELDS, filled by fold */
    UWord totals_cap;
-   Cache cache[MAX_LEVELS];
+   Cache cache[MAX_LEVELS];   /* its private levels */
+   Cache* level[MAX_LEVELS];  /* the cache it uses at each level: its own, or its copy of a shared one */
+   RcStream stream;           /* its requests to the shared levels, not merged yet */
    ULong first_ms, last_ms;
 };
 /* Per bucket: instructions, the FLOP kinds, L1 bytes read and written. */
@@ -361,14 +411,26 @@ static ThreadState* cur = NULL;
 static ULong* cur_seg_exec = NULL;
 static LevelBytes* cur_bytes = NULL;
 
-static ULong n_helper_calls = 0, n_l1_misses = 0;   /* --stats=yes */
+/* Helper calls: also the clock that places a thread's requests to the
+   shared levels within its run (rc_shared_cache.c). */
+static ULong n_helper_calls = 0, n_l1_misses = 0;
+
+/* A request from a private level to the first shared one: buffered until
+   the threads' streams are merged. */
+static inline Bool to_shared(ThreadState* t, Int k, UWord line, UWord written_back, const LevelBytes* b)
+{
+   if (k < first_shared || applying_shared || rc_sc_direct) return False;
+   rc_sc_push(&t->stream, (line << 1) | written_back, (UInt)(b - t->bytes), n_helper_calls);
+   return True;
+}
 
 /* Line `line` was evicted dirty from the level above into cache k. */
 static void writeback(ThreadState* t, Int k, UWord line, LevelBytes* b)
 {
    while (k < n_caches) {                 /* below the last cache, memory absorbs it */
+      if (to_shared(t, k, line, 1, b)) return;
       UWord victim = EMPTY;
-      if (cache_ref(&t->cache[k], line, 1, &victim) || victim == EMPTY || !(victim & 1)) return;
+      if (cache_ref(t->level[k], line, 1, &victim) || victim == EMPTY || !(victim & 1)) return;
       k = below(k);
       b->wr[k] += line_bytes;
       line = victim >> 1;
@@ -380,8 +442,9 @@ static void writeback(ThreadState* t, Int k, UWord line, LevelBytes* b)
 static void fetch(ThreadState* t, Int k, UWord line, LevelBytes* b)
 {
    while (k < n_caches) {
+      if (to_shared(t, k, line, 0, b)) return;
       UWord victim = EMPTY;
-      if (cache_ref(&t->cache[k], line, 0, &victim)) return;
+      if (cache_ref(t->level[k], line, 0, &victim)) return;
       Int lower = below(k);
       b->rd[lower] += line_bytes;
       if (victim != EMPTY && (victim & 1)) {
@@ -716,13 +779,31 @@ static void ensure_capacity(ThreadState* t)
    }
 }
 
-static ThreadState* new_thread_state(void)
+/* The thread's cache at each level: its own private ones, and its copy of
+   each shared one (by its number, so OpenMP's threads fill the copies in
+   order as they fill the cores; allocated on first use). */
+static void assign_levels(ThreadState* t)
+{
+   for (Int k = 0; k < n_caches; k++) {
+      if (k < first_shared) {
+         t->level[k] = &t->cache[k];
+         continue;
+      }
+      Cache* c = &shared_copy[k][(t->number / shared_group[k]) % shared_copies[k]];
+      if (!c->tags && !c->tags32) cache_init(c, &cache_geometry[k]);
+      t->level[k] = c;
+   }
+}
+
+static ThreadState* new_thread_state(const ThreadState* creator)
 {
    ThreadState* t = VG_(calloc)("rc.thread", 1, sizeof(ThreadState));
    t->number = next_thread_number++;
    t->alive = True;
    grow_ulongs(&t->seg_exec, &t->seg_cap, n_segments + 1, sizeof(ULong));
-   for (Int k = 0; k < n_caches; k++) cache_init(&t->cache[k], &cache_geometry[k]);
+   for (Int k = 0; k < n_caches && k < first_shared; k++) cache_init(&t->cache[k], &cache_geometry[k]);
+   assign_levels(t);
+   if (first_shared < n_caches) rc_sc_stream_init(&t->stream, t, creator ? &creator->stream : NULL);
    t->first_ms = t->last_ms = VG_(read_millisecond_timer)();
    VG_(addToXA)(all_threads, &t);
    ensure_capacity(t);
@@ -742,7 +823,7 @@ static void tid_slot(ThreadId tid)
 static ThreadState* thread_state(ThreadId tid)
 {
    tid_slot(tid);
-   if (!thread_by_tid[tid]) thread_by_tid[tid] = new_thread_state();
+   if (!thread_by_tid[tid]) thread_by_tid[tid] = new_thread_state(NULL);
    return thread_by_tid[tid];
 }
 
@@ -758,6 +839,35 @@ static void rc_start_client_code(ThreadId tid, ULong blocks)
 {
    if (!cur || tid >= thread_by_tid_cap || cur != thread_by_tid[tid]) switch_to(tid);
    else if (cur->seg_cap < n_segments || cur->bytes_cap < (UWord)VG_(sizeXA)(buckets)) ensure_capacity(cur);
+   /* May merge the round that ends here: every thread's requests so far. */
+   if (first_shared < n_caches) rc_sc_start(&cur->stream, blocks);
+}
+
+static void rc_stop_client_code(ThreadId tid, ULong blocks)
+{
+   if (first_shared < n_caches && tid < thread_by_tid_cap && thread_by_tid[tid])
+      rc_sc_stop(&thread_by_tid[tid]->stream, blocks);
+}
+
+/* A thread waiting in a system call: the shared levels' rounds do not
+   wait for it (rc_shared_cache.c). */
+static void shared_syscall(ThreadId tid, Bool pre, UInt syscallno, const UWord* args, UInt nArgs)
+{
+   if (first_shared >= n_caches || tid >= thread_by_tid_cap || !thread_by_tid[tid]) return;
+   if (pre) rc_sc_pre_syscall(&thread_by_tid[tid]->stream, syscallno, args, nArgs);
+   else rc_sc_post_syscall(&thread_by_tid[tid]->stream);
+}
+
+/* A merged request: the line runs through the shared levels, its bytes
+   charged to the thread and function that sent it. */
+static void apply_shared(void* owner, UWord key, UInt bucket)
+{
+   ThreadState* t = owner;
+   LevelBytes* b = &t->bytes[bucket];
+   applying_shared = True;
+   if (key & 1) writeback(t, first_shared, key >> 1, b);
+   else fetch(t, first_shared, key >> 1, b);
+   applying_shared = False;
 }
 
 /* Adds the thread's executions of segment `id` to its per-bucket totals. */
@@ -787,7 +897,7 @@ static void fold_thread(ThreadState* t)
 
 static void release_caches(ThreadState* t)
 {
-   for (Int k = 0; k < n_caches; k++) {
+   for (Int k = 0; k < n_caches && k < first_shared; k++) {
       if (t->cache[k].tags) VG_(free)(t->cache[k].tags);
       if (t->cache[k].tags32) VG_(free)(t->cache[k].tags32);
       t->cache[k].tags = NULL;
@@ -813,44 +923,65 @@ static Int writeback_bucket(void)
    turn, and is itself flushed next) and counted, so that what a thread wrote
    reaches memory by its exit; without, only made clean (a fork child does
    not write back its parent's data). */
+static void flush_lines(ThreadState* t, Cache* c, Int k, LevelBytes* b)
+{
+   const UWord n = c->sets * (UWord)c->assoc;
+   for (UWord i = 0; i < n; i++) {
+      UWord line;
+      if (c->narrow) {
+         const UInt e = c->tags32[i];
+         if (e == EMPTY32 || !(e & 1)) continue;
+         c->tags32[i] = e & ~1U;
+         const UWord s = i / (UWord)c->assoc, tag = e >> 1;
+         line = c->pow2 ? ((tag << c->set_shift) | s) : tag * c->sets + s;
+      } else {
+         const UWord e = c->tags[i];
+         if (e == EMPTY || !(e & 1)) continue;
+         c->tags[i] = e & ~(UWord)1;
+         line = e >> 1;
+      }
+      if (!b) continue;
+      const Int lower = below(k);
+      b->wr[lower] += line_bytes;
+      writeback(t, lower, line, b);
+   }
+}
+
+static LevelBytes* writeback_bytes(ThreadState* t)
+{
+   Int bk = writeback_bucket();
+   ensure_capacity(t);
+   return &t->bytes[bk];
+}
+
+/* The thread's private levels (what goes into a shared level joins its
+   stream, to be merged). */
 static void flush_dirty(ThreadState* t, Bool write)
 {
    if (n_caches == 0 || (!t->cache[0].tags && !t->cache[0].tags32)) return;
-   LevelBytes* b = NULL;
-   if (write) {
-      Int bk = writeback_bucket();
-      ensure_capacity(t);
-      b = &t->bytes[bk];
-   }
-   for (Int k = 0; k < n_caches; k++) {
-      Cache* c = &t->cache[k];
-      const UWord n = c->sets * (UWord)c->assoc;
-      for (UWord i = 0; i < n; i++) {
-         UWord line;
-         if (c->narrow) {
-            const UInt e = c->tags32[i];
-            if (e == EMPTY32 || !(e & 1)) continue;
-            c->tags32[i] = e & ~1U;
-            const UWord s = i / (UWord)c->assoc, tag = e >> 1;
-            line = c->pow2 ? ((tag << c->set_shift) | s) : tag * c->sets + s;
-         } else {
-            const UWord e = c->tags[i];
-            if (e == EMPTY || !(e & 1)) continue;
-            c->tags[i] = e & ~(UWord)1;
-            line = e >> 1;
-         }
-         if (!write) continue;
-         const Int lower = below(k);
-         b->wr[lower] += line_bytes;
-         writeback(t, lower, line, b);
-      }
-   }
+   LevelBytes* b = write ? writeback_bytes(t) : NULL;
+   for (Int k = 0; k < n_caches && k < first_shared; k++) flush_lines(t, &t->cache[k], k, b);
+}
+
+/* The process's shared levels, at its end (charged to thread `t`'s row of
+   write-backs at exit: no thread did them then), or made clean in a fork
+   child. Every stream is merged first. */
+static void flush_shared(ThreadState* t, Bool write)
+{
+   if (first_shared >= n_caches) return;
+   rc_sc_merge_all();
+   LevelBytes* b = write && t ? writeback_bytes(t) : NULL;
+   applying_shared = True;
+   for (Int k = first_shared; k < n_caches; k++)
+      for (Int i = 0; i < shared_copies[k]; i++)
+         if (shared_copy[k][i].tags || shared_copy[k][i].tags32) flush_lines(t, &shared_copy[k][i], k, b);
+   applying_shared = False;
 }
 
 static void rc_thread_create(ThreadId parent, ThreadId child)
 {
    tid_slot(child);
-   thread_by_tid[child] = new_thread_state();
+   thread_by_tid[child] = new_thread_state(parent < thread_by_tid_cap ? thread_by_tid[parent] : NULL);
 }
 
 static void rc_thread_exit(ThreadId tid)
@@ -858,6 +989,9 @@ static void rc_thread_exit(ThreadId tid)
    if (tid >= thread_by_tid_cap || !thread_by_tid[tid]) return;
    ThreadState* t = thread_by_tid[tid];
    flush_dirty(t, True);
+   /* Its last requests (those dirty lines included) go in with the others'
+      at the next merges; its ThreadState stays (it is never freed). */
+   if (first_shared < n_caches) rc_sc_exit(&t->stream);
    fold_thread(t);
    VG_(free)(t->seg_exec);
    t->seg_exec = NULL;
@@ -900,6 +1034,13 @@ static void rc_discard_superblock_info(Addr orig_addr, VexGuestExtents extents)
    VG_(free)(sbi);
 }
 
+/* A fork: what the parent's threads sent the shared levels is theirs; the
+   child starts from the caches as they are then. */
+static void rc_atfork_pre(ThreadId tid)
+{
+   rc_sc_merge_all();
+}
+
 /* A fork: the child counts from here, as thread 0 of a new process. */
 static Bool forked_child = False;
 static void rc_atfork_child(ThreadId tid)
@@ -918,14 +1059,17 @@ static void rc_atfork_child(ThreadId tid)
    for (UWord i = 0; i < thread_by_tid_cap; i++) {
       if (thread_by_tid[i] && thread_by_tid[i] != self) {
          release_caches(thread_by_tid[i]);
+         if (first_shared < n_caches) rc_sc_stream_forget(&thread_by_tid[i]->stream);
          thread_by_tid[i] = NULL;
       }
    }
+   flush_shared(NULL, False);
    VG_(deleteXA)(all_threads);
    all_threads = VG_(newXA)(VG_(malloc), "rc.threads", VG_(free), sizeof(ThreadState*));
    next_thread_number = 0;
    if (self) {
       self->number = next_thread_number++;
+      assign_levels(self);
       self->first_ms = VG_(read_millisecond_timer)();
       VG_(addToXA)(all_threads, &self);
    }
@@ -1402,6 +1546,7 @@ static Word living_threads(void)
 
 static void rc_pre_syscall(ThreadId tid, UInt syscallno, UWord* args, UInt nArgs)
 {
+   shared_syscall(tid, True, syscallno, args, nArgs);
    if (nArgs < 1) return;
    if (syscallno == __NR_exit_group || (syscallno == __NR_exit && living_threads() <= 1)) {
       exit_seen = True;
@@ -1409,18 +1554,26 @@ static void rc_pre_syscall(ThreadId tid, UInt syscallno, UWord* args, UInt nArgs
    }
 }
 
-static void rc_post_syscall(ThreadId tid, UInt syscallno, UWord* args, UInt nArgs, SysRes res) {}
+static void rc_post_syscall(ThreadId tid, UInt syscallno, UWord* args, UInt nArgs, SysRes res)
+{
+   shared_syscall(tid, False, syscallno, args, nArgs);
+}
 
 static void rc_fini(Int exitcode_from_valgrind)
 {
    Word nt = VG_(sizeXA)(all_threads);
+   if (first_shared < n_caches) rc_sc_merge_all();
    for (Word k = 0; k < nt; k++) {
       ThreadState* t = *(ThreadState**)VG_(indexXA)(all_threads, k);
       if (t->alive) flush_dirty(t, True);
    }
+   /* The shared levels' dirty lines: the process's, in its main thread's row. */
+   if (nt > 0) flush_shared(*(ThreadState**)VG_(indexXA)(all_threads, 0), True);
    for (Word k = 0; k < nt; k++) fold_thread(*(ThreadState**)VG_(indexXA)(all_threads, k));
-   if (VG_(clo_stats))
+   if (VG_(clo_stats)) {
       VG_(umsg)("rtrace-count: %llu helper calls, %llu L1 misses\n", n_helper_calls, n_l1_misses);
+      if (first_shared < n_caches) rc_sc_print_stats();
+   }
    if (!clo_out_dir) return;
 
    const HChar* rank = rank_env();
@@ -1446,8 +1599,9 @@ static void rc_fini(Int exitcode_from_valgrind)
    static const HChar* level_names[MAX_LEVELS] = {"L1d", "L2", "L3"};
    for (Int k = 0, sim = 0; k < MAX_LEVELS; k++) {
       if (!clo_level[k].present) continue;
-      VG_(fprintf)(f, "level %s %lld %lld %d %d %d\n", level_names[k], cache_geometry[sim].sim_size,
-                   clo_level[k].full_size, clo_level[k].line, cache_geometry[sim].assoc, clo_level[k].sharers);
+      VG_(fprintf)(f, "level %s %lld %lld %d %d %d %d %d\n", level_names[k], cache_geometry[sim].sim_size,
+                   clo_level[k].full_size, clo_level[k].line, cache_geometry[sim].assoc, clo_level[k].sharers,
+                   sim >= first_shared ? shared_group[sim] : 0, sim >= first_shared ? shared_copies[sim] : 0);
       sim++;
    }
    if (nodecode_pc) {
@@ -1516,6 +1670,20 @@ static void rc_post_clo_init(void)
       line = clo_level[k].line;
       Cache* g = &cache_geometry[n_caches++];
       Long share = clo_level[k].full_size / clo_level[k].sharers;
+      /* The L1 stays per thread (every access reads it). A shared level:
+         the process's `shared` threads of the instance's `sharers` workers
+         have one cache of that part of it. */
+      const Bool shared = k > 0 && clo_level[k].shared > 0;
+      if (first_shared < MAX_LEVELS && !shared)
+         VG_(fmsg_bad_option)("--L3-shared", "a private level below a shared one\n");
+      if (shared) {
+         if (first_shared == MAX_LEVELS) first_shared = k;
+         const Int g_threads = clo_level[k].shared < clo_level[k].sharers ? clo_level[k].shared : clo_level[k].sharers;
+         share = clo_level[k].full_size * g_threads / clo_level[k].sharers;
+         shared_group[k] = clo_level[k].shared;
+         shared_copies[k] = clo_level[k].copies;
+         shared_copy[k] = VG_(calloc)("rc.shared", (SizeT)shared_copies[k], sizeof(Cache));
+      }
       UWord sets = (UWord)(share / ((Long)clo_level[k].assoc * clo_level[k].line));
       g->assoc = clo_level[k].assoc;
       if (sets == 0) {     /* a share smaller than one set: fewer ways */
@@ -1537,6 +1705,7 @@ static void rc_post_clo_init(void)
       UWord max_line = (1UL << 47) / (UWord)clo_level[k].line;
       g->narrow = n_caches > 1 && (max_line / sets) < 0x7fffffffUL;
    }
+   if (first_shared < n_caches) rc_sc_init(apply_shared, &n_helper_calls);
    native_fma = clo_native_fma && host_has_fma();
    line_bytes = (UWord)line;
    line_shift = 0;
@@ -1570,7 +1739,8 @@ static void rc_pre_clo_init(void)
    VG_(needs_syscall_wrapper)(rc_pre_syscall, rc_post_syscall);
    VG_(track_pre_thread_ll_create)(rc_thread_create);
    VG_(track_pre_thread_ll_exit)(rc_thread_exit);
-   VG_(atfork)(NULL, NULL, rc_atfork_child);
+   VG_(track_stop_client_code)(rc_stop_client_code);
+   VG_(atfork)(rc_atfork_pre, NULL, rc_atfork_child);
 }
 
 VG_DETERMINE_INTERFACE_VERSION(rc_pre_clo_init)

@@ -104,7 +104,14 @@ CountingInvocation counting_invocation(const PointCommand& untraced, const std::
   const Partition& part = untraced.partition;
   const int nodes = part.nodes > 0 ? part.nodes : 1;
   const int ranks_per_node = std::max(1, (part.ranks + nodes - 1) / nodes);
-  inv.argv = {"rtrace", "counts", "-o", out_file, "--geometry", "auto", "--threads", std::to_string(part.threads),
+  // The app's threads per rank are known where the point sets OMP_NUM_THREADS
+  // (a threads axis, the user's environment); else the partition's count is
+  // an assumption (cores / ranks: a pure-MPI app runs 1), recorded as such.
+  // A cache that cores share is one cache for a rank's threads, so at 1 rank
+  // it is whole whatever the count.
+  const bool threads_known = untraced.env.has("OMP_NUM_THREADS");
+  inv.argv = {"rtrace", "counts", "-o", out_file, "--geometry", "auto",
+              threads_known ? "--threads" : "--assume-threads", std::to_string(part.threads),
               "--ranks", std::to_string(part.ranks), "--ranks-per-node", std::to_string(ranks_per_node),
               "--app-index", std::to_string(app_index)};
   fs::path raw = out_file;

@@ -332,7 +332,10 @@ const RowLayout& CountInfoRow::layout() {
                                  .add("serialised", &R::serialised)
                                  .add("wall_s", &R::wall_s, "s")
                                  .add("exit_code", &R::exit_code)
-                                 .add("note", &R::note);
+                                 .add("note", &R::note)
+                                 .add_optional("cache_geometry", &R::cache_geometry)
+                                 .add_optional("cache_threads", &R::cache_threads, "1")
+                                 .add_optional("cache_threads_assumed", &R::cache_threads_assumed);
   return l;
 }
 
@@ -344,7 +347,9 @@ const RowLayout& CountLevelRow::layout() {
                                  .add("full_size_bytes", &R::full_size_bytes, "B")
                                  .add("line_bytes", &R::line_bytes, "B")
                                  .add("associativity", &R::associativity, "1")
-                                 .add("sharers", &R::sharers, "1");
+                                 .add("sharers", &R::sharers, "1")
+                                 .add_optional("threads_sharing", &R::threads_sharing, "1")
+                                 .add_optional("copies", &R::copies, "1");
   return l;
 }
 

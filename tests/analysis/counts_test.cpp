@@ -223,6 +223,27 @@ TEST(Counts, UnannotatedOmpAppSpillingItsL3ShareIsCacheCapacityAtL3FromCountsAlo
                                                            "cache-capacity at L3 (DRAM AI falls)"));
 }
 
+// Counted on a virtual machine's topology: the L3 hwloc reports there may be
+// the host's whole cache (this VM: 32 MiB for 2 vCPUs); the report says so
+// and how to give the real one, once; a host's own topology says nothing.
+TEST(Counts, CachesOfAVirtualMachinesTopologySayTheL3MayBeTheHosts) {
+  for (const std::string geometry : {"hwloc-vm", "hwloc", ""}) {
+    std::vector<synth::SynthPoint> points = {omp_point(0, 1, kRoof1, kT1, kF, kFits),
+                                             omp_point(1, 2, kRoof2, kT2, kF, kSpills)};
+    for (auto& p : points) store::set_str(p.ranks[0].counts_info[0].cache_geometry, geometry);
+    AnalysisResult res = analyze_points("vm" + geometry, points);
+    int said = 0;
+    for (const auto& n : res.warnings) said += n.find("virtual machine") != std::string::npos ? 1 : 0;
+    EXPECT_EQ(said, geometry == "hwloc-vm" ? 1 : 0) << geometry;
+    if (geometry == "hwloc-vm") {
+      ASSERT_FALSE(res.warnings.empty());
+      EXPECT_TRUE(any_contains(res.warnings, "L3 of 32 MiB may be the host's")) << res.warnings.front();
+      EXPECT_TRUE(any_contains(res.warnings, "$RTRACE_COUNTS_GEOMETRY")) << res.warnings.front();
+      EXPECT_TRUE(any_contains(res.warnings, "--geometry")) << res.warnings.front();
+    }
+  }
+}
+
 TEST(Counts, StreamingAppOnAFlatDramCeilingIsBandwidthContention) {
   const double F = 2e9;
   const std::array<double, 4> bytes{32e9, 24e9, 24e9, 24e9};

@@ -53,22 +53,30 @@ TEST(CountsKnownAnswers, TriadFlopsL1AndDram) {
   EXPECT_LE(written, 8.0 * n);
   ASSERT_EQ(t.levels.size(), 3u);
   EXPECT_EQ(get_str(t.levels[2].name), "L3");
+  // One rank: the whole L3, shared by its threads (however many were assumed).
   EXPECT_EQ(t.levels[2].size_bytes, 256 * 1024);
-  EXPECT_EQ(t.levels[2].sharers, 1);
+  EXPECT_EQ(t.levels[2].threads_sharing, t.levels[2].sharers);
 }
 
-TEST(CountsKnownAnswers, SharedL3IsDividedAmongTheWorkers) {
+TEST(CountsKnownAnswers, SharedL3HoldsTheRanksPartForItsThreads) {
   TempDir d;
   Ran r = counts(d.file("c.h5"), {"--geometry", kGeometry, "--threads", "2", "--ranks-per-node", "2"},
                  {TRIAD_APP, "1000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto t = read_counts(d.file("c.h5")).at(0);
   ASSERT_EQ(t.levels.size(), 3u);
-  EXPECT_EQ(t.levels[0].sharers, 1);  // private L1, L2
+  EXPECT_EQ(t.levels[0].sharers, 1);  // private L1, L2: a cache per thread
+  EXPECT_EQ(t.levels[0].threads_sharing, 0);
   EXPECT_EQ(t.levels[1].sharers, 1);
+  EXPECT_EQ(t.levels[1].threads_sharing, 0);
   EXPECT_EQ(t.levels[2].sharers, 4);  // 2 threads x 2 ranks on the node
-  EXPECT_EQ(t.levels[2].size_bytes, 64 * 1024);
+  EXPECT_EQ(t.levels[2].threads_sharing, 2);  // one cache for the rank's 2 threads: 2/4 of the L3
+  EXPECT_EQ(t.levels[2].copies, 1);
+  EXPECT_EQ(t.levels[2].size_bytes, 128 * 1024);
   EXPECT_EQ(t.levels[2].full_size_bytes, 256 * 1024);
+  EXPECT_EQ(t.info.cache_threads, 2);
+  EXPECT_EQ(t.info.cache_threads_assumed, 0);
+  EXPECT_EQ(get_str(t.info.cache_geometry), "given");
 }
 
 TEST(CountsKnownAnswers, TwoLevelsLeaveTheL3Unavailable) {
@@ -112,7 +120,8 @@ TEST(CountsKnownAnswers, OpenBlasDgemmIsTwoNCubed) {
 }
 
 TEST(CountsKnownAnswers, OpenMpTableStopsFittingTheL3ShareAtTwoThreads) {
-  // 96 KiB per thread: inside a 128 KiB L3 at 1 thread, outside its 64 KiB half at 2.
+  // 96 KiB per thread: inside a 128 KiB L3 at 1 thread; at 2, the two tables
+  // (192 KiB) compete for the one L3 the threads share.
   const std::string geometry = "L1=4K,4,64;L2=16K,4,64;L3=128K,8,64";
   std::map<int, RankTotals> at;
   for (int threads : {1, 2}) {
@@ -127,6 +136,8 @@ TEST(CountsKnownAnswers, OpenMpTableStopsFittingTheL3ShareAtTwoThreads) {
   EXPECT_EQ(one.info.threads, 1);
   EXPECT_GE(two.info.threads, 2);
   EXPECT_EQ(two.levels[2].sharers, 2);
+  EXPECT_EQ(two.levels[2].threads_sharing, 2);    // one L3 for both threads, whole
+  EXPECT_EQ(two.levels[2].size_bytes, 128 * 1024);
   // Same work: 20 sweeps x 12288 elements x 2 FLOPs, split or not.
   // C++: the demangled name carries the parameters.
   const std::string fn = "sweep_table(std::vector<double, std::allocator<double> > const&, int)";
@@ -135,7 +146,8 @@ TEST(CountsKnownAnswers, OpenMpTableStopsFittingTheL3ShareAtTwoThreads) {
   const double d1 = one.sum(fn, dram_read), d2 = two.sum(fn, dram_read);
   // 1 thread: the table is read from DRAM once (cold), then from the L3.
   EXPECT_LT(d1, 2.0 * 98304);
-  // 2 threads: every sweep of each thread's table misses its L3 half.
+  // 2 threads: every sweep of each thread's table misses the L3 (LRU under
+  // the two tables' interleaved streams).
   EXPECT_GT(d2, 5.0 * d1);
   EXPECT_GT(d2, 0.8 * 20 * 98304);
 }
@@ -316,3 +328,117 @@ TEST(CountsKnownAnswers, MpiRanksAddUpToTheOneRankCounts) {
   for (const auto& [rank, t] : at[2]) EXPECT_EQ(get_str(t.info.status), "ok") << rank << get_str(t.info.note);
 }
 #endif
+
+// ---------------------------------------------------------------- shared caches
+// A level that cores share is one simulated cache for a process's threads,
+// fed their streams in concurrent order (docs/counts.md, "The cache
+// simulation"). The L3 here (1 MiB) is far below the host's: the answers do
+// not depend on the machine.
+namespace {
+
+const std::string kSharedGeometry = "L1=4K,4,64;L2=32K,8,64;L3=1M,8,64";
+
+RankTotals shared_data(const TempDir& d, const std::string& mode, long bytes, int reps, int threads) {
+  const std::string out = d.file(mode + "-" + std::to_string(threads) + ".h5");
+  Ran r = counts(out, {"--geometry", kSharedGeometry, "--threads", std::to_string(threads)},
+                 {SHARED_DATA_APP, mode, std::to_string(bytes), std::to_string(reps)},
+                 {"OMP_NUM_THREADS=" + std::to_string(threads)});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return read_counts(out).at(0);
+}
+
+}  // namespace
+
+// One array (8 MiB, eight times the L3) read whole by every thread: at 2
+// threads the L3 holds one copy for both, so DRAM reads stay those of 1
+// thread (they were 2x with an L3 slice per thread: each thread fetched it all).
+TEST(CountsSharedCaches, OneArrayReadByAllOfTwoThreadsIsReadFromDramOnce) {
+  TempDir d;
+  const long bytes = 8 << 20;
+  const RankTotals one = shared_data(d, "read", bytes, 2, 1);
+  const RankTotals two = shared_data(d, "read", bytes, 2, 2);
+  EXPECT_DOUBLE_EQ(two.fn_flops("read_all"), 2 * one.fn_flops("read_all"));  // each thread reads all of it
+  const double d1 = one.sum("read_all", dram_read), d2 = two.sum("read_all", dram_read);
+  EXPECT_NEAR(d1, 2.0 * bytes, 0.02 * bytes);   // 2 passes, none fits
+  EXPECT_NEAR(d2, d1, 0.1 * d1);
+  // Both threads' L2s missed it all: the L3 served the second reader.
+  EXPECT_NEAR(two.sum("read_all", [](const CountRow& r) { return r.bytes_l3_read; }), 2 * d1, 0.02 * d1);
+  ASSERT_EQ(two.levels.size(), 3u);
+  EXPECT_EQ(two.levels[2].size_bytes, 1 << 20);
+  EXPECT_EQ(two.levels[2].threads_sharing, 2);
+  EXPECT_NE(get_str(two.info.note).find("interleaved"), std::string::npos) << get_str(two.info.note);
+}
+
+// Serial initialisation, then `omp for` over data that fits the L3 (600 KiB
+// of 1 MiB): every thread's part is already in the L3 the threads share, so
+// the parallel sweeps read nothing from DRAM (a thread's own L3 slice was
+// cold: it re-read its part).
+TEST(CountsSharedCaches, SerialInitialisationThenOmpForReadsNoDram) {
+  TempDir d;
+  const long bytes = 600 * 1024;
+  const RankTotals two = shared_data(d, "for", bytes, 4, 2);
+  EXPECT_DOUBLE_EQ(two.fn_flops("sweep_for"), 2.0 * 4 * bytes / 8);
+  EXPECT_NEAR(two.sum("init_array", dram_read), bytes, 0.01 * bytes);
+  EXPECT_LT(two.sum("sweep_for", dram_read), 0.01 * bytes);
+  // The sweeps did miss the private L1/L2: the L3 served them.
+  EXPECT_GT(two.sum("sweep_for", [](const CountRow& r) { return r.bytes_l3_read; }), 3.0 * bytes);
+}
+
+// A new pthread per phase, one after the other, each summing the array
+// (600 KiB): the L3 holds it across the threads.
+TEST(CountsSharedCaches, ANewThreadPerPhaseFindsTheDataInTheL3) {
+  TempDir d;
+  const long bytes = 600 * 1024;
+  const RankTotals t = shared_data(d, "phases", bytes, 4, 1);
+  EXPECT_EQ(t.info.threads, 5);
+  EXPECT_DOUBLE_EQ(t.fn_flops("phase_sum"), 2.0 * 4 * bytes / 8);
+  EXPECT_LT(t.sum("phase_sum", dram_read), 0.01 * bytes);
+}
+
+// Without --threads or OMP_NUM_THREADS the threads per rank are assumed
+// (the node's cores / its ranks): said on stderr and recorded.
+TEST(CountsSharedCaches, AssumedThreadsAreSaidAndRecorded) {
+  TempDir d;
+  std::vector<std::string> argv = {kRtrace, "counts", "-o", d.file("c.h5"), "--geometry", kSharedGeometry, "--",
+                                   TRIAD_APP, "1000"};
+  Ran r = run(argv, {"OMP_NUM_THREADS="});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("threads per rank not given (--threads N, OMP_NUM_THREADS): planned for"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("the caches do not depend on it here"), std::string::npos) << r.err;  // 1 rank: whole L3
+  const RankTotals t = read_counts(d.file("c.h5")).at(0);
+  EXPECT_EQ(t.info.cache_threads_assumed, 1);
+  EXPECT_GE(t.info.cache_threads, 1);
+  EXPECT_EQ(t.levels.at(2).size_bytes, 1 << 20);
+  // Given: not assumed.
+  Ran given = run({kRtrace, "counts", "-o", d.file("g.h5"), "--geometry", kSharedGeometry, "--threads", "1", "--",
+                   TRIAD_APP, "1000"});
+  ASSERT_EQ(given.exit_code, 0) << given.err;
+  EXPECT_EQ(given.err.find("not given"), std::string::npos) << given.err;
+  EXPECT_EQ(read_counts(d.file("g.h5")).at(0).info.cache_threads_assumed, 0);
+}
+
+// On a virtual machine (the hypervisor flag) the host's topology may show
+// the host's L3: rtrace counts says so and how to give the real caches.
+TEST(CountsSharedCaches, OnAVirtualMachineItSaysTheL3MayBeTheHosts) {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  bool vm = false;
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("flags", 0) == 0) {
+      vm = (line + " ").find(" hypervisor ") != std::string::npos;
+      break;
+    }
+  TempDir d;
+  Ran r = run({kRtrace, "counts", "-o", d.file("c.h5"), "--geometry", "auto", "--threads", "1", "--", TRIAD_APP,
+               "1000"},
+              {"RTRACE_COUNTS_GEOMETRY="});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const RankTotals t = read_counts(d.file("c.h5")).at(0);
+  EXPECT_EQ(get_str(t.info.cache_geometry), vm ? "hwloc-vm" : "hwloc");
+  EXPECT_EQ(r.err.find("this is a virtual machine") != std::string::npos, vm) << r.err;
+  EXPECT_EQ(get_str(t.info.note).find("may be the host's") != std::string::npos, vm) << get_str(t.info.note);
+  if (vm) {
+    EXPECT_NE(r.err.find("--geometry \"L1="), std::string::npos) << r.err;
+  }
+}

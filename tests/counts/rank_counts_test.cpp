@@ -24,7 +24,7 @@ RawProcess process(std::int64_t pid, std::int64_t rank, int threads, bool with_l
   p.wall_s = 2.0;
   p.exe = "/bin/app";
   p.levels = {{"L1d", 4096, 4096, 64, 4, 1}, {"L2", 32768, 32768, 64, 8, 1}};
-  if (with_l3) p.levels.push_back({"L3", 65536, 262144, 64, 8, 4});
+  if (with_l3) p.levels.push_back({"L3", 131072, 262144, 64, 8, 4, 2, 1});
   p.modules = {"/bin/app"};
   p.functions = {{0, 0x1000, "kernel"}, {0, 0x2000, "kernel_clone"}, {-1, 0, ""}};
   for (int t = 0; t < threads; ++t) {
@@ -77,6 +77,9 @@ TEST(CountsRankCounts, OneRowPerThreadAndFunctionNamedBySymboliser) {
   ASSERT_EQ(r.levels.size(), 3u);
   EXPECT_EQ(r.levels[2].sharers, 4);
   EXPECT_EQ(r.levels[2].full_size_bytes, 262144);
+  EXPECT_EQ(r.levels[2].threads_sharing, 2);
+  EXPECT_EQ(r.levels[2].copies, 1);
+  EXPECT_EQ(r.levels[1].threads_sharing, 0);
 }
 
 TEST(CountsRankCounts, LevelsNotSimulatedAreNaN) {

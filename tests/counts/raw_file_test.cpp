@@ -13,9 +13,9 @@ const char* const kGood =
     "tool rtrace-count 0.1.0 valgrind-3.19.0\n"
     "pid 42\nppid 1\nforked 0\nrank 3\nexit_code 0\nwall_ms 1500\nthreads 2\n"
     "exe /path/with space/app\n"
-    "level L1d 4096 4096 64 4 1\n"
-    "level L2 32768 32768 64 8 1\n"
-    "level L3 65536 262144 64 8 4\n"
+    "level L1d 4096 4096 64 4 1\n"         // a tool of before the shared levels: no THREADS COPIES
+    "level L2 32768 32768 64 8 1 0 0\n"
+    "level L3 131072 262144 64 8 4 2 1\n"
     "module 0 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
     "module 1 /path/with space/app\n"
     "fn 0 1 0x1130 triad\n"
@@ -58,9 +58,14 @@ TEST(CountsRawFile, ParsesEveryRecord) {
   EXPECT_EQ(p.exe, "/path/with space/app");
   ASSERT_EQ(p.levels.size(), 3u);
   EXPECT_EQ(p.levels[2].name, "L3");
-  EXPECT_EQ(p.levels[2].size_bytes, 65536);
+  EXPECT_EQ(p.levels[2].size_bytes, 131072);
   EXPECT_EQ(p.levels[2].full_size_bytes, 262144);
   EXPECT_EQ(p.levels[2].sharers, 4);
+  EXPECT_EQ(p.levels[2].threads_sharing, 2);   // one cache for 2 threads of the process
+  EXPECT_EQ(p.levels[2].copies, 1);
+  EXPECT_EQ(p.levels[1].threads_sharing, 0);   // private
+  EXPECT_EQ(p.levels[0].threads_sharing, 0);
+  EXPECT_EQ(p.levels[0].copies, 0);
   ASSERT_EQ(p.modules.size(), 2u);
   EXPECT_EQ(p.modules[1], "/path/with space/app");
   ASSERT_EQ(p.functions.size(), 3u);
@@ -109,6 +114,7 @@ TEST(CountsRawFile, EveryDeviationIsAnErrorWithItsLine) {
       {replace(kGood, "fn 1 0", "fn 1 9"), "names module 9"},
       {replace(kGood, "fn 1 0", "fn 5 0"), "count up from 0"},
       {replace(kGood, "level L2 32768", "level L2 0"), "non-positive"},
+      {replace(kGood, "64 8 4 2 1", "64 8 4 2 0"), "threads sharing 2 and copies 0 do not go together"},
       {replace(kGood, "threads 2", "threads 2\nbogus 1"), "unknown record `bogus`"},
   };
   for (const auto& c : cases) {

@@ -5,7 +5,8 @@
 # `rtrace analyze` printing a counted trajectory with AI per level and a
 # named roofline diagnosis, from counts alone (no annotation, no PMU, no ERT).
 #   OpenMP: each thread keeps its own 96 KiB table; the simulated L3 (128 KiB)
-#     holds one table at 1 thread, not a thread's half at 2: cache-capacity at L3.
+#     holds one table at 1 thread, not the two at 2 (one L3 for both threads,
+#     whole, their streams interleaved): cache-capacity at L3.
 #     Each thread also sets up for 60 ms (a sleep that does not shrink with
 #     threads), so the timed step loses speedup on any machine: the real
 #     caches never see a table sized for the shrunken simulated hierarchy, and
@@ -23,7 +24,7 @@ export RTRACE_COUNTS_GEOMETRY="L1=4K,4,64;L2=16K,4,64;L3=128K,8,64"
 "$RTRACE" run --sweep threads=1,2 --ert none --counts sim --quiet -o omp.h5 -- "$OMP_APP" 98304 20 60 \
   2> omp-run.txt || fail "rtrace run --counts sim (OpenMP): $(cat omp-run.txt)"
 "$RTRACE" validate omp.h5 > omp-validate.txt || fail "validate rejects the counted run: $(cat omp-validate.txt)"
-grep -q "schema 1.8.0" omp-validate.txt || fail "validate: $(cat omp-validate.txt)"
+grep -Eq "schema 1\.[0-9]+\.[0-9]+" omp-validate.txt || fail "validate: $(cat omp-validate.txt)"
 "$RTRACE" analyze omp.h5 --json omp.json > omp.txt 2> omp-analyze-err.txt ||
   fail "analyze (OpenMP): $(cat omp-analyze-err.txt)"
 grep -q "application (whole program, counted)" omp.txt || fail "no counted application trajectory: $(cat omp.txt)"
@@ -48,6 +49,21 @@ traj = [t for t in a["trajectories"] if t["kind"] == "application"]
 assert len(traj) == 1
 step = traj[0]["steps"][0]
 assert step["diagnosis"] == "cache-capacity" and step["cache"] == "L3", step
+EOF
+# ... with the L3 simulated whole at 2 threads, shared by both (not a half each).
+/usr/bin/python3 - omp.h5 <<'EOF' || fail "the L3 at 2 threads (OpenMP)"
+import glob, h5py, sys
+seen = {}
+for path in sorted(glob.glob(sys.argv[1] + ".d/*.h5")):
+    with h5py.File(path, "r") as f:
+        for p in f["points"].values():
+            for r in p["ranks"].values():
+                if "count_levels" not in r: continue
+                l3 = {l["name"].decode(): l for l in r["count_levels"][()]}["L3"]
+                seen[int(r["counts_info"][()][0]["cache_threads"])] = l3
+assert sorted(seen) == [1, 2], seen
+for t, l3 in seen.items():
+    assert l3["size_bytes"] == l3["full_size_bytes"] == 128 * 1024 and l3["threads_sharing"] == t, (t, l3)
 EOF
 
 # ---------------------------------------------------------------- MPI

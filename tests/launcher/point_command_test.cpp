@@ -305,6 +305,10 @@ TEST(LauncherPointCommand, CountsPmuTellsTheTracerAndTheCountingPassRunsUntraced
   EXPECT_EQ(command.at(std::stoul(*(app_index + 1))), "/abs/app");
   EXPECT_TRUE(contains(inv.argv, "--ranks"));
   EXPECT_TRUE(contains(inv.argv, "--timed-run"));
+  // No threads axis and no OMP_NUM_THREADS: the threads per rank the caches
+  // are planned for are an assumption (a pure-MPI app runs 1), said as such.
+  EXPECT_TRUE(contains(inv.argv, "--assume-threads"));
+  EXPECT_FALSE(contains(inv.argv, "--threads"));
   // The raw files go next to the output, in the point's scratch on the
   // output's filesystem (ranks on other nodes cannot write a local /tmp).
   const auto keep_raw = std::find(inv.argv.begin(), dashes, "--keep-raw");
@@ -317,6 +321,9 @@ TEST(LauncherPointCommand, CountsPmuTellsTheTracerAndTheCountingPassRunsUntraced
   const auto ddash = std::find(dinv.argv.begin(), dinv.argv.end(), "--");
   EXPECT_EQ(*(ddash + 1), "/abs/app");
   EXPECT_EQ(dinv.argv.back(), "in put");
+  const auto threads = std::find(dinv.argv.begin(), ddash, "--threads");  // a threads axis: known
+  ASSERT_NE(threads, ddash);
+  EXPECT_EQ(*(threads + 1), "2");
 }
 
 TEST(LauncherPointCommand, NodesSpreadRanksOverTheFirstNodesOfTheAllocation) {

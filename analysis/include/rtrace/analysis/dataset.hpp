@@ -35,6 +35,7 @@ struct PointCounts {
   bool serialised = false;       // the counting tool ran the threads one at a time
   int ranks_counted = 0;         // ranks whose counts are used
   std::vector<store::CountLevelRow> levels;  // the simulated cache shares (first rank with levels)
+  std::string cache_geometry;    // where the simulated caches came from: "hwloc", "hwloc-vm", "given" ("": unknown)
 };
 
 // The counted kinds (not timed by the tracer: their time comes from the timed run).

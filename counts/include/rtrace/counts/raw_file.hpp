@@ -7,7 +7,14 @@
 //   pid N | ppid N | forked 0|1 | rank R (-1: no rank variable)
 //   exit_code N                                from the exit syscall; -1: killed by a signal
 //   wall_ms N | threads N | exe PATH
-//   level NAME SIM_BYTES FULL_BYTES LINE ASSOC SHARERS    one per simulated cache
+//   level NAME SIM_BYTES FULL_BYTES LINE ASSOC SHARERS THREADS COPIES
+//                                               one per simulated cache: SIM_BYTES is one
+//                                               simulated cache; THREADS 0 and COPIES 0: a
+//                                               private level (a cache per thread, 1/SHARERS of
+//                                               an instance); else a level the process's threads
+//                                               share: one cache per THREADS threads (creation
+//                                               order), COPIES of them (older tools write no
+//                                               THREADS COPIES: private levels)
 //   nodecode 0xVADDR BYTE... | MODULE          an instruction Valgrind cannot run was reached
 //   module ID PATH
 //   fn ID MODULE_ID 0xVADDR SYMBOL|-            a function (or a 256-byte chunk of code
@@ -39,7 +46,9 @@ struct RawLevel {
   std::int64_t full_size_bytes = 0;
   int line_bytes = 0;
   int associativity = 0;
-  int sharers = 1;
+  int sharers = 1;                  // workers of the node on one instance
+  int threads_sharing = 0;          // the process's threads on one simulated cache; 0: one per thread
+  int copies = 0;                   // simulated caches of a shared level for the process; 0: private
 };
 
 struct RawFunction {

@@ -355,20 +355,29 @@ struct CountInfoRow {
   double wall_s;               // wall time of the counting run of this rank (NaN unknown)
   std::int32_t exit_code;      // the counted process's exit code (-1 unknown)
   char note[160];              // why status is not "ok", or what the source cannot see
+  // Since 1.8 (sim sources; empty/0 for other sources, ""/-1 in older files):
+  char cache_geometry[32];     // where the simulated caches come from: "hwloc" (this host's), "hwloc-vm" (a
+                               // virtual machine's: its L3 may be the host's), "given" (--geometry, $RTRACE_COUNTS_GEOMETRY)
+  std::int32_t cache_threads;  // threads per rank the cache shares were planned for (0 unknown)
+  std::uint8_t cache_threads_assumed;  // 1: not given (--threads, OMP_NUM_THREADS) but assumed: cores / ranks per node
   static const RowLayout& layout();
 };
 
 // /points/<p>/ranks/<r>/count_levels: the memory hierarchy the counts were
-// simulated for (sim sources), one row per cache level: this rank's share of
-// each cache under the point's partition (a shared cache divided among the
-// point's workers that share it).
+// simulated for (sim sources), one row per cache level, under the point's
+// partition: a private level is a cache per thread; a level that cores share
+// is one cache for the rank's threads, holding the rank's part of an instance
+// (its threads there out of all the workers there: all of it at 1 rank).
 struct CountLevelRow {
   char name[16];               // "L1d", "L2", "L3"
-  std::int64_t size_bytes;     // simulated capacity per worker (the share)
+  std::int64_t size_bytes;     // one simulated cache: a thread's (private), the rank's threads' (shared)
   std::int64_t full_size_bytes;  // one instance of the real cache
   std::int32_t line_bytes;
   std::int32_t associativity;  // ways (simulated)
   std::int32_t sharers;        // workers of the point sharing one instance
+  // Since 1.8 (-1 in older files: every level was a cache per thread, size_bytes = full / sharers):
+  std::int32_t threads_sharing;  // the rank's threads on one simulated cache; 0: private (one per thread)
+  std::int32_t copies;           // simulated caches of a shared level for the rank's threads; 0: private
   static const RowLayout& layout();
 };
 
