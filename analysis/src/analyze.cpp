@@ -231,16 +231,30 @@ void add_counted_work(AnalysisResult& res) {
   struct Note {
     std::string key, sentence;
     std::vector<std::string> at;
+    const CodeMismatch* mismatch = nullptr;  // its shares' range over the configurations
+    double timed_lo = kNaN, timed_hi = kNaN, counted_lo = kNaN, counted_hi = kNaN;
   };
   std::vector<Note> notes;  // in first-seen order
-  auto note = [&](const std::string& key, const std::string& sentence, const Configuration& c) {
+  auto note = [&](const std::string& key, const std::string& sentence, const Configuration& c,
+                  const CodeMismatch* m = nullptr) {
     const std::string at = c.label.empty() ? std::string("-") : c.label;
-    for (auto& n : notes)
-      if (n.key == key) {
-        n.at.push_back(at);
-        return;
-      }
-    notes.push_back({key, sentence, {at}});
+    Note* n = nullptr;
+    for (auto& x : notes)
+      if (x.key == key) n = &x;
+    if (!n) {
+      notes.push_back({key, sentence, {}, m});
+      n = &notes.back();
+    }
+    n->at.push_back(at);
+    if (m) {
+      auto widen = [](double v, double& lo, double& hi) {
+        if (!available(v)) return;
+        lo = available(lo) ? std::min(lo, v) : v;
+        hi = available(hi) ? std::max(hi, v) : v;
+      };
+      widen(m->timed_share, n->timed_lo, n->timed_hi);
+      widen(m->counted_share, n->counted_lo, n->counted_hi);
+    }
   };
   auto share = [](double part, double rest) {
     if (!available(part)) return kNaN;
@@ -263,13 +277,16 @@ void add_counted_work(AnalysisResult& res) {
     w.mix_sentence = flop_mix_sentence(app->mix, res.vector_bits, simulated);
     if (!w.mix_sentence.empty()) note("mix\x1f" + w.mix_sentence, "the application's FLOPs: " + w.mix_sentence, c);
     if (!w.runtime_sentence.empty()) note("runtime\x1f" + w.runtime_sentence, w.runtime_sentence, c);
-    for (const auto& m : c.code_mismatches) note("code\x1f" + m.timed + "\x1f" + m.counted, m.sentence, c);
+    for (const auto& m : c.code_mismatches) note("code\x1f" + m.timed + "\x1f" + m.counted, m.sentence, c, &m);
     res.counted_work.push_back(std::move(w));
   }
   for (const auto& n : notes) {
     std::string at;
     for (std::size_t i = 0; i < n.at.size(); ++i) at += (i ? ", " : "") + n.at[i];
-    res.counted_work_notes.push_back("at " + at + ": " + n.sentence);
+    const std::string sentence =
+        n.mismatch ? code_mismatch_sentence(*n.mismatch, n.timed_lo, n.timed_hi, n.counted_lo, n.counted_hi)
+                   : n.sentence;
+    res.counted_work_notes.push_back("at " + at + ": " + sentence);
   }
   // Per counted kernel: the note instead of a rate, and its FLOP mix.
   for (auto& s : res.kernels) {

@@ -157,11 +157,15 @@ std::string runtime_sentence(const RuntimeCounts& rt, const Counts& app, double 
   std::vector<std::string> where;
   for (const auto& [cat, n] : rt.category_instructions) {
     if (!(n > 0)) continue;
-    where.push_back(cat == "mpi" ? "the MPI library" : cat == "openmp" ? "the OpenMP runtime" : "the rtrace tracer");
+    where.push_back(cat == "mpi"      ? "the MPI library"
+                    : cat == "openmp" ? "the OpenMP runtime"
+                    : cat == "rtrace" ? "the rtrace tracer"
+                                      : "code outside any module");
   }
   if (where.empty()) where.push_back("the runtimes");
   std::vector<std::pair<double, std::string>> top;
-  for (const auto& [fn, n] : rt.function_instructions) top.emplace_back(n, fn);
+  for (const auto& [fn, n] : rt.function_instructions)
+    if (fn.empty() || fn.front() != '[') top.emplace_back(n, fn);  // "[unknown code]" names nothing
   std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<std::string> names;
   for (std::size_t i = 0; i < top.size() && i < 3; ++i) names.push_back(top[i].second);
@@ -173,6 +177,25 @@ std::string runtime_sentence(const RuntimeCounts& rt, const Counts& app, double 
   }
   return out + ": a waiting rank or thread spins there under the counting tool, so these counts grow with the "
                "wait; kept apart, in no roofline";
+}
+
+std::string code_mismatch_sentence(const CodeMismatch& m, double timed_lo, double timed_hi, double counted_lo,
+                                   double counted_hi) {
+  auto shares = [](double lo, double hi) {
+    return lo == hi || !available(hi) ? format::percent(lo) : format::percent(lo) + "-" + format::percent(hi);
+  };
+  const std::string timed = "timed " + quoted(m.timed) + " " + shares(timed_lo, timed_hi) + " of samples";
+  const std::string counted = "counted " + quoted(m.counted) + " " + shares(counted_lo, counted_hi) +
+                              " of counted instructions";
+  if (m.counted.empty())
+    return timed + ", never counted: the counting run did not run it (code picked at run time differs under the "
+                   "counting tool)";
+  if (m.timed.empty())
+    return counted + ", no sample in the timed run: the counting run ran code the timed run did not";
+  const std::string module = !m.counted_module.empty() ? m.counted_module : m.timed_module;
+  return timed + ", " + counted + (module.empty() ? "" : " (" + module + ")") + ": " +
+         (is_library(module) ? "the library" : "the program") +
+         " picked other code under the counting tool (a choice made at run time: by CPU, or a plan per run)";
 }
 
 std::vector<CodeMismatch> compare_code(const std::map<std::string, SampledCode>& timed, double timed_work_samples,
@@ -201,14 +224,6 @@ std::vector<CodeMismatch> compare_code(const std::map<std::string, SampledCode>&
   auto by_share = [](const Side& a, const Side& b) { return a.share > b.share; };
   std::sort(timed_only.begin(), timed_only.end(), by_share);
   std::sort(counted_only.begin(), counted_only.end(), by_share);
-  auto pair_sentence = [](const Side& t, const Side& c) {
-    const std::string module = !c.module.empty() ? c.module : t.module;
-    std::string s = "timed " + quoted(t.name) + " " + format::percent(t.share) + " of samples, counted " +
-                    quoted(c.name) + " " + format::percent(c.share) + " of counted instructions";
-    if (!module.empty()) s += " (" + module + ")";
-    return s + ": " + (is_library(module) ? "the library" : "the program") +
-           " picked other code under the counting tool (a choice made at run time: by CPU, or a plan per run)";
-  };
   for (auto& t : timed_only) {
     // The counted function of the same module with the longest common name stem.
     Side* best = nullptr;
@@ -233,20 +248,13 @@ std::vector<CodeMismatch> compare_code(const std::map<std::string, SampledCode>&
     }
     if (!best) continue;
     t.used = best->used = true;
-    out.push_back({t.name, t.module, t.share, best->name, best->module, best->share, pair_sentence(t, *best)});
+    out.push_back({t.name, t.module, t.share, best->name, best->module, best->share, ""});
   }
   for (const auto& t : timed_only)
-    if (!t.used)
-      out.push_back({t.name, t.module, t.share, "", "", kNaN,
-                     "timed " + quoted(t.name) + " " + format::percent(t.share) +
-                         " of samples, never counted: the counting run did not run it (code picked at run time "
-                         "differs under the counting tool)"});
+    if (!t.used) out.push_back({t.name, t.module, t.share, "", "", kNaN, ""});
   for (const auto& c : counted_only)
-    if (!c.used)
-      out.push_back({"", "", kNaN, c.name, c.module, c.share,
-                     "counted " + quoted(c.name) + " " + format::percent(c.share) +
-                         " of counted instructions, no sample in the timed run: the counting run ran code the "
-                         "timed run did not"});
+    if (!c.used) out.push_back({"", "", kNaN, c.name, c.module, c.share, ""});
+  for (auto& m : out) m.sentence = code_mismatch_sentence(m, m.timed_share, m.timed_share, m.counted_share, m.counted_share);
   return out;
 }
 

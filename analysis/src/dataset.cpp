@@ -93,6 +93,9 @@ Counts counts_of_row(const store::CountRow& r) {
   return c;
 }
 
+// The counting tool's name for code outside every mapped module (rank_counts.cpp).
+const char* const kUnknownModule = "[unknown]";
+
 int status_rank(const std::string& status) {
   if (status == "ok") return 0;
   if (status == "partial") return 1;
@@ -183,9 +186,12 @@ class CountsFold {
       const Counts c = counts_of_row(row);
       const std::string name = name_of(row.function_id), module = name_of(row.module_id);
       // The runtimes' code (a waiting rank spinning in MPI's progress engine,
-      // a thread in the OpenMP runtime's barrier) is counted apart.
-      const std::string category = store::code_category(module, name);
-      if (store::is_runtime_category(category)) {
+      // a thread in the OpenMP runtime's barrier) is counted apart; so is
+      // code outside any module that does no floating-point work (the vDSO
+      // a polling runtime reads its clock from: no module says whose it is).
+      std::string category = store::code_category(module, name);
+      if (module == kUnknownModule && !(c.total_flops() > 0)) category = kUnattributedCategory;
+      if (store::is_runtime_category(category) || category == kUnattributedCategory) {
         pc.runtime.add(category, name, c, row.instructions);
         continue;
       }

@@ -12,7 +12,8 @@ std::string code_category(const std::string& module, const std::string& function
     return "mpi";
   if (has("libmpi") || has("libopen-pal") || has("libopen-rte") || has("libpmix") || has("libprrte") ||
       has("mca_") || has("libmca") || has("libucp") || has("libucs") || has("libuct") || has("libucm") ||
-      has("libfabric") || has("libpsm") || has("libhcoll") || has("libevent") || has("libmpich") ||
+      has("libfabric") || has("libpsm") || has("libinfinipath") || has("libhcoll") || has("libevent") ||
+      has("libmpich") ||
       has("libhwloc") || has("libibverbs") || has("libnl-"))
     return "mpi";
   if (has("libgomp") || has("libomp") || has("libiomp")) return "openmp";

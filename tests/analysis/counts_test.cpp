@@ -461,6 +461,8 @@ synth::SynthPoint mpi_point(std::int64_t id, int ranks, double window, bool wait
     if (waiting && r == 1) {
       synth::count_row(rr, 0, "opal_progress", 0, 6e9, 1e6, 1e6, 0, 5e9, kOpenPal);
       synth::count_row(rr, 0, "mca_btl_vader_component_progress", 0, 3e9, 1e6, 1e6, 0, 2e9, "mca_btl_vader.so");
+      // Its clock reads in the vDSO: code outside any module, no FLOPs.
+      synth::count_row(rr, 0, "[unknown code]", 0, 1e8, 0, 0, 0, 5e7, "[unknown]");
     }
     p.ranks.push_back(std::move(rr));
   }
@@ -493,17 +495,18 @@ TEST(Counts, MpiPollingIsCountedApartAndNeverEntersTheApplicationsRoofline) {
   for (int i = 0; i < kLevelCount; ++i) EXPECT_DOUBLE_EQ(kw.counts.bytes[i], kf.counts.bytes[i]) << i;
   EXPECT_DOUBLE_EQ(kw.counted_instructions, 8e9);
   EXPECT_DOUBLE_EQ(waits.kernels[a].eval[1].ai[0], free.kernels[b].eval[1].ai[0]);
-  // The MPI bucket: 7e9 of 15e9 instructions, 9e9 of 25e9 L1 bytes; no function of its own.
+  // The MPI bucket: 7.05e9 of 15.05e9 instructions, 9.1e9 of 25.1e9 L1 bytes; no function of its own.
   const RuntimeCounts& rt = waits.run.configs[1].counts.runtime;
-  EXPECT_DOUBLE_EQ(rt.instructions, 7e9);
-  EXPECT_DOUBLE_EQ(rt.counts.bytes[0], 9e9);
+  EXPECT_DOUBLE_EQ(rt.instructions, 7.05e9);
+  EXPECT_DOUBLE_EQ(rt.counts.bytes[0], 9.1e9);
+  EXPECT_DOUBLE_EQ(rt.category_instructions.at("unattributed"), 5e7);
   EXPECT_EQ(kernel_index(waits, "function", "opal_progress"), -1);
   ASSERT_EQ(waits.counted_work.size(), 2u);
-  EXPECT_NEAR(waits.counted_work[1].runtime_instruction_share, 7.0 / 15, 1e-12);
-  EXPECT_NEAR(waits.counted_work[1].runtime_l1_share, 9.0 / 25, 1e-12);
+  EXPECT_NEAR(waits.counted_work[1].runtime_instruction_share, 7.05 / 15.05, 1e-12);
+  EXPECT_NEAR(waits.counted_work[1].runtime_l1_share, 9.1 / 25.1, 1e-12);
   EXPECT_TRUE(any_contains(waits.counted_work_notes,
-                           "at ranks=2: 46.7% of the counted instructions and 36% of the L1 bytes ran in the MPI library "
-                           "(opal_progress, mca_btl_vader_component_progress)"));
+                           "at ranks=2: 46.8% of the counted instructions and 36.3% of the L1 bytes ran in the MPI "
+                           "library and code outside any module (opal_progress, mca_btl_vader_component_progress)"));
   // The verdict: never cache-capacity, never "registers".
   for (const AnalysisResult* r : {&waits, &free}) {
     const auto& st = first_step(*r, r == &waits ? a : b);
@@ -514,8 +517,23 @@ TEST(Counts, MpiPollingIsCountedApartAndNeverEntersTheApplicationsRoofline) {
   EXPECT_NE(text.find("Counted work (what the counting pass saw besides the rooflines):"), std::string::npos) << text;
   nlohmann::json doc = to_json(waits);
   EXPECT_TRUE(validate_json(doc, nlohmann::json::parse(kAnalysisSchemaJson)).empty());
-  EXPECT_NEAR(doc["counts"]["configurations"][1]["runtime"]["instruction_share"].get<double>(), 7.0 / 15, 1e-12);
+  EXPECT_NEAR(doc["counts"]["configurations"][1]["runtime"]["instruction_share"].get<double>(), 7.05 / 15.05, 1e-12);
   EXPECT_DOUBLE_EQ(doc["counts"]["configurations"][1]["runtime"]["categories"]["mpi"].get<double>(), 7e9);
+}
+
+// Code outside any module is the application's where it computes (JIT code),
+// apart where it does no FLOP (a runtime's clock reads in the vDSO).
+TEST(Counts, CodeOutsideAnyModuleIsTheApplicationsOnlyWhereItComputes) {
+  store::RankRecords rr = synth::rank(0, 1.0);
+  synth::counts_info(rr, kSim);
+  synth::count_row(rr, 0, "[unknown code]", 1e6, 8e6, 0, 0, 0, 4e6, "[unknown]");
+  synth::count_row(rr, 1, "[unknown code]", 0, 2e6, 0, 0, 0, 1e6, "[unknown]");
+  PointAggregate agg = aggregate_ranks({rr});
+  ASSERT_EQ(agg.kernels.size(), 1u);  // the application; a bracketed name is no function
+  EXPECT_DOUBLE_EQ(agg.kernels[0].counts.total_flops(), 1e6);
+  EXPECT_DOUBLE_EQ(agg.kernels[0].counted_instructions, 4e6);
+  EXPECT_DOUBLE_EQ(agg.counts.runtime.instructions, 1e6);
+  EXPECT_DOUBLE_EQ(agg.counts.runtime.counts.bytes[0], 2e6);
 }
 
 // Known answer (issue 29): OpenBLAS ran its PRESCOTT kernel when timed and its

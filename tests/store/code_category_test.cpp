@@ -13,6 +13,7 @@ TEST(CodeCategory, AttributesRuntimesByModule) {
   EXPECT_EQ(code_category("mca_btl_vader.so", "mca_btl_vader_component_progress"), "mpi");
   EXPECT_EQ(code_category("mca_coll_libnbc.so", "ompi_coll_libnbc_progress"), "mpi");
   EXPECT_EQ(code_category("libpmix.so.2", "pmix_progress_engine"), "mpi");
+  EXPECT_EQ(code_category("libinfinipath.so.4.0", "libinfinipath.so.4.0+0x3b00"), "mpi");  // PSM transport
   EXPECT_EQ(code_category("librtrace_tracer.so", "MPI_Allreduce"), "mpi");
   EXPECT_EQ(code_category("librtrace_tracer.so", "rtrace_region_begin"), "rtrace");
   EXPECT_EQ(code_category("libgomp.so.1.0.0", "gomp_team_barrier_wait_end"), "openmp");

@@ -30,13 +30,17 @@ FlopMix flop_mix_of(const store::CountRow& row);
 // hides AVX-512), said where the machine has it. "" without FLOPs.
 std::string flop_mix_sentence(const FlopMix& mix, int machine_vector_bits, bool simulated);
 
+// Code outside any module without FLOPs (the vDSO's clock reads of a
+// polling runtime, trampolines): counted with the runtimes.
+inline constexpr const char* kUnattributedCategory = "unattributed";
+
 // Counts inside the runtimes (store::code_category "mpi", "openmp", "rtrace")
-// of one point, summed over ranks and threads: kept out of the application's
-// and every function's counts.
+// and unattributed code of one point, summed over ranks and threads: kept out
+// of the application's and every function's counts.
 struct RuntimeCounts {
   Counts counts;
   double instructions = kNaN;
-  std::map<std::string, double> category_instructions;  // "mpi" | "openmp" | "rtrace" -> instructions
+  std::map<std::string, double> category_instructions;  // "mpi" | "openmp" | "rtrace" | "unattributed" -> instructions
   std::map<std::string, double> function_instructions;  // runtime function -> instructions
   void add(const std::string& category, const std::string& function, const Counts& c, double instructions);
   bool any() const noexcept;
@@ -66,6 +70,13 @@ struct CodeMismatch {
   double counted_share = kNaN;    // of the application's counted instructions
   std::string sentence;           // what the report says
 };
+
+// A mismatch in words, its shares given as ranges (lo == hi: one value):
+// "timed `k_PRESCOTT` 61% of samples, counted `k_HASWELL` 58% of counted
+// instructions (libopenblas.so.0): the library picked other code under the
+// counting tool (...)".
+std::string code_mismatch_sentence(const CodeMismatch& m, double timed_lo, double timed_hi, double counted_lo,
+                                   double counted_hi);
 
 // Sampled code (profile.hpp SampledCode) against counted code, one
 // configuration: every timed function with at least `min_share` of the work
