@@ -193,9 +193,14 @@ std::string code_mismatch_sentence(const CodeMismatch& m, double timed_lo, doubl
   if (m.timed.empty())
     return counted + ", no sample in the timed run: the counting run ran code the timed run did not";
   const std::string module = !m.counted_module.empty() ? m.counted_module : m.timed_module;
-  return timed + ", " + counted + (module.empty() ? "" : " (" + module + ")") + ": " +
-         (is_library(module) ? "the library" : "the program") +
-         " picked other code under the counting tool (a choice made at run time: by CPU, or a plan per run)";
+  std::string out = timed + ", " + counted + (module.empty() ? "" : " (" + module + ")") + ": " +
+                    (is_library(module) ? "the library" : "the program") +
+                    " picked other code under the counting tool (a choice made at run time: by CPU, or a plan per "
+                    "run)";
+  // FFTW measures candidate plans in every run: the timed and the counting runs may keep different ones.
+  if (module.rfind("libfftw", 0) == 0)
+    out += "; FFTW plans anew in each run: load the same wisdom in both runs, or plan with FFTW_ESTIMATE";
+  return out;
 }
 
 std::vector<CodeMismatch> compare_code(const std::map<std::string, SampledCode>& timed, double timed_work_samples,

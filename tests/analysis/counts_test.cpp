@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <unistd.h>
 
 using namespace rtrace;
@@ -589,6 +590,32 @@ TEST(Counts, CountedCodeThatIsNotTheTimedCodeIsNamedAndGetsNoRate) {
   AnalysisResult ok = analyze_points("dispatch-same", {same(0, 1), same(1, 2)});
   EXPECT_TRUE(ok.run.configs[0].code_mismatches.empty());
   EXPECT_TRUE(ok.counted_work_notes.empty() || !any_contains(ok.counted_work_notes, "timed `"));
+}
+
+TEST(Counts, CodeMismatchesArePairedByModuleAndNameStemAndSayWhatToDo) {
+  std::map<std::string, SampledCode> timed = {
+      {"dgemm_kernel_PRESCOTT", {"libopenblasp-r0.3.21.so", "app", 610}},
+      {"__memmove_sse2_unaligned_erms", {"libc.so.6", "system", 100}},
+      {"fftw_codelet_n1_64", {"libfftw3.so.3", "app", 90}},
+      {"opal_progress", {"libopen-pal.so.40", "mpi", 150}},  // runtime code: never compared
+      {"main", {"app", "app", 50}}};
+  std::map<std::string, CountedCode> counted = {
+      {"dgemm_kernel_HASWELL", {"libopenblas.so.0", 58, 9e9}},
+      {"__memmove_avx_unaligned_erms", {"libc.so.6", 10, 0}},
+      {"fftw_codelet_t1_32", {"libfftw3.so.3", 12, 1e8}},
+      {"main", {"app", 20, 1e6}}};
+  auto m = compare_code(timed, 850, counted, 100);
+  ASSERT_EQ(m.size(), 3u);
+  std::map<std::string, std::string> pairs;
+  for (const auto& x : m) pairs[x.timed] = x.counted;
+  EXPECT_EQ(pairs["dgemm_kernel_PRESCOTT"], "dgemm_kernel_HASWELL");  // a symlink's name against the file's
+  EXPECT_EQ(pairs["__memmove_sse2_unaligned_erms"], "__memmove_avx_unaligned_erms");  // glibc's ifunc
+  EXPECT_EQ(pairs["fftw_codelet_n1_64"], "fftw_codelet_t1_32");  // another plan
+  for (const auto& x : m)
+    if (x.timed == "fftw_codelet_n1_64")
+      EXPECT_NE(x.sentence.find("load the same wisdom in both runs, or plan with FFTW_ESTIMATE"), std::string::npos);
+  // Too few samples to tell: nothing is said.
+  EXPECT_TRUE(compare_code(timed, 850, counted, 100, 0.05, 1000).empty());
 }
 
 // Known answer (issue 29): a function whose counted FLOPs double between the
