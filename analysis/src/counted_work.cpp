@@ -68,6 +68,11 @@ bool is_library(const std::string& module) {
 
 std::string quoted(const std::string& fn) { return "`" + fn + "`"; }
 
+// Code without a symbol ("libfoo.so+0x4d50"): each run names it by the
+// addresses it saw (a block's, a PC's), so its names do not identify code
+// across runs.
+bool unnamed(const std::string& fn) { return fn.find("+0x") != std::string::npos && fn.find(' ') == std::string::npos; }
+
 }  // namespace
 
 FlopMix flop_mix_of(const store::CountRow& r) {
@@ -216,6 +221,7 @@ std::vector<CodeMismatch> compare_code(const std::map<std::string, SampledCode>&
   std::vector<Side> timed_only, counted_only;
   for (const auto& [fn, c] : timed) {
     if (c.category != "app" && c.category != "system") continue;  // runtime code is no one's work
+    if (unnamed(fn)) continue;
     const double share = c.samples / timed_work_samples;
     if (share < min_share || c.samples < min_samples || counted.count(fn)) continue;
     timed_only.push_back({fn, c.module, share});
@@ -223,7 +229,7 @@ std::vector<CodeMismatch> compare_code(const std::map<std::string, SampledCode>&
   for (const auto& [fn, c] : counted) {
     const double share = c.instructions / counted_instructions;
     // A share that would have given it min_samples samples in the timed run, had it run there.
-    if (!(share >= min_share) || share * timed_work_samples < min_samples || timed.count(fn)) continue;
+    if (!(share >= min_share) || share * timed_work_samples < min_samples || timed.count(fn) || unnamed(fn)) continue;
     counted_only.push_back({fn, c.module, share});
   }
   auto by_share = [](const Side& a, const Side& b) { return a.share > b.share; };

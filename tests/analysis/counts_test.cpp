@@ -598,13 +598,15 @@ TEST(Counts, CodeMismatchesArePairedByModuleAndNameStemAndSayWhatToDo) {
       {"__memmove_sse2_unaligned_erms", {"libc.so.6", "system", 100}},
       {"fftw_codelet_n1_64", {"libfftw3.so.3", "app", 90}},
       {"opal_progress", {"libopen-pal.so.40", "mpi", 150}},  // runtime code: never compared
-      {"main", {"app", "app", 50}}};
+      {"main", {"app", "app", 50}},
+      {"libstripped.so+0x4d61", {"libstripped.so", "app", 200}}};  // no symbol: no name to compare
   std::map<std::string, CountedCode> counted = {
       {"dgemm_kernel_HASWELL", {"libopenblas.so.0", 58, 9e9}},
       {"__memmove_avx_unaligned_erms", {"libc.so.6", 10, 0}},
       {"fftw_codelet_t1_32", {"libfftw3.so.3", 12, 1e8}},
-      {"main", {"app", 20, 1e6}}};
-  auto m = compare_code(timed, 850, counted, 100);
+      {"main", {"app", 20, 1e6}},
+      {"libstripped.so+0x4d50", {"libstripped.so", 30, 0}}};
+  auto m = compare_code(timed, 1050, counted, 130);
   ASSERT_EQ(m.size(), 3u);
   std::map<std::string, std::string> pairs;
   for (const auto& x : m) pairs[x.timed] = x.counted;
@@ -615,7 +617,7 @@ TEST(Counts, CodeMismatchesArePairedByModuleAndNameStemAndSayWhatToDo) {
     if (x.timed == "fftw_codelet_n1_64")
       EXPECT_NE(x.sentence.find("load the same wisdom in both runs, or plan with FFTW_ESTIMATE"), std::string::npos);
   // Too few samples to tell: nothing is said.
-  EXPECT_TRUE(compare_code(timed, 850, counted, 100, 0.05, 1000).empty());
+  EXPECT_TRUE(compare_code(timed, 1050, counted, 130, 0.05, 1000).empty());
 }
 
 // Known answer (issue 29): a function whose counted FLOPs double between the

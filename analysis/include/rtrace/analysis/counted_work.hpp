@@ -84,8 +84,9 @@ std::string code_mismatch_sentence(const CodeMismatch& m, double timed_lo, doubl
 // and every counted function with at least `min_share` of the application's
 // counted instructions that the timed run never sampled though its share
 // would have given it `min_samples` samples; paired by module and name stem
-// where possible. Runtime code (MPI, OpenMP, the tracer) is no one's work:
-// never compared. Empty when either side is empty.
+// where possible. Runtime code (MPI, OpenMP, the tracer) is no one's work,
+// and code without a symbol ("module+0xOFFSET") has no name to compare:
+// neither is compared. Empty when either side is empty.
 std::vector<CodeMismatch> compare_code(const std::map<std::string, SampledCode>& timed, double timed_work_samples,
                                        const std::map<std::string, CountedCode>& counted,
                                        double counted_instructions, double min_share = 0.05,
