@@ -222,6 +222,13 @@ class CountsFold {
     const PointCounts& pc = out.counts;
     if (!pc.usable) return;
     app_.counts_source = pc.source;
+    // The code that does the application's FLOPs: the functions holding at
+    // least 1% of them. Start-up, the loader, exit write-backs and copies
+    // without FLOPs stay out: each process repeats them.
+    const double flops = app_.counts.total_flops();
+    if (available(flops) && flops > 0)
+      for (const auto& [name, f] : functions_)
+        if (f.counts.total_flops() >= kWorkFlopShare * flops) app_.work_counts.add(f.counts);
     out.kernels.push_back(std::move(app_));
     for (auto& [name, f] : functions_) {
       f.name = name;

@@ -7,6 +7,8 @@
 namespace rtrace::analysis {
 namespace {
 
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
 double nan_add(double a, double b) noexcept {
   if (!available(a)) return b;
   if (!available(b)) return a;
@@ -366,15 +368,34 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
     // stores, so a fall of the L1 AI is more memory instructions per FLOP
     // (another code path, spilled registers, a runtime's polling), no cache
     // running out of room.
-    int pick = -1;
+    // Nor where the code that does the FLOPs keeps its intensity (a counted
+    // application): the added traffic is then in code without FLOPs.
+    auto work_ai_ratio = [&](int i) {
+      const double f1 = k1.work_counts.total_flops(), f2 = k2.work_counts.total_flops();
+      const double b1 = k1.work_counts.bytes[i], b2 = k2.work_counts.bytes[i];
+      if (!(f1 > 0) || !(f2 > 0) || !available(b1) || !available(b2)) return kNaN;
+      if (b1 == 0 && b2 == 0) return 1.0;  // no traffic at either point: flat
+      if (b1 == 0 || b2 == 0) return b1 == 0 ? 0.0 : kInf;
+      return (f2 / b2) / (f1 / b1);
+    };
+    auto capacity_loss = [&](int i) {
+      if (!available(ai_ratio[i]) || ai_ratio[i] >= 1 - th.ai_drop) return false;
+      const double w = work_ai_ratio(i);
+      return !(w >= 1 - th.ai_drop);  // unknown (NaN) or falling too
+    };
+    int pick = -1, outside = -1;
     for (int i = 1; i < kLevelCount; ++i) {
       if (!available(ai_ratio[i]) || ai_ratio[i] >= 1 - th.ai_drop) continue;
+      if (!capacity_loss(i)) {
+        if (outside < 0 || ai_ratio[i] < ai_ratio[outside]) outside = i;
+        continue;
+      }
       if (pick < 0 || ai_ratio[i] < ai_ratio[pick]) pick = i;
     }
     MemLevel bind;
     if (level_from_ceiling_name(e2.binding, bind)) {
       int b = static_cast<int>(bind);
-      if (b > 0 && available(ai_ratio[b]) && ai_ratio[b] < 1 - th.ai_drop) pick = b;
+      if (b > 0 && capacity_loss(b)) pick = b;
     }
     if (pick >= 0) {
       d.diagnosis = "cache-capacity";
@@ -388,6 +409,12 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
     if (available(ai_ratio[0]) && ai_ratio[0] < 1 - th.ai_drop)
       why << "; " << level_name(0) << " arithmetic intensity falls " << fmt(1 / ai_ratio[0])
           << "x (more loads and stores per FLOP: not a cache-capacity loss)";
+    if (outside >= 0)
+      why << "; " << level_name(outside) << " arithmetic intensity falls " << fmt(1 / ai_ratio[outside])
+          << "x, but not in the code that does the FLOPs (its " << level_name(outside) << " AI "
+          << (work_ai_ratio(outside) >= 1 ? "holds" : "falls only " + fmt(1 / work_ai_ratio(outside)) + "x")
+          << "): the added traffic is in code without FLOPs (start-up, the loader, exit write-backs, halo "
+             "copies), which each process repeats; not a cache-capacity loss";
     // Otherwise attribute the loss ln(r/S) to its largest factor: the ceiling's
     // shortfall from r (contention / compute) or the fall in efficiency (other).
     const double eta2 = e2.efficiency;

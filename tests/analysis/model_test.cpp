@@ -316,3 +316,24 @@ TEST(Model, CountedCodeThatIsNotTheTimedCodeGetsNoVerdict) {
   EXPECT_TRUE(std::isnan(d.speedup));
   EXPECT_NE(d.explanation.find("the counted code is not the timed code: timed `k_PRESCOTT`"), std::string::npos);
 }
+
+// Issue 29 (LAMMPS at 1 -> 2 ranks): the application's DRAM AI halves because
+// each process repeats its start-up (the loader: 10 MB per rank), exit
+// write-backs and halo copies, code without FLOPs, while the code that does
+// the FLOPs keeps its DRAM traffic. No cache ran out of room.
+TEST(Model, AnIntensityFallOutsideTheCodeThatDoesTheFlopsIsNotCacheCapacity) {
+  KernelAtPoint a = kernel(1.4e9, 2.1e7, 1.0), b = kernel(1.4e9, 4.0e7, 0.9);
+  a.kind = b.kind = "application";
+  a.work_counts.flops_fp64 = b.work_counts.flops_fp64 = 1.39e9;
+  a.work_counts.bytes[3] = 0.73e6;
+  b.work_counts.bytes[3] = 0.68e6;
+  StepDiagnosis d = step(a, b, cpu(10, 1000), cpu(20, 2000));
+  EXPECT_NE(d.diagnosis, "cache-capacity") << d.explanation;
+  EXPECT_NE(d.explanation.find("DRAM arithmetic intensity falls 1.9x, but not in the code that does the FLOPs (its "
+                               "DRAM AI holds): the added traffic is in code without FLOPs"),
+            std::string::npos)
+      << d.explanation;
+  // Where that code's own intensity falls too, it is one.
+  b.work_counts.bytes[3] = 1.5e6;
+  EXPECT_EQ(step(a, b, cpu(10, 1000), cpu(20, 2000)).diagnosis, "cache-capacity");
+}

@@ -142,11 +142,18 @@ struct KernelAtPoint {
   std::string metrics_provenance;
   // Counted kinds: FLOPs by precision and vector width (counted_work.hpp).
   FlopMix mix;
+  // The counted application: the counts of the functions that do its FLOPs
+  // (each at least kWorkFlopShare of them). A fall of AI that this code does
+  // not share is traffic in code without FLOPs (start-up, the loader, exit
+  // write-backs, halo copies), which every process repeats: no capacity loss.
+  Counts work_counts;
   // Counted functions: why the counted code is not the code the timed run ran
   // here ("timed `k_PRESCOTT` 61% of samples, counted `k_HASWELL` ..."); such
   // a point has no rate and its steps no verdict. "" when they match.
   std::string code_note;
 };
+
+inline constexpr double kWorkFlopShare = 0.01;
 
 // Joins two provenance words of one kernel ("" is no information).
 inline std::string merge_provenance(const std::string& a, const std::string& b) {
