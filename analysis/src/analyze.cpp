@@ -236,6 +236,96 @@ void add_counts_notes(AnalysisResult& res) {
   }
 }
 
+// The counted work in the report's model (counted_work.hpp): per
+// configuration the runtimes' share and the application's FLOP mix; per
+// counted kernel what it has instead of a rate and its FLOP mix; and the
+// sentences, each once with the configurations it holds at.
+void add_counted_work(AnalysisResult& res) {
+  const auto& configs = res.run.configs;
+  res.vector_bits = res.run.vector_bits;
+  struct Note {
+    std::string key, sentence;
+    std::vector<std::string> at;
+    const CodeMismatch* mismatch = nullptr;  // its shares' range over the configurations
+    double timed_lo = kNaN, timed_hi = kNaN, counted_lo = kNaN, counted_hi = kNaN;
+  };
+  std::vector<Note> notes;  // in first-seen order
+  auto note = [&](const std::string& key, const std::string& sentence, const Configuration& c,
+                  const CodeMismatch* m = nullptr) {
+    const std::string at = c.label.empty() ? std::string("-") : c.label;
+    Note* n = nullptr;
+    for (auto& x : notes)
+      if (x.key == key) n = &x;
+    if (!n) {
+      notes.push_back({key, sentence, {}, m});
+      n = &notes.back();
+    }
+    n->at.push_back(at);
+    if (m) {
+      auto widen = [](double v, double& lo, double& hi) {
+        if (!available(v)) return;
+        lo = available(lo) ? std::min(lo, v) : v;
+        hi = available(hi) ? std::max(hi, v) : v;
+      };
+      widen(m->timed_share, n->timed_lo, n->timed_hi);
+      widen(m->counted_share, n->counted_lo, n->counted_hi);
+    }
+  };
+  auto share = [](double part, double rest) {
+    if (!available(part)) return kNaN;
+    const double whole = part + (available(rest) ? rest : 0);
+    return whole > 0 ? part / whole : kNaN;
+  };
+  for (int ci = 0; ci < static_cast<int>(configs.size()); ++ci) {
+    const Configuration& c = configs[ci];
+    if (!c.counts.usable) continue;
+    const KernelAtPoint* app = c.find(kApplicationKind, kApplicationKind);
+    if (!app) continue;
+    const bool simulated = c.counts.source.rfind("sim:", 0) == 0;
+    const RuntimeCounts& rt = c.counts.runtime;
+    CountedWork w;
+    w.config = ci;
+    w.runtime_instruction_share = share(rt.instructions, app->counted_instructions);
+    w.runtime_l1_share = share(rt.counts.bytes[0], app->counts.bytes[0]);
+    w.runtime_flop_share = share(rt.counts.total_flops(), app->counts.total_flops());
+    w.runtime_sentence = runtime_sentence(rt, app->counts, app->counted_instructions);
+    w.mix_sentence = flop_mix_sentence(app->mix, res.vector_bits, simulated);
+    if (!w.mix_sentence.empty()) note("mix\x1f" + w.mix_sentence, "the application's FLOPs: " + w.mix_sentence, c);
+    if (!w.runtime_sentence.empty()) note("runtime\x1f" + w.runtime_sentence, w.runtime_sentence, c);
+    for (const auto& m : c.code_mismatches) note("code\x1f" + m.timed + "\x1f" + m.counted, m.sentence, c, &m);
+    res.counted_work.push_back(std::move(w));
+  }
+  for (const auto& n : notes) {
+    std::string at;
+    for (std::size_t i = 0; i < n.at.size(); ++i) at += (i ? ", " : "") + n.at[i];
+    const std::string sentence =
+        n.mismatch ? code_mismatch_sentence(*n.mismatch, n.timed_lo, n.timed_hi, n.counted_lo, n.counted_hi)
+                   : n.sentence;
+    res.counted_work_notes.push_back("at " + at + ": " + sentence);
+  }
+  // Per counted kernel: the note instead of a rate, and its FLOP mix.
+  for (auto& s : res.kernels) {
+    if (!is_counted_kind(s.kind)) continue;
+    bool timed = false;
+    double sampled = 0;
+    for (int ci = 0; ci < static_cast<int>(configs.size()); ++ci) {
+      if (s.at[ci] < 0) continue;
+      const auto& k = configs[ci].kernels[static_cast<std::size_t>(s.at[ci])];
+      timed |= available(k.time_s);
+      sampled += configs[ci].sampled_work;
+      if (s.counts_note.empty() && !k.code_note.empty())
+        s.counts_note = "at " + (configs[ci].label.empty() ? std::string("-") : configs[ci].label) + ": " +
+                        k.code_note + "; no rate and no verdict there";
+      // The counting tool's AVX-512 caveat is said once, with the application's mix.
+      const std::string mix = flop_mix_sentence(k.mix, res.vector_bits, false);
+      if (!mix.empty()) s.mix_sentence = mix;
+    }
+    if (s.kind == kFunctionKind && !timed && s.counts_note.empty())
+      s.counts_note = sampled > 0 ? "no sample of it in the timed runs: AI only"
+                                  : "no sampled time (run with --sample): AI only";
+  }
+}
+
 // Per group: the counted roofline of the application and of its top
 // functions, where a step loses: the first such step in words, with the source.
 std::vector<std::string> counted_sentences(const AnalysisResult& res, const std::string& key) {
@@ -250,9 +340,13 @@ std::vector<std::string> counted_sentences(const AnalysisResult& res, const std:
       const auto& k = res.run.configs[static_cast<std::size_t>(st.to)].kernels[static_cast<std::size_t>(s.at[st.to])];
       std::ostringstream os;
       os << "Counted roofline (" << k.counts_source << "): "
-         << (s.kind == kApplicationKind ? std::string("the application") : "function " + s.name)
-         << " stops scaling past " << res.axis << "=" << fmt(st.c1, 6) << ": " << step_words(st.d) << " - "
-         << st.d.explanation << ".";
+         << (s.kind == kApplicationKind ? std::string("the application") : "function " + s.name);
+      if (st.d.diagnosis == "work-changed" || st.d.diagnosis == "code-differs")
+        os << " from " << res.axis << "=" << fmt(st.c1, 6) << " to " << fmt(st.c2, 6) << ": " << st.d.explanation
+           << ".";
+      else
+        os << " stops scaling past " << res.axis << "=" << fmt(st.c1, 6) << ": " << step_words(st.d) << " - "
+           << st.d.explanation << ".";
       out.push_back(os.str());
       break;
     }
@@ -336,6 +430,7 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
     return ka != kb ? ka < kb : a.time_share > b.time_share;
   });
   add_counts_notes(res);
+  add_counted_work(res);
   if (res.kernels.empty()) {
     // An unannotated application: ceilings have nothing to bound, the diagnosis is the whole application's.
     res.warnings.erase(std::remove_if(res.warnings.begin(), res.warnings.end(),
@@ -422,6 +517,13 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
         step.to = b;
         step.c1 = configs[a].concurrency(res.axis);
         step.c2 = configs[b].concurrency(res.axis);
+        // Counted kernels whose two points did not count the same work, or
+        // whose counted code is not the timed code: no roofline verdict.
+        if (is_counted_kind(s.kind) &&
+            unmatched_step(ka, kb, s.eval[a], s.eval[b], step.c1, step.c2, weak, th, step.d)) {
+          t.steps.push_back(std::move(step));
+          continue;
+        }
         KernelAtPoint kb_work = kb;
         if (weak && !(available(s.eval[a].gflops) && available(s.eval[b].gflops))) {
           // Time only: compare time per unit of work (the work grows with the concurrency).

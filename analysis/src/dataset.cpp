@@ -2,6 +2,7 @@
 
 #include "rtrace/analysis/profile.hpp"
 
+#include <rtrace/store/code_category.hpp>
 #include <rtrace/store/failure_reason.hpp>
 #include <rtrace/store/file.hpp>
 
@@ -93,6 +94,9 @@ Counts counts_of_row(const store::CountRow& r) {
   return c;
 }
 
+// The counting tool's name for code outside every mapped module (rank_counts.cpp).
+const char* const kUnknownModule = "[unknown]";
+
 int status_rank(const std::string& status) {
   if (status == "ok") return 0;
   if (status == "partial") return 1;
@@ -131,6 +135,7 @@ void read_run_context(const store::Group& root, RunData& run) {
   try {
     store::MachineInfo m = store::read_machine(root);
     run.cores = m.pus > 0 ? m.pus : m.cores;  // logical CPUs: what the scheduler time-slices
+    run.vector_bits = m.vector_bits;
   } catch (const store::Error&) {
     run.cores = 0;
   }
@@ -174,19 +179,39 @@ class CountsFold {
     if (pc.levels.empty()) pc.levels = rec.count_levels;
     if (pc.cache_geometry.empty()) pc.cache_geometry = store::get_str(info.cache_geometry);
     ++app_.ranks_present;
+    auto name_of = [&](std::int64_t id) -> std::string {
+      if (id < 0) return "";
+      return id < static_cast<std::int64_t>(rec.names.size()) ? rec.names[static_cast<std::size_t>(id)]
+                                                              : "name#" + std::to_string(id);
+    };
     for (const auto& row : rec.counts) {
       const Counts c = counts_of_row(row);
+      const std::string name = name_of(row.function_id), module = name_of(row.module_id);
+      // The runtimes' code (a waiting rank spinning in MPI's progress engine,
+      // a thread in the OpenMP runtime's barrier) is counted apart; so is
+      // code outside any module that does no floating-point work (the vDSO
+      // a polling runtime reads its clock from: no module says whose it is).
+      std::string category = store::code_category(module, name);
+      if (module == kUnknownModule && !(c.total_flops() > 0)) category = kUnattributedCategory;
+      if (store::is_runtime_category(category) || category == kUnattributedCategory) {
+        pc.runtime.add(category, name, c, row.instructions);
+        continue;
+      }
+      const FlopMix mix = flop_mix_of(row);
       app_.counts.add(c);
+      app_.mix.add(mix);
       app_.counted_instructions = nan_add(app_.counted_instructions, row.instructions);
       if (row.function_id < 0) continue;  // not attributed to a function
-      const std::string name = row.function_id < static_cast<std::int64_t>(rec.names.size())
-                                   ? rec.names[static_cast<std::size_t>(row.function_id)]
-                                   : "name#" + std::to_string(row.function_id);
       // The counting tool's own accounting rows (bracketed names, e.g. the
       // dirty lines written back at exit) are the program's, no function's.
       if (!name.empty() && name.front() == '[') continue;
+      CountedCode& code = pc.code[name];
+      if (code.module.empty() && module.size() && module.front() != '[') code.module = module;
+      if (available(row.instructions)) code.instructions += row.instructions;
+      if (available(c.total_flops())) code.flops += c.total_flops();
       KernelAtPoint& f = functions_[name];
       f.counts.add(c);
+      f.mix.add(mix);
       f.counted_instructions = nan_add(f.counted_instructions, row.instructions);
       auto [it, fresh] = last_rank_.emplace(name, r);
       if (fresh || it->second != r) {
@@ -199,6 +224,13 @@ class CountsFold {
     const PointCounts& pc = out.counts;
     if (!pc.usable) return;
     app_.counts_source = pc.source;
+    // The code that does the application's FLOPs: the functions holding at
+    // least 1% of them. Start-up, the loader, exit write-backs and copies
+    // without FLOPs stay out: each process repeats them.
+    const double flops = app_.counts.total_flops();
+    if (available(flops) && flops > 0)
+      for (const auto& [name, f] : functions_)
+        if (f.counts.total_flops() >= kWorkFlopShare * flops) app_.work_counts.add(f.counts);
     out.kernels.push_back(std::move(app_));
     for (auto& [name, f] : functions_) {
       f.name = name;
@@ -308,7 +340,9 @@ struct RankFolder::State {
   PointUsageBuilder usage;
   CountsFold counts;
   PointCounts point_counts;
-  HostFunctionTimes sampled;      // of the rank with the critical thread so far
+  std::map<std::string, double> sampled;  // host function -> wall-clock time, the slowest rank's so far
+  std::map<std::string, SampledCode> sampled_code;
+  double sampled_work = 0;
   std::vector<std::int64_t> rank_ids;
   double wall_max = kNaN;
   bool any_mpi = false, counters = false, gpu = false;
@@ -468,8 +502,29 @@ void RankFolder::add(const store::RankRecords& rec) {
   }
   st.counts.add(rec, st.point_counts);
   if (!rec.sampling.empty()) {
+    // A function's time on this rank: its share of the critical thread's
+    // samples times the rank's wall time. Samples measure the thread's CPU
+    // time, which falls below the wall time when the thread is descheduled
+    // (a busy node, more ranks than cores): the counts' rate must divide by
+    // the time the work took, as the application's does.
     HostFunctionTimes h = sampled_host_function_times_of(rec);
-    if (h.work > st.sampled.work) st.sampled = std::move(h);  // the critical thread over all ranks
+    const double period = rec.sampling[0].period_s;
+    const double cpu = h.samples * period;
+    const double to_wall = available(rec.info.wall_s) && rec.info.wall_s > 0 && cpu > 0 ? rec.info.wall_s / cpu : 1.0;
+    for (const auto& [fn, seconds] : h.seconds) {
+      double& t = st.sampled[fn];
+      t = std::max(t, seconds * to_wall);  // the slowest rank, as for regions
+    }
+    RankSampledCode code = sampled_code_of(rec);
+    st.sampled_work += code.work;
+    for (auto& [fn, c] : code.functions) {
+      SampledCode& into = st.sampled_code[fn];
+      if (into.module.empty()) {
+        into.module = c.module;
+        into.category = c.category;
+      }
+      into.samples += c.samples;
+    }
   }
   st.usage.add(rec);
 }
@@ -485,7 +540,9 @@ PointAggregate RankFolder::finish() {
     out.rank_warnings.push_back("... and " + std::to_string(st.warnings_dropped) + " more rank warnings");
   out.counts = std::move(st.point_counts);
   st.counts.finish(out);
-  out.sampled_time_s = std::move(st.sampled.seconds);
+  out.sampled_time_s = std::move(st.sampled);
+  out.sampled_code = std::move(st.sampled_code);
+  out.sampled_work = st.sampled_work;
   if (available(st.wall_max)) out.app_time_s = st.wall_max;
   // MPI share inside the MPI window, Init/Finalize excluded (pop.hpp).
   out.usage = st.usage.finish();
@@ -556,6 +613,30 @@ const KernelAtPoint* Configuration::find(const std::string& kind, const std::str
 
 namespace {
 
+// The counted code against the code the timed runs' samples hold (all
+// repeats of the configuration): the hot functions one side has and the
+// other lacks.
+std::vector<CodeMismatch> code_mismatches(const std::vector<PointAggregate>& points, const PointAggregate& counted) {
+  std::map<std::string, SampledCode> timed;
+  double work = 0;
+  for (const auto& p : points) {
+    work += p.sampled_work;
+    for (const auto& [fn, code] : p.sampled_code) {
+      SampledCode& into = timed[fn];
+      if (into.module.empty()) {
+        into.module = code.module;
+        into.category = code.category;
+      }
+      into.samples += code.samples;
+    }
+  }
+  const KernelAtPoint* app = nullptr;
+  for (const auto& k : counted.kernels)
+    if (k.kind == kApplicationKind) app = &k;
+  if (!app) return {};
+  return compare_code(timed, work, counted.counts.code, app->counted_instructions);
+}
+
 // The counting pass ran once per configuration: its repeat's counts serve
 // every repeat. Times come from the timed runs: the application's is the
 // summary's (MPI window or wall), a function's its sampled time (median over
@@ -576,10 +657,13 @@ void add_counted_kernels(Configuration& c, const std::vector<PointAggregate>& po
     return;
   }
   c.counts = counted->counts;
+  c.code_mismatches = code_mismatches(points, *counted);
   const PopPoint& pop = c.pop.pop;
   for (const auto& k0 : counted->kernels) {
     if (!is_counted_kind(k0.kind)) continue;
     KernelAtPoint k = k0;
+    for (const auto& m : c.code_mismatches)
+      if (k.kind == kFunctionKind && m.counted == k.name) k.code_note = m.sentence;
     if (k.kind == kApplicationKind) {
       k.time_s = k.counts_time_s = c.timed_app_time_s();
       k.time_spread = c.app_time_spread;
@@ -638,6 +722,7 @@ Configuration combine_repeats(const std::vector<store::SweepPointRow>& rows, con
     c.app_time_spread = (*hi - *lo) / c.app_time_s;
   }
   c.mpi_share = median(mpi);
+  for (const auto& p : points) c.sampled_work += p.sampled_work;
   {
     std::vector<PointUsage> usages;
     for (const auto& p : points) usages.push_back(p.usage);

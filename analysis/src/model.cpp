@@ -7,6 +7,8 @@
 namespace rtrace::analysis {
 namespace {
 
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
 double nan_add(double a, double b) noexcept {
   if (!available(a)) return b;
   if (!available(b)) return a;
@@ -125,6 +127,23 @@ void Counts::scale(double f) noexcept {
   for (double& b : bytes) b *= f;
 }
 
+void FlopMix::add(const FlopMix& b) noexcept {
+  for (int p = 0; p < kMixPrecisionCount; ++p)
+    for (int w = 0; w < kWidthCount; ++w) flops[p][w] = nan_add(flops[p][w], b.flops[p][w]);
+}
+
+double FlopMix::precision_total(int precision) const noexcept {
+  double t = kNaN;
+  for (double v : flops[static_cast<std::size_t>(precision)]) t = nan_add(t, v);
+  return t;
+}
+
+bool FlopMix::any() const noexcept {
+  for (int p = 0; p < kMixPrecisionCount; ++p)
+    if (available(precision_total(p)) && precision_total(p) > 0) return true;
+  return false;
+}
+
 RooflineEval evaluate(const KernelAtPoint& k, const CeilingSet& ceilings) {
   RooflineEval e;
   e.flops = k.counts.total_flops();
@@ -220,6 +239,34 @@ void Thresholds::validate() const {
   check("tail-efficiency", tail_efficiency, 0, 1);
   check("mpi-share-rise", mpi_share_rise, 0, 1);
   check("load-share", load_share, 0.001, 1);
+  check("work-change", work_change, 0.001, 10);
+}
+
+bool unmatched_step(const KernelAtPoint& k1, const KernelAtPoint& k2, const RooflineEval& e1, const RooflineEval& e2,
+                    double c1, double c2, bool weak, const Thresholds& th, StepDiagnosis& d) {
+  const std::string& note = !k2.code_note.empty() ? k2.code_note : k1.code_note;
+  const double f1 = e1.flops, f2 = e2.flops;
+  const bool changed = !weak && available(f1) && available(f2) && f1 > 0 && f2 > 0 &&
+                       std::fabs(f2 / f1 - 1) > th.work_change;
+  if (note.empty() && !changed) return false;
+  d = StepDiagnosis{};
+  d.concurrency_ratio = (c1 > 0 && c2 > 0) ? c2 / c1 : kNaN;
+  // The time ratio: counted rates of different work (or of other code) are no speedup.
+  if (available(k1.time_s) && available(k2.time_s) && k2.time_s > 0) d.speedup = k1.time_s / k2.time_s;
+  d.step_efficiency = d.speedup / d.concurrency_ratio;
+  d.karp_flatt = karp_flatt(d.speedup, d.concurrency_ratio);
+  std::ostringstream why;
+  if (!note.empty()) {
+    d.diagnosis = "code-differs";
+    why << "the counted code is not the timed code: " << note << "; no roofline verdict";
+  } else {
+    d.diagnosis = "work-changed";
+    why << "the work itself changed (FLOPs " << fmt(f1) << " -> " << fmt(f2) << ", " << fmt(f2 / f1) << "x"
+        << "): no roofline verdict";
+    if (available(d.speedup)) why << "; time speedup " << fmt(d.speedup) << "x on " << fmt(d.concurrency_ratio) << "x concurrency";
+  }
+  d.explanation = why.str();
+  return true;
 }
 
 double karp_flatt(double speedup, double p) noexcept {
@@ -263,7 +310,7 @@ std::string level_display_name(int i, const CeilingSet& a, const CeilingSet& b) 
 }  // namespace
 
 std::string cache_above(int level_index, const CeilingSet& c1set, const CeilingSet& c2set) {
-  if (level_index <= 0) return "registers";
+  if (level_index <= 0) return "";  // above L1 are the registers: no cache, no capacity to lose
   // The nearest level above with a measured ceiling: a GPU (L1, L2, HBM) has no L3.
   for (int j = level_index - 1; j >= 0; --j)
     if (c1set.bandwidth(static_cast<MemLevel>(j)) || c2set.bandwidth(static_cast<MemLevel>(j)))
@@ -355,27 +402,58 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
 
   why << "speedup only " << fmt(d.speedup) << "x on " << fmt(r) << "x concurrency";
   if (counts) {
-    // cache-capacity: more traffic per FLOP at some level. Prefer the binding level.
-    int pick = -1;
-    for (int i = 0; i < kLevelCount; ++i) {
+    // cache-capacity: more traffic per FLOP below some cache. Prefer the
+    // binding level. Not from L1: its bytes are the core's own loads and
+    // stores, so a fall of the L1 AI is more memory instructions per FLOP
+    // (another code path, spilled registers, a runtime's polling), no cache
+    // running out of room.
+    // Nor where the code that does the FLOPs keeps its intensity (a counted
+    // application): the added traffic is then in code without FLOPs.
+    auto work_ai_ratio = [&](int i) {
+      const double f1 = k1.work_counts.total_flops(), f2 = k2.work_counts.total_flops();
+      const double b1 = k1.work_counts.bytes[i], b2 = k2.work_counts.bytes[i];
+      if (!(f1 > 0) || !(f2 > 0) || !available(b1) || !available(b2)) return kNaN;
+      if (b1 == 0 && b2 == 0) return 1.0;  // no traffic at either point: flat
+      if (b1 == 0 || b2 == 0) return b1 == 0 ? 0.0 : kInf;
+      return (f2 / b2) / (f1 / b1);
+    };
+    auto capacity_loss = [&](int i) {
+      if (!available(ai_ratio[i]) || ai_ratio[i] >= 1 - th.ai_drop) return false;
+      const double w = work_ai_ratio(i);
+      return !(w >= 1 - th.ai_drop);  // unknown (NaN) or falling too
+    };
+    int pick = -1, outside = -1;
+    for (int i = 1; i < kLevelCount; ++i) {
       if (!available(ai_ratio[i]) || ai_ratio[i] >= 1 - th.ai_drop) continue;
+      if (!capacity_loss(i)) {
+        if (outside < 0 || ai_ratio[i] < ai_ratio[outside]) outside = i;
+        continue;
+      }
       if (pick < 0 || ai_ratio[i] < ai_ratio[pick]) pick = i;
     }
     MemLevel bind;
     if (level_from_ceiling_name(e2.binding, bind)) {
       int b = static_cast<int>(bind);
-      if (available(ai_ratio[b]) && ai_ratio[b] < 1 - th.ai_drop) pick = b;
+      if (b > 0 && capacity_loss(b)) pick = b;
     }
     if (pick >= 0) {
       d.diagnosis = "cache-capacity";
       d.level = level_name(pick);
       d.cache = cache_above(pick, c1set, c2set);
       why << "; " << d.level << " arithmetic intensity falls " << fmt(1 / ai_ratio[pick]) << "x (more " << d.level
-          << " traffic per FLOP: the working set no longer fits "
-          << (pick == 0 ? std::string("the registers") : "the per-core share of " + d.cache) << ")";
+          << " traffic per FLOP: the working set no longer fits the per-core share of " << d.cache << ")";
       d.explanation = why.str();
       return d;
     }
+    if (available(ai_ratio[0]) && ai_ratio[0] < 1 - th.ai_drop)
+      why << "; " << level_name(0) << " arithmetic intensity falls " << fmt(1 / ai_ratio[0])
+          << "x (more loads and stores per FLOP: not a cache-capacity loss)";
+    if (outside >= 0)
+      why << "; " << level_name(outside) << " arithmetic intensity falls " << fmt(1 / ai_ratio[outside])
+          << "x, but not in the code that does the FLOPs (its " << level_name(outside) << " AI "
+          << (work_ai_ratio(outside) >= 1 ? "holds" : "falls only " + fmt(1 / work_ai_ratio(outside)) + "x")
+          << "): the added traffic is in code without FLOPs (start-up, the loader, exit write-backs, halo "
+             "copies), which each process repeats; not a cache-capacity loss";
     // Otherwise attribute the loss ln(r/S) to its largest factor: the ceiling's
     // shortfall from r (contention / compute) or the fall in efficiency (other).
     const double eta2 = e2.efficiency;

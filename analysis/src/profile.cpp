@@ -272,13 +272,14 @@ HostFunctionTimes sampled_host_function_times_of(const store::RankRecords& rank)
   HostFunctionTimes out;
   if (rank.sampling.empty() || rank.callpaths.empty()) return out;
   const auto& rows = rank.callpaths;
-  std::map<int, double> work;                                    // thread -> samples of work
+  std::map<int, double> work, all;                               // thread -> samples of work, all samples
   std::map<int, std::map<std::int64_t, double>> hosts;           // thread -> host function id -> samples
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
     if (r.self_samples <= 0) continue;
     const std::string cat = store::get_str(r.category);
     if (cat == "app" || cat == "system") work[r.thread] += static_cast<double>(r.self_samples);
+    all[r.thread] += static_cast<double>(r.self_samples);
     std::size_t host = i;
     while (rows[host].inlined) {
       const std::int64_t par = rows[host].parent_id;
@@ -294,10 +295,42 @@ HostFunctionTimes sampled_host_function_times_of(const store::RankRecords& rank)
       critical = thread;
     }
   if (critical < 0) return out;
+  out.samples = all[critical];
   const double period = rank.sampling[0].period_s;
   for (const auto& [id, n] : hosts[critical]) {
     if (id < 0 || static_cast<std::size_t>(id) >= rank.names.size()) continue;
     out.seconds[rank.names[static_cast<std::size_t>(id)]] += n * period;
+  }
+  return out;
+}
+
+RankSampledCode sampled_code_of(const store::RankRecords& rank) {
+  RankSampledCode out;
+  if (rank.sampling.empty() || rank.callpaths.empty()) return out;
+  const auto& rows = rank.callpaths;
+  auto name_of = [&](std::int64_t id) -> std::string {
+    return id >= 0 && static_cast<std::size_t>(id) < rank.names.size() ? rank.names[static_cast<std::size_t>(id)]
+                                                                         : std::string();
+  };
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].self_samples <= 0) continue;
+    std::size_t host = i;  // the function holding the code: inlined frames count for it
+    while (rows[host].inlined) {
+      const std::int64_t par = rows[host].parent_id;
+      if (par < 0 || static_cast<std::size_t>(par) >= host) break;
+      host = static_cast<std::size_t>(par);
+    }
+    const std::string fn = name_of(rows[host].function_id);
+    if (fn.empty()) continue;
+    const double n = static_cast<double>(rows[i].self_samples);
+    SampledCode& c = out.functions[fn];
+    if (c.module.empty()) {
+      c.module = name_of(rows[host].module_id);
+      c.category = store::get_str(rows[host].category);
+    }
+    c.samples += n;
+    const std::string cat = store::get_str(rows[i].category);
+    if (cat == "app" || cat == "system") out.work += n;
   }
   return out;
 }

@@ -16,7 +16,7 @@ using format::html_num;
 
 const char* badge_class(const std::string& diagnosis) {
   if (diagnosis == "ideal" || diagnosis == "superlinear") return "good";
-  if (diagnosis == "other") return "warn";
+  if (diagnosis == "other" || diagnosis == "work-changed" || diagnosis == "code-differs") return "warn";  // no verdict
   return "bad";
 }
 
@@ -101,6 +101,10 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
     h << "</td><td class=\"l\">" << xml_escape(sources_of(res, s)) << "</td></tr>\n";
   }
   h << "</table>\n";
+  if (!res.counted_work_notes.empty()) {
+    h << "<h3>Counted work</h3>\n";
+    for (const auto& n : res.counted_work_notes) h << "<p class=\"warning\">" << xml_escape(n) << "</p>\n";
+  }
   if (!res.counts_notes.empty()) {
     h << "<h3>Declared vs counted</h3>\n";
     for (const auto& n : res.counts_notes) h << "<p class=\"warning\">" << xml_escape(n) << "</p>\n";
@@ -112,6 +116,8 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
     h << "<h3 id=\"k" << ki << "\">" << xml_escape(s.name) << " <span class=\"meta\">(" << xml_escape(s.kind) << ", "
       << format::percent(s.time_share, "&ndash;") << " of time" << (s.counts_available ? "" : ", no operation counts")
       << (sources_of(res, s).empty() ? "" : ", counts: " + xml_escape(sources_of(res, s))) << ")</span></h3>\n";
+    if (!s.mix_sentence.empty()) h << "<p class=\"meta\">FLOPs: " << xml_escape(s.mix_sentence) << "</p>\n";
+    if (!s.counts_note.empty()) h << "<p class=\"warning\">" << xml_escape(s.counts_note) << "</p>\n";
     h << "<table><tr><th>" << (res.axis.empty() ? "config" : xml_escape(res.axis)) << "</th><th>time (s)</th><th>spread</th>"
       << "<th>imbalance</th><th>GFLOP/s</th><th>AI L1</th><th>AI L2</th><th>AI L3</th><th>AI DRAM</th>"
       << "<th>roof (GFLOP/s)</th><th>&eta;</th><th class=\"l\">bound by</th></tr>\n";
@@ -122,7 +128,15 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
       h << "<tr><td>" << (res.axis.empty() ? std::to_string(ci) : html_num(configs[ci].concurrency(res.axis), 6))
         << "</td><td>" << html_num(k.time_s) << "</td><td>" << (k.repeats > 1 ? html_num(100 * k.time_spread, 2) + "%" : "&ndash;")
         << "</td><td>" << html_num(k.imbalance, 2) << "</td><td>" << html_num(e.gflops) << "</td>";
-      for (double a : e.ai) h << "<td>" << (available(a) || !e.counts_available() ? html_num(a) : "n/a") << "</td>";
+      for (int i = 0; i < kLevelCount; ++i) {
+        const double a = e.ai[static_cast<std::size_t>(i)];
+        // n/a: the source cannot see the level; 0 B: it saw no byte move there.
+        h << "<td>"
+          << (e.counts_available() && k.counts.bytes[static_cast<std::size_t>(i)] == 0 ? std::string("0 B")
+              : available(a) || !e.counts_available()                                   ? html_num(a)
+                                                                                         : std::string("n/a"))
+          << "</td>";
+      }
       h << "<td>" << html_num(e.bound_gflops) << "</td><td>" << html_num(e.efficiency, 2) << "</td><td class=\"l\">"
         << xml_escape(e.binding_ceiling) << "</td></tr>\n";
     }
@@ -200,7 +214,9 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
     << "<tr><td class=\"l\">tail efficiency</td><td>" << html_num(th.tail_efficiency) << "</td></tr>\n"
     << "<tr><td class=\"l\">MPI share rise</td><td>" << html_num(th.mpi_share_rise) << "</td></tr>\n"
     << "<tr><td class=\"l\">machine load (share of a point's cores taken by others)</td><td>"
-    << html_num(th.load_share) << "</td></tr>\n</table>\n";
+    << html_num(th.load_share) << "</td></tr>\n"
+    << "<tr><td class=\"l\">work change (counted FLOPs between points: no verdict)</td><td>" << html_num(th.work_change)
+    << "</td></tr>\n</table>\n";
   h << "</body></html>\n";
   return h.str();
 }

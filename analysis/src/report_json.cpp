@@ -34,6 +34,54 @@ void make_dir(const std::string& dir) {
 }
 
 
+// FLOPs by precision and vector width (null without counted FLOPs).
+json flop_mix_json(const FlopMix& mix) {
+  if (!mix.any()) return nullptr;
+  json out = json::object();
+  static const char* const kWidths[kWidthCount] = {"scalar", "v128", "v256", "v512"};
+  for (int p = 0; p < kMixPrecisionCount; ++p) {
+    json one = json::object();
+    for (int w = 0; w < kWidthCount; ++w) one[kWidths[w]] = json_num(mix.flops[p][w]);
+    out[kMixPrecisions[p]] = one;
+  }
+  return out;
+}
+
+// The runtimes' counts of one configuration and what the counted work says (1.6.0).
+void add_counted_work_json(const AnalysisResult& res, std::size_t ci, json& conf) {
+  const auto& rt = res.run.configs[ci].counts.runtime;
+  json cats = json::object();
+  for (const auto& [cat, n] : rt.category_instructions) cats[cat] = n;
+  json runtime = {{"instructions", json_num(rt.instructions)},
+                  {"flops", json_num(rt.counts.total_flops())},
+                  {"bytes", level_map(rt.counts.bytes, "B")},
+                  {"categories", cats},
+                  {"instruction_share", nullptr},
+                  {"l1_share", nullptr},
+                  {"flop_share", nullptr},
+                  {"sentence", nullptr}};
+  conf["mix_sentence"] = nullptr;
+  for (const auto& w : res.counted_work) {
+    if (w.config != static_cast<int>(ci)) continue;
+    runtime["instruction_share"] = json_num(w.runtime_instruction_share);
+    runtime["l1_share"] = json_num(w.runtime_l1_share);
+    runtime["flop_share"] = json_num(w.runtime_flop_share);
+    runtime["sentence"] = s_or_null(w.runtime_sentence);
+    conf["mix_sentence"] = s_or_null(w.mix_sentence);
+  }
+  conf["runtime"] = runtime;
+  json mismatches = json::array();
+  for (const auto& m : res.run.configs[ci].code_mismatches)
+    mismatches.push_back({{"timed", s_or_null(m.timed)},
+                          {"timed_module", s_or_null(m.timed_module)},
+                          {"timed_share", json_num(m.timed_share)},
+                          {"counted", s_or_null(m.counted)},
+                          {"counted_module", s_or_null(m.counted_module)},
+                          {"counted_share", json_num(m.counted_share)},
+                          {"sentence", m.sentence}});
+  conf["code_mismatches"] = mismatches;
+}
+
 // Where the counts of every configuration come from, and where declared and
 // counted values disagree (analysis schema 1.5.0).
 json counts_json(const AnalysisResult& res) {
@@ -60,6 +108,7 @@ json counts_json(const AnalysisResult& res) {
                      {"serialised", pc.serialised},
                      {"ranks_counted", pc.ranks_counted},
                      {"levels", levels}});
+    add_counted_work_json(res, ci, confs.back());
     for (const auto& chk : c.counts_checks)
       checks.push_back({{"configuration", ci},
                         {"kernel", chk.kernel},
@@ -70,7 +119,11 @@ json counts_json(const AnalysisResult& res) {
                         {"difference", json_num(chk.difference)},
                         {"source", chk.source}});
   }
-  return {{"available", any}, {"configurations", confs}, {"disagreements", checks}, {"notes", res.counts_notes}};
+  return {{"available", any},
+          {"configurations", confs},
+          {"disagreements", checks},
+          {"notes", res.counts_notes},
+          {"work_notes", res.counted_work_notes}};
 }
 
 }  // namespace
@@ -85,12 +138,14 @@ json to_json(const AnalysisResult& res) {
   doc["input"] = res.run.path;
   doc["axis"] = s_or_null(res.axis);
   doc["counts_available"] = res.counts_available;
+  doc["machine_vector_bits"] = res.vector_bits > 0 ? json(res.vector_bits) : json(nullptr);
   const auto& th = res.thresholds;
   doc["thresholds"] = {{"ideal_tolerance", th.ideal_tolerance},   {"superlinear_margin", th.superlinear_margin},
                        {"ai_drop", th.ai_drop},                   {"ai_rise", th.ai_rise},
                        {"on_ceiling", th.on_ceiling},             {"cause_min", th.cause_min},
                        {"launch_floor_s", th.launch_floor_s},     {"tail_efficiency", th.tail_efficiency},
-                       {"mpi_share_rise", th.mpi_share_rise},     {"load_share", th.load_share}};
+                       {"mpi_share_rise", th.mpi_share_rise},     {"load_share", th.load_share},
+                       {"work_change", th.work_change}};
 
   json jc = json::array();
   for (std::size_t ci = 0; ci < configs.size(); ++ci) {
@@ -172,13 +227,17 @@ json to_json(const AnalysisResult& res) {
                      {"mean_blocks", json_num(k.mean_blocks)},
                      {"metric_coverage", json_num(k.metric_coverage)},
                      {"counts_source", s_or_null(k.counts_source)},
-                     {"metrics_provenance", s_or_null(k.metrics_provenance)}});
+                     {"metrics_provenance", s_or_null(k.metrics_provenance)},
+                     {"flop_mix", flop_mix_json(k.mix)},
+                     {"code_note", s_or_null(k.code_note)}});
     }
     jk.push_back({{"name", s.name},
                   {"kind", s.kind},
                   {"time_share", s.time_share},
                   {"total_time", q(s.total_time_s, "s")},
                   {"counts_available", s.counts_available},
+                  {"counts_note", s_or_null(s.counts_note)},
+                  {"mix_sentence", s_or_null(s.mix_sentence)},
                   {"points", pts}});
   }
   doc["kernels"] = jk;

@@ -211,7 +211,7 @@ std::string render_pop_text(const AnalysisResult& res, const AppSummary& sum, in
     std::string mpi = available(p.mpi_share) ? pct1(100 * p.mpi_share) : (q.mpi_initialised ? "?" : "-");
     std::string time = num(p.time_s);
     if (p.repeats > 1) any_spread = true;
-    os << "  " << pad(num(p.concurrency, 6), 7) << " " << pad(time, 8) << " " << pad(num(p.speedup), 7) << " "
+    os << "  " << pad(num(p.concurrency, 6), 7) << " " << pad(time, 8) << " " << format::num_cell(p.speedup, 7) << " "
        << pad(available(p.efficiency) ? num(100 * p.efficiency, 3) + "%" : "-", 6) << " " << pad(mpi, 5) << " "
        << pad(fixed2(q.cpu_per_wall), 5) << " " << pad(fixed2(q.load_balance), 5) << " "
        << pad(fixed2(q.communication_efficiency), 5) << " " << (te_column ? pad(fixed2(q.thread_efficiency), 5) + " " : "")

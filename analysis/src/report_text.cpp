@@ -112,11 +112,10 @@ std::string render_text(const AnalysisResult& res, int width) {
     // Where the counts come from, at every configuration that has them.
     {
       std::vector<std::string> sources;
-      bool timed = false, serialised = false;
+      bool serialised = false;
       for (int ci = 0; ci < static_cast<int>(configs.size()); ++ci) {
         if (s.at[ci] < 0) continue;
         const auto& k = configs[ci].kernels[s.at[ci]];
-        timed |= available(k.time_s);
         serialised |= is_counted_kind(s.kind) && configs[ci].counts.serialised;
         if (!k.counts_source.empty() && std::find(sources.begin(), sources.end(), k.counts_source) == sources.end())
           sources.push_back(k.counts_source);
@@ -124,8 +123,9 @@ std::string render_text(const AnalysisResult& res, int width) {
       std::string line;
       for (const auto& src : sources) line += (line.empty() ? "counts: " : "; ") + src;
       if (serialised) line += " (threads run one at a time by the counting tool)";
-      if (s.kind == kFunctionKind && !timed) line += "; no sampled time (run with --sample): AI only";
+      if (!s.counts_note.empty()) line += "; " + s.counts_note;  // other code counted, or no sampled time
       if (!line.empty()) os << wrap(line, static_cast<std::size_t>(width), "  ");
+      if (!s.mix_sentence.empty()) os << wrap("FLOPs: " + s.mix_sentence, static_cast<std::size_t>(width), "  ");
     }
     os << "  " << pad(axis, 7) << " " << pad("time s", 9) << " " << pad("GFLOP/s", 9)
        << " " << pad("eta", 5) << " " << pad("bound", 8);
@@ -148,10 +148,13 @@ std::string render_text(const AnalysisResult& res, int width) {
       const auto& k = configs[ci].kernels[s.at[ci]];
       const auto& e = s.eval[ci];
       std::string where = res.axis.empty() ? std::to_string(ci) : num(configs[ci].concurrency(res.axis), 6);
-      os << "  " << pad(where, 7) << " " << pad(num(k.time_s), 9) << " " << pad(num(e.gflops), 9) << " "
-         << pad(num(e.efficiency, 2), 5) << " " << pad(e.binding_ceiling.empty() ? "-" : e.binding_ceiling, 8);
-      // A level the counts do not see is n/a, never 0.
-      for (int i = 0; i < kLevelCount; ++i) os << " " << pad(num(e.ai[i], 3, e.counts_available() ? "n/a" : "-"), 7);
+      os << "  " << pad(where, 7) << " " << format::num_cell(k.time_s, 9) << " " << format::num_cell(e.gflops, 9) << " "
+         << format::num_cell(e.efficiency, 5, 2) << " " << pad(e.binding_ceiling.empty() ? "-" : e.binding_ceiling, 8);
+      // A level the counts do not see is n/a, never 0; one they saw move no byte is "0 B" (no AI).
+      for (int i = 0; i < kLevelCount; ++i)
+        os << " "
+           << (e.counts_available() && k.counts.bytes[i] == 0 ? pad("0 B", 7)
+                                                               : format::num_cell(e.ai[i], 7, 3, e.counts_available() ? "n/a" : "-"));
       const TrajectoryStep* st = step_into[ci];
       os << " " << pad(st ? num(st->d.speedup, 3) : "", 6) << " "
          << pad(st ? short_step(st->d) : "", diag_w, false) << "\n";
@@ -186,6 +189,10 @@ std::string render_text(const AnalysisResult& res, int width) {
     }
   }
 
+  if (!res.counted_work_notes.empty()) {
+    os << "\nCounted work (what the counting pass saw besides the rooflines):\n";
+    for (const auto& n : res.counted_work_notes) os << wrap(n, static_cast<std::size_t>(width), "  ");
+  }
   if (!res.counts_notes.empty()) {
     os << "\nDeclared vs counted (more than " << num(100 * kCountsDisagreement, 2) << "% apart):\n";
     for (const auto& n : res.counts_notes) os << wrap(n, static_cast<std::size_t>(width), "  ");

@@ -3,7 +3,9 @@
 #include "rtrace/analysis/model.hpp"
 
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 
 namespace rtrace::analysis::format {
@@ -15,6 +17,36 @@ std::string num(double v, int precision, const char* unavailable, double sci_fro
   if (a != 0 && (a >= sci_from || a < 1e-3)) std::snprintf(buf, sizeof buf, "%.*e", precision - 1, v);
   else std::snprintf(buf, sizeof buf, "%.*g", precision, v);
   return buf;
+}
+
+namespace {
+// "4.08e+03" -> "4.08e3", "1.20e-05" -> "1.20e-5".
+std::string short_exponent(std::string s) {
+  const auto e = s.find('e');
+  if (e == std::string::npos) return s;
+  std::string mantissa = s.substr(0, e), exp = s.substr(e + 1);
+  std::string sign;
+  if (!exp.empty() && (exp[0] == '+' || exp[0] == '-')) {
+    if (exp[0] == '-') sign = "-";
+    exp.erase(0, 1);
+  }
+  exp.erase(0, std::min(exp.find_first_not_of('0'), exp.size() - 1));
+  return mantissa + "e" + sign + exp;
+}
+}  // namespace
+
+std::string num_cell(double v, std::size_t width, int precision, const char* unavailable) {
+  std::string s = num(v, precision, unavailable);
+  if (available(v) && s.size() > width) {
+    s = short_exponent(s);
+    char buf[64];
+    if (s.size() > width && std::fabs(v) >= 1 && std::fabs(v) < 1e15) {
+      std::snprintf(buf, sizeof buf, "%.0f", v);
+      if (std::strlen(buf) <= width) s = buf;
+    }
+    for (int p = precision - 1; s.size() > width && p >= 1; --p) s = short_exponent(num(v, p));
+  }
+  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
 }
 
 std::string html_num(double v, int precision) { return num(v, precision, "&ndash;", 1e6); }

@@ -28,6 +28,12 @@ std::string pct1(double v);
 // 25: an MPI share printed as "1.08e-04%").
 std::string percent(double fraction, const char* unavailable = "n/a");
 
+// A number right-aligned in a table column of `width`, never cut: as num()
+// where that fits; else with a short exponent ("4.08e3", "1.2e-5"); else
+// as an integer where that fits; else with fewer digits; else wider than the
+// column. A cut number lies: `4.08e+0` for 4075.5 (issue 29).
+std::string num_cell(double v, std::size_t width, int precision = 3, const char* unavailable = "-");
+
 // Pads (right-aligned by default) or truncates to `width` columns.
 std::string pad(const std::string& s, std::size_t width, bool right = true);
 // Wraps words to `width` columns with `indent` on every line (continuation

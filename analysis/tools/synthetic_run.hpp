@@ -176,13 +176,14 @@ inline void count_level(store::RankRecords& r, const std::string& name, std::int
 // One counted (thread, function) row: FP64 FLOPs as 256-bit vector FLOPs,
 // other precisions 0; each level's bytes split 3:1 into reads (fills) and
 // write-backs (NaN: the source cannot see the level). function "" = not
-// attributed (-1).
+// attributed (-1); module "" = unknown (-1).
 inline store::CountRow count_row(store::RankRecords& r, int thread, const std::string& function, double flops_fp64,
-                                 double l1, double l2, double l3, double dram, double instructions = std::nan("")) {
+                                 double l1, double l2, double l3, double dram, double instructions = std::nan(""),
+                                 const std::string& module = "") {
   store::CountRow c{};
   c.thread = thread;
   c.function_id = function.empty() ? -1 : name_id(r, function);
-  c.module_id = -1;
+  c.module_id = module.empty() ? -1 : name_id(r, module);
   c.instructions = instructions;
   c.flops_fp64_v256 = flops_fp64;
   const double bytes[4] = {l1, l2, l3, dram};
@@ -197,8 +198,10 @@ inline store::CountRow count_row(store::RankRecords& r, int thread, const std::s
 }
 
 // Sampled time of `function` on `thread`: a one-frame call path with
-// `samples` self samples (period 1 ms), the sampling row created once.
-inline void sampled(store::RankRecords& r, int thread, const std::string& function, std::int64_t samples) {
+// `samples` self samples (period 1 ms), the sampling row created once; in
+// `module`, of `category` (store/code_category.hpp).
+inline void sampled(store::RankRecords& r, int thread, const std::string& function, std::int64_t samples,
+                    const std::string& module = "app", const std::string& category = "app") {
   if (r.sampling.empty()) {
     store::SamplingRow s{};
     s.rate_hz = 1000;
@@ -216,10 +219,10 @@ inline void sampled(store::RankRecords& r, int thread, const std::string& functi
   c.parent_id = -1;
   c.thread = thread;
   c.function_id = name_id(r, function);
-  c.module_id = name_id(r, "app");
+  c.module_id = name_id(r, module);
   c.file_id = -1;
   c.line = -1;
-  store::set_str(c.category, "app");
+  store::set_str(c.category, category);
   c.self_samples = c.inclusive_samples = samples;
   r.callpaths.push_back(c);
 }
@@ -240,6 +243,7 @@ inline void write_run(const std::string& path, const std::vector<std::pair<std::
   machine.sockets = 1;
   machine.cores = 64;
   machine.pus = 64;
+  machine.vector_bits = 512;  // a synthetic AVX-512 machine
   std::vector<store::SweepAxisRow> axis_rows;
   for (std::size_t i = 0; i < axes.size(); ++i) {
     store::SweepAxisRow a{};

@@ -6,7 +6,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <sstream>
 #include <map>
 #include <string>
 
@@ -30,6 +32,28 @@ std::string cpu_model() {
   return "unknown";
 }
 
+// The widest SIMD registers the CPU offers, from the flags the kernel reports
+// (x86 `flags`, Arm `Features`); 0 when none is recognised.
+std::int32_t vector_bits() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) != 0 && line.rfind("Features", 0) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::istringstream words(line.substr(colon + 1));
+    std::int32_t bits = 0;
+    std::string w;
+    while (words >> w) {
+      if (w == "avx512f") bits = std::max(bits, 512);
+      else if (w == "avx" || w == "avx2") bits = std::max(bits, 256);
+      else if (w == "sse2" || w == "asimd" || w == "neon") bits = std::max(bits, 128);
+    }
+    return bits;
+  }
+  return 0;
+}
+
 std::int64_t memory_bytes() {
   std::ifstream in("/proc/meminfo");
   std::string key;
@@ -51,6 +75,7 @@ MachineInfo describe_this_machine() {
   struct utsname u {};
   if (uname(&u) == 0) m.os = std::string(u.sysname) + " " + u.release + " " + u.machine;
   m.memory_bytes = memory_bytes();
+  m.vector_bits = vector_bits();
 
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0) return m;

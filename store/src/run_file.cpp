@@ -109,6 +109,7 @@ void write_machine(Group& root, const MachineInfo& m) {
   g.set_attr("cores", static_cast<std::int64_t>(m.cores));
   g.set_attr("pus", static_cast<std::int64_t>(m.pus));
   g.set_attr("memory_bytes", m.memory_bytes);
+  if (m.vector_bits > 0) g.set_attr("vector_bits", static_cast<std::int64_t>(m.vector_bits));
   if (g.exists("caches")) g.remove("caches");
   g.write_table("caches", m.caches, "CPU caches from hwloc");
   if (g.exists("gpus")) g.remove("gpus");
@@ -125,6 +126,7 @@ MachineInfo read_machine(const Group& root) {
   m.cores = static_cast<std::int32_t>(g.attr_int("cores"));
   m.pus = static_cast<std::int32_t>(g.attr_int("pus"));
   m.memory_bytes = g.attr_int("memory_bytes");
+  if (g.has_attr("vector_bits")) m.vector_bits = static_cast<std::int32_t>(g.attr_int("vector_bits"));  // 1.8
   m.caches = g.read_table<CacheRow>("caches");
   m.gpus = g.read_table<GpuRow>("gpus");
   return m;

@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <unistd.h>
 
 using namespace rtrace;
@@ -365,7 +366,7 @@ TEST(Counts, ReportsCarryTheSourceAndJsonValidates) {
   nlohmann::json doc = to_json(res);
   auto errors = validate_json(doc, nlohmann::json::parse(kAnalysisSchemaJson));
   EXPECT_TRUE(errors.empty()) << errors.front();
-  EXPECT_EQ(doc["schema_version"], "1.5.0");
+  EXPECT_EQ(doc["schema_version"], "1.6.0");
   EXPECT_EQ(doc["kernels"][0]["kind"], "application");
   EXPECT_EQ(doc["kernels"][0]["points"][0]["counts_source"], kSim);
   EXPECT_EQ(doc["counts"]["configurations"][1]["levels"][0]["size_bytes"], 16 << 20);
@@ -453,4 +454,267 @@ TEST(Counts, FlopsOfUnknownPrecisionGiveIntensityButNoComputeCeiling) {
   EXPECT_TRUE(e.peak_name.empty());
   EXPECT_EQ(e.binding, "DRAM");
   EXPECT_DOUBLE_EQ(e.bound_gflops, 500);
+}
+
+// ---------------------------------------------------------------- issue 29: counted code = timed code, the app's own work
+
+namespace {
+
+const char* const kOpenPal = "libopen-pal.so.40.30.2";
+const char* const kBlas = "libopenblasp-r0.3.21.so";
+
+// An MPI app of a fixed problem at `ranks`: each rank computes its share in
+// `compute` (2e9 FLOPs, 16e9 L1 bytes, 8e9 instructions in all). With
+// `waiting`, rank 1 also spins in Open MPI's progress engine while the other
+// works (under the counting tool): instructions and L1 bytes, no FLOPs.
+synth::SynthPoint mpi_point(std::int64_t id, int ranks, double window, bool waiting) {
+  synth::SynthPoint p;
+  p.row = synth::point_row(id, "ranks=" + std::to_string(ranks), -1, ranks);
+  p.ceilings = ceilings({400, 200, 100, 10, 100});
+  for (int r = 0; r < ranks; ++r) {
+    store::RankRecords rr = synth::rank(r, 0.5 + window + 0.01);
+    rr.info.mpi_init_end = 0.5;
+    rr.info.mpi_finalize_start = 0.5 + window;
+    synth::mpi(rr, "MPI_Init", 1, 0.4);
+    synth::mpi(rr, "MPI_Barrier", 10, r == 1 && waiting ? 0.5 * window : 0.01);
+    synth::counts_info(rr, kSim);
+    synth::count_row(rr, 0, "compute", 2e9 / ranks, 16e9 / ranks, 2e9 / ranks, 1e9 / ranks, 1e8 / ranks,
+                     8e9 / ranks, "app");
+    if (waiting && r == 1) {
+      synth::count_row(rr, 0, "opal_progress", 0, 6e9, 1e6, 1e6, 0, 5e9, kOpenPal);
+      synth::count_row(rr, 0, "mca_btl_vader_component_progress", 0, 3e9, 1e6, 1e6, 0, 2e9, "mca_btl_vader.so");
+      // Its clock reads in the vDSO: code outside any module, no FLOPs.
+      synth::count_row(rr, 0, "[unknown code]", 0, 1e8, 0, 0, 0, 5e7, "[unknown]");
+    }
+    p.ranks.push_back(std::move(rr));
+  }
+  return p;
+}
+
+AnalysisResult analyze_ranks(const std::string& name, const std::vector<synth::SynthPoint>& points) {
+  const std::string path = temp_path(name);
+  synth::write_run(path, {{"ranks", "1,2"}}, points);
+  AnalysisResult res = analyze(load_run(path), AnalyzeOptions{});
+  remove_run(path);
+  return res;
+}
+
+}  // namespace
+
+// Known answer (issue 29): a rank that waits half the time spins in
+// opal_progress under the counting tool. The application's FLOPs, bytes and
+// AI are those of the same app with a barrier-free schedule; the MPI bucket
+// holds the rest, reported apart; the step is never cache-capacity.
+TEST(Counts, MpiPollingIsCountedApartAndNeverEntersTheApplicationsRoofline) {
+  AnalysisResult waits = analyze_ranks("waits", {mpi_point(0, 1, 2.0, false), mpi_point(1, 2, 1.5, true)});
+  AnalysisResult free = analyze_ranks("free", {mpi_point(0, 1, 2.0, false), mpi_point(1, 2, 1.5, false)});
+  const int a = kernel_index(waits, "application"), b = kernel_index(free, "application");
+  ASSERT_GE(a, 0);
+  ASSERT_GE(b, 0);
+  const auto& kw = waits.run.configs[1].kernels[static_cast<std::size_t>(waits.kernels[a].at[1])];
+  const auto& kf = free.run.configs[1].kernels[static_cast<std::size_t>(free.kernels[b].at[1])];
+  EXPECT_DOUBLE_EQ(kw.counts.total_flops(), kf.counts.total_flops());
+  for (int i = 0; i < kLevelCount; ++i) EXPECT_DOUBLE_EQ(kw.counts.bytes[i], kf.counts.bytes[i]) << i;
+  EXPECT_DOUBLE_EQ(kw.counted_instructions, 8e9);
+  EXPECT_DOUBLE_EQ(waits.kernels[a].eval[1].ai[0], free.kernels[b].eval[1].ai[0]);
+  // The MPI bucket: 7.05e9 of 15.05e9 instructions, 9.1e9 of 25.1e9 L1 bytes; no function of its own.
+  const RuntimeCounts& rt = waits.run.configs[1].counts.runtime;
+  EXPECT_DOUBLE_EQ(rt.instructions, 7.05e9);
+  EXPECT_DOUBLE_EQ(rt.counts.bytes[0], 9.1e9);
+  EXPECT_DOUBLE_EQ(rt.category_instructions.at("unattributed"), 5e7);
+  EXPECT_EQ(kernel_index(waits, "function", "opal_progress"), -1);
+  ASSERT_EQ(waits.counted_work.size(), 2u);
+  EXPECT_NEAR(waits.counted_work[1].runtime_instruction_share, 7.05 / 15.05, 1e-12);
+  EXPECT_NEAR(waits.counted_work[1].runtime_l1_share, 9.1 / 25.1, 1e-12);
+  EXPECT_TRUE(any_contains(waits.counted_work_notes,
+                           "at ranks=2: 46.8% of the counted instructions and 36.3% of the L1 bytes ran in the MPI "
+                           "library and code outside any module (opal_progress, mca_btl_vader_component_progress)"));
+  // The verdict: never cache-capacity, never "registers".
+  for (const AnalysisResult* r : {&waits, &free}) {
+    const auto& st = first_step(*r, r == &waits ? a : b);
+    EXPECT_NE(st.d.diagnosis, "cache-capacity") << st.d.explanation;
+    EXPECT_EQ(render_text(*r).find("registers"), std::string::npos);
+  }
+  const std::string text = render_text(waits);
+  EXPECT_NE(text.find("Counted work (what the counting pass saw besides the rooflines):"), std::string::npos) << text;
+  nlohmann::json doc = to_json(waits);
+  EXPECT_TRUE(validate_json(doc, nlohmann::json::parse(kAnalysisSchemaJson)).empty());
+  EXPECT_NEAR(doc["counts"]["configurations"][1]["runtime"]["instruction_share"].get<double>(), 7.05 / 15.05, 1e-12);
+  EXPECT_DOUBLE_EQ(doc["counts"]["configurations"][1]["runtime"]["categories"]["mpi"].get<double>(), 7e9);
+}
+
+// Code outside any module is the application's where it computes (JIT code),
+// apart where it does no FLOP (a runtime's clock reads in the vDSO).
+TEST(Counts, CodeOutsideAnyModuleIsTheApplicationsOnlyWhereItComputes) {
+  store::RankRecords rr = synth::rank(0, 1.0);
+  synth::counts_info(rr, kSim);
+  synth::count_row(rr, 0, "[unknown code]", 1e6, 8e6, 0, 0, 0, 4e6, "[unknown]");
+  synth::count_row(rr, 1, "[unknown code]", 0, 2e6, 0, 0, 0, 1e6, "[unknown]");
+  PointAggregate agg = aggregate_ranks({rr});
+  ASSERT_EQ(agg.kernels.size(), 1u);  // the application; a bracketed name is no function
+  EXPECT_DOUBLE_EQ(agg.kernels[0].counts.total_flops(), 1e6);
+  EXPECT_DOUBLE_EQ(agg.kernels[0].counted_instructions, 4e6);
+  EXPECT_DOUBLE_EQ(agg.counts.runtime.instructions, 1e6);
+  EXPECT_DOUBLE_EQ(agg.counts.runtime.counts.bytes[0], 2e6);
+}
+
+// Known answer (issue 29): OpenBLAS ran its PRESCOTT kernel when timed and its
+// HASWELL kernel under the counting tool. The report names both; the counted
+// kernel gets no rate and no verdict (not "no sampled time (run with --sample)").
+TEST(Counts, CountedCodeThatIsNotTheTimedCodeIsNamedAndGetsNoRate) {
+  auto point = [](std::int64_t id, int threads, double wall) {
+    synth::SynthPoint p;
+    p.row = synth::point_row(id, "threads=" + std::to_string(threads), threads);
+    p.ceilings = ceilings(kRoof1);
+    store::RankRecords rr = synth::rank(0, wall);
+    synth::counts_info(rr, kSim, "ok", "", threads, true);
+    synth::count_row(rr, 0, "dgemm_kernel_HASWELL", 9e9, 4e10, 1e9, 1e8, 1e7, 5.8e9, kBlas);
+    synth::count_row(rr, 0, "main", 1e8, 1e9, 1e8, 1e7, 1e6, 4.2e9, "dgemm");
+    synth::sampled(rr, 0, "dgemm_kernel_PRESCOTT", static_cast<std::int64_t>(610 * wall), kBlas);
+    synth::sampled(rr, 0, "main", static_cast<std::int64_t>(390 * wall), "dgemm");
+    p.ranks.push_back(std::move(rr));
+    return p;
+  };
+  AnalysisResult res = analyze_points("dispatch", {point(0, 1, 2.0), point(1, 2, 1.2)});
+  ASSERT_EQ(res.run.configs[0].code_mismatches.size(), 1u);
+  const CodeMismatch& m = res.run.configs[0].code_mismatches[0];
+  EXPECT_EQ(m.timed, "dgemm_kernel_PRESCOTT");
+  EXPECT_EQ(m.counted, "dgemm_kernel_HASWELL");
+  EXPECT_EQ(m.sentence, "timed `dgemm_kernel_PRESCOTT` 61% of samples, counted `dgemm_kernel_HASWELL` 58% of counted "
+                        "instructions (libopenblasp-r0.3.21.so): the library picked other code under the counting "
+                        "tool (a choice made at run time: by CPU, or a plan per run)");
+  const int fn = kernel_index(res, "function", "dgemm_kernel_HASWELL");
+  ASSERT_GE(fn, 0);
+  const auto& s = res.kernels[static_cast<std::size_t>(fn)];
+  EXPECT_TRUE(std::isnan(s.eval[0].gflops));
+  EXPECT_NE(s.counts_note.find("at threads=1: timed `dgemm_kernel_PRESCOTT`"), std::string::npos) << s.counts_note;
+  EXPECT_EQ(first_step(res, fn).d.diagnosis, "code-differs");
+  const std::string text = render_text(res, 200);
+  EXPECT_EQ(text.find("run with --sample"), std::string::npos) << text;
+  EXPECT_NE(text.find("at threads=1, threads=2: timed `dgemm_kernel_PRESCOTT` 61% of samples"), std::string::npos)
+      << text;
+  EXPECT_NE(render_html(res, {}).find("counted `dgemm_kernel_HASWELL`"), std::string::npos);
+  nlohmann::json doc = to_json(res);
+  EXPECT_TRUE(validate_json(doc, nlohmann::json::parse(kAnalysisSchemaJson)).empty());
+  EXPECT_EQ(doc["counts"]["configurations"][0]["code_mismatches"][0]["timed"], "dgemm_kernel_PRESCOTT");
+  // Where the timed run ran the counted kernel, nothing is said.
+  auto same = [](std::int64_t id, int threads) {
+    synth::SynthPoint p;
+    p.row = synth::point_row(id, "threads=" + std::to_string(threads), threads);
+    store::RankRecords rr = synth::rank(0, 1.0);
+    synth::counts_info(rr, kSim);
+    synth::count_row(rr, 0, "dgemm_kernel_HASWELL", 9e9, 4e10, 1e9, 1e8, 1e7, 5.8e9, kBlas);
+    synth::sampled(rr, 0, "dgemm_kernel_HASWELL", 600, "libopenblas.so.0");
+    p.ranks.push_back(std::move(rr));
+    return p;
+  };
+  AnalysisResult ok = analyze_points("dispatch-same", {same(0, 1), same(1, 2)});
+  EXPECT_TRUE(ok.run.configs[0].code_mismatches.empty());
+  EXPECT_TRUE(ok.counted_work_notes.empty() || !any_contains(ok.counted_work_notes, "timed `"));
+}
+
+TEST(Counts, CodeMismatchesArePairedByModuleAndNameStemAndSayWhatToDo) {
+  std::map<std::string, SampledCode> timed = {
+      {"dgemm_kernel_PRESCOTT", {"libopenblasp-r0.3.21.so", "app", 610}},
+      {"__memmove_sse2_unaligned_erms", {"libc.so.6", "system", 100}},
+      {"fftw_codelet_n1_64", {"libfftw3.so.3", "app", 90}},
+      {"opal_progress", {"libopen-pal.so.40", "mpi", 150}},  // runtime code: never compared
+      {"main", {"app", "app", 50}},
+      {"libstripped.so+0x4d61", {"libstripped.so", "app", 200}}};  // no symbol: no name to compare
+  std::map<std::string, CountedCode> counted = {
+      {"dgemm_kernel_HASWELL", {"libopenblas.so.0", 58, 9e9}},
+      {"__memmove_avx_unaligned_erms", {"libc.so.6", 10, 0}},
+      {"fftw_codelet_t1_32", {"libfftw3.so.3", 12, 1e8}},
+      {"main", {"app", 20, 1e6}},
+      {"libstripped.so+0x4d50", {"libstripped.so", 30, 0}}};
+  auto m = compare_code(timed, 1050, counted, 130);
+  ASSERT_EQ(m.size(), 3u);
+  std::map<std::string, std::string> pairs;
+  for (const auto& x : m) pairs[x.timed] = x.counted;
+  EXPECT_EQ(pairs["dgemm_kernel_PRESCOTT"], "dgemm_kernel_HASWELL");  // a symlink's name against the file's
+  EXPECT_EQ(pairs["__memmove_sse2_unaligned_erms"], "__memmove_avx_unaligned_erms");  // glibc's ifunc
+  EXPECT_EQ(pairs["fftw_codelet_n1_64"], "fftw_codelet_t1_32");  // another plan
+  for (const auto& x : m)
+    if (x.timed == "fftw_codelet_n1_64")
+      EXPECT_NE(x.sentence.find("load the same wisdom in both runs, or plan with FFTW_ESTIMATE"), std::string::npos);
+  // Too few samples to tell: nothing is said.
+  EXPECT_TRUE(compare_code(timed, 1050, counted, 130, 0.05, 1000).empty());
+}
+
+// Known answer (issue 29): a function whose counted FLOPs double between the
+// configurations of a strong-scaling sweep (replicated work, another FFT plan)
+// gets "the work itself changed", not a roofline verdict.
+TEST(Counts, FunctionWhoseCountedFlopsDoubleGetsTheWorkChangedNotAVerdict) {
+  AnalysisResult res = analyze_points("work", {omp_point(0, 1, kRoof1, kT1, kF, kFits),
+                                               omp_point(1, 2, kRoof2, kT2, 2 * kF, kFits)});
+  const int fn = kernel_index(res, "function", "stream_kernel (OpenMP region)");
+  ASSERT_GE(fn, 0);
+  const auto& st = first_step(res, fn);
+  EXPECT_EQ(st.d.diagnosis, "work-changed");
+  EXPECT_NE(st.d.explanation.find("the work itself changed (FLOPs 9e+08 -> 1.8e+09, 2x)"), std::string::npos)
+      << st.d.explanation;
+  EXPECT_NEAR(st.d.speedup, kT1 / kT2, 1e-3);  // the time ratio, as the scaling chart
+  const std::string text = render_text(res, 200);
+  EXPECT_NE(text.find("threads 1->2: work-changed"), std::string::npos) << text;
+  EXPECT_NE(text.find("function stream_kernel (OpenMP region) from threads=1 to 2: the work itself changed"),
+            std::string::npos)
+      << text;
+}
+
+// A function's rate divides its FLOPs by the wall-clock time it took: its
+// share of the thread's samples times the rank's wall time (issue 29: CPU-time
+// samples of a descheduled rank made LAMMPS's pair force "superlinear 2.26x").
+TEST(Counts, FunctionTimeIsItsShareOfTheSamplesTimesTheWallTime) {
+  store::RankRecords rr = synth::rank(0, 2.0);  // 2 s of wall time, 1 s of CPU time sampled
+  synth::counts_info(rr, kSim);
+  synth::count_row(rr, 0, "f", 1e9, 8e9, 0, 0, 0, 4e9);
+  synth::sampled(rr, 0, "f", 750);
+  synth::sampled(rr, 0, "main", 250);
+  PointAggregate agg = aggregate_ranks({rr});
+  EXPECT_DOUBLE_EQ(agg.sampled_time_s.at("f"), 1.5);
+  EXPECT_DOUBLE_EQ(agg.sampled_work, 1000);
+}
+
+TEST(Counts, FlopMixSaysHowMuchUsedTheWidestRegisters) {
+  FlopMix mix;
+  mix.flops[0] = {4e8, 92e8, kNan, 4e8};  // FP64: scalar, 128, 256, 512 bits
+  EXPECT_EQ(flop_mix_sentence(mix, 512, false), "96% of FP64 FLOPs scalar or 128-bit; this CPU runs 512-bit");
+  mix.flops[0] = {2e8, kNan, kNan, 98e8};
+  EXPECT_EQ(flop_mix_sentence(mix, 512, false), "98% of FP64 FLOPs 512-bit, the widest this CPU runs");
+  mix.flops[0] = {kNan, kNan, 1e9, kNan};
+  mix.flops[1] = {1e8, kNan, kNan, kNan};  // FP32 is not the dominant precision
+  EXPECT_EQ(flop_mix_sentence(mix, 512, true),
+            "100% of FP64 FLOPs 256-bit; this CPU runs 512-bit (counted under Valgrind, which hides AVX-512: code "
+            "that picks its width at run time may run wider when timed)");
+  EXPECT_EQ(flop_mix_sentence(mix, 0, false),
+            "FP64 FLOPs 100% 256-bit (the machine's widest vector width is not recorded in this file)");
+  EXPECT_EQ(flop_mix_sentence(FlopMix{}, 512, false), "");
+  // In the reports: the application's and each function's mix (the synthetic machine runs 512-bit).
+  AnalysisResult res = analyze_points("mix", {omp_point(0, 1, kRoof1, kT1, kF, kFits),
+                                              omp_point(1, 2, kRoof2, kT2, kF, kSpills)});
+  EXPECT_EQ(res.vector_bits, 512);
+  const std::string text = render_text(res, 200);
+  EXPECT_NE(text.find("FLOPs: 100% of FP64 FLOPs 256-bit; this CPU runs 512-bit"), std::string::npos) << text;
+  EXPECT_TRUE(any_contains(res.counted_work_notes, "the application's FLOPs: 100% of FP64 FLOPs 256-bit"));
+  nlohmann::json doc = to_json(res);
+  EXPECT_TRUE(validate_json(doc, nlohmann::json::parse(kAnalysisSchemaJson)).empty());
+  EXPECT_EQ(doc["machine_vector_bits"], 512);
+  EXPECT_DOUBLE_EQ(doc["kernels"][0]["points"][0]["flop_mix"]["fp64"]["v256"].get<double>(), kF);
+  EXPECT_NE(render_html(res, {}).find("FLOPs: 100% of FP64 FLOPs 256-bit"), std::string::npos);
+}
+
+// Text tables keep a number's exponent (issue 29: 4075.5 was printed
+// `4.08e+0`), and a level whose counted bytes are zero reads 0, not n/a.
+TEST(Counts, TextTablesKeepExponentsAndZeroBytesReadZero) {
+  const std::array<double, 4> bytes{1e9, 4e8, 1e6 * kF / 4075.5e6, 0};
+  AnalysisResult res = analyze_points("cells", {omp_point(0, 1, kRoof1, kT1, kF, bytes),
+                                                omp_point(1, 2, kRoof2, kT2, kF, bytes)});
+  const int app = kernel_index(res, "application");
+  ASSERT_GE(app, 0);
+  EXPECT_NEAR(res.kernels[static_cast<std::size_t>(app)].eval[0].ai[2], 4075.5, 1e-6);
+  const std::string text = render_text(res, 200);
+  EXPECT_EQ(text.find("4.08e+0 "), std::string::npos) << text;
+  EXPECT_NE(text.find(" 4.08e3 "), std::string::npos) << text;
+  EXPECT_NE(text.find("     0 B"), std::string::npos) << text;  // AI DRAM: no DRAM byte, not unavailable
+  EXPECT_NE(render_html(res, {}).find("<td>0 B</td>"), std::string::npos);
 }

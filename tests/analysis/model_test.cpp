@@ -86,10 +86,10 @@ TEST(Model, CacheCapacityNamesTheCacheAboveTheLevelWhoseIntensityFell) {
   EXPECT_EQ(d.level, "DRAM");
   EXPECT_EQ(d.cache, "L3");
   EXPECT_NE(d.explanation.find("no longer fits the per-core share of L3"), std::string::npos) << d.explanation;
-  // A GPU has no L3: above HBM is L2. Above L1 are the registers.
+  // A GPU has no L3: above HBM is L2. Above L1 is no cache: "registers" is no level (issue 29).
   CeilingSet gpu({bw("L1", 1000), bw("L2", 500), bw("HBM", 100)});
   EXPECT_EQ(cache_above(3, gpu, gpu), "L2");
-  EXPECT_EQ(cache_above(0, gpu, gpu), "registers");
+  EXPECT_EQ(cache_above(0, gpu, gpu), "");
   EXPECT_EQ(cache_above(2, cpu(10, 1000), cpu(10, 1000)), "L2");
   EXPECT_EQ(cache_above(1, CeilingSet{}, CeilingSet{}), "L1d");  // no ceilings: the canonical names
 }
@@ -313,4 +313,90 @@ TEST(AnalysisModel, TensorOpsWithoutTheirSourceTypeKeepTheOldRule) {
   k.counts.tensor_ops = 1e12;
   const RooflineEval e = evaluate(k, h100_tc());
   EXPECT_EQ(e.peak_name, "TC FP16->FP32");
+}
+
+// Issue 29: under the counting tool a waiting MPI rank spins in the progress
+// engine, so L1 bytes grow while FLOPs stay; and any code path with more
+// loads and stores per FLOP lowers the L1 AI. Neither is a cache running out
+// of room: L1 bytes are the core's own loads and stores.
+TEST(Model, AnL1IntensityFallAloneIsNotCacheCapacity) {
+  auto with_l1 = [](KernelAtPoint k, double l1) {
+    k.counts.bytes[0] = l1;
+    return k;
+  };
+  // L1 AI 1 -> 0.4 (L1-bound at the second point), DRAM AI flat, no speedup on 2x.
+  const KernelAtPoint a = with_l1(kernel(1e9, 1e7, 0.01), 1e9), b = with_l1(kernel(1e9, 1e7, 0.01), 2.5e9);
+  CeilingSet c1({bw("L1d", 1000), bw("L2", 500), bw("L3", 200), bw("DRAM", 10), peak("FP64 FMA", "fp64", "fma", 1000)});
+  CeilingSet c2({bw("L1d", 2000), bw("L2", 1000), bw("L3", 400), bw("DRAM", 20), peak("FP64 FMA", "fp64", "fma", 2000)});
+  ASSERT_EQ(evaluate(b, c2).binding, "L1");
+  StepDiagnosis d = step(a, b, c1, c2);
+  EXPECT_NE(d.diagnosis, "cache-capacity") << d.explanation;
+  EXPECT_EQ(d.cache, "");
+  EXPECT_EQ(d.explanation.find("registers"), std::string::npos) << d.explanation;
+  EXPECT_NE(d.explanation.find("L1d arithmetic intensity falls 2.5x (more loads and stores per FLOP: not a "
+                               "cache-capacity loss)"),
+            std::string::npos)
+      << d.explanation;
+  // A fall below a cache (L2 AI: the working set left L1d) still is.
+  KernelAtPoint a2 = a, b2 = b;
+  b2.counts.bytes[0] = 1e9;
+  a2.counts.bytes[1] = 1e8;
+  b2.counts.bytes[1] = 4e8;
+  StepDiagnosis d2 = step(a2, b2, c1, c2);
+  EXPECT_EQ(d2.diagnosis, "cache-capacity") << d2.explanation;
+  EXPECT_EQ(d2.cache, "L1d");
+}
+
+// Issue 29: counted work that changes between the points of a strong-scaling
+// step (FFTW picking other plans: 1.14e9 -> 2.87e9 FLOPs) gets no verdict,
+// and its speedup is the time ratio the scaling chart shows (0.76), not the
+// ratio of rates (1.9, "ideal").
+TEST(Model, CountedWorkThatChangesGetsNoVerdictAndTheTimeSpeedup) {
+  KernelAtPoint a = kernel(1.14e9, 1e8, 1.0), b = kernel(2.87e9, 1e8, 1.32);
+  a.kind = b.kind = "function";
+  const CeilingSet c = cpu(10, 1000);
+  StepDiagnosis d;
+  ASSERT_TRUE(unmatched_step(a, b, evaluate(a, c), evaluate(b, c), 1, 2, false, Thresholds{}, d));
+  EXPECT_EQ(d.diagnosis, "work-changed");
+  EXPECT_NEAR(d.speedup, 1.0 / 1.32, 1e-12);
+  EXPECT_NE(d.explanation.find("the work itself changed (FLOPs 1.14e+09 -> 2.87e+09"), std::string::npos)
+      << d.explanation;
+  // The rates alone would have called it ideal: S = 1.9 on 2x.
+  EXPECT_EQ(step(a, b, c, c).diagnosis, "ideal");
+  // Within the tolerance (10%) the roofline judges; weak scaling expects the work to grow.
+  KernelAtPoint b_same = kernel(1.2e9, 1e8, 0.5);
+  EXPECT_FALSE(unmatched_step(a, b_same, evaluate(a, c), evaluate(b_same, c), 1, 2, false, Thresholds{}, d));
+  EXPECT_FALSE(unmatched_step(a, b, evaluate(a, c), evaluate(b, c), 1, 2, true, Thresholds{}, d));
+}
+
+TEST(Model, CountedCodeThatIsNotTheTimedCodeGetsNoVerdict) {
+  KernelAtPoint a = kernel(1e9, 1e8, kNaN), b = kernel(1e9, 1e8, kNaN);
+  b.code_note = "timed `k_PRESCOTT` 61% of samples, counted `k_HASWELL` 58% of counted instructions";
+  const CeilingSet c = cpu(10, 1000);
+  StepDiagnosis d;
+  ASSERT_TRUE(unmatched_step(a, b, evaluate(a, c), evaluate(b, c), 1, 2, false, Thresholds{}, d));
+  EXPECT_EQ(d.diagnosis, "code-differs");
+  EXPECT_TRUE(std::isnan(d.speedup));
+  EXPECT_NE(d.explanation.find("the counted code is not the timed code: timed `k_PRESCOTT`"), std::string::npos);
+}
+
+// Issue 29 (LAMMPS at 1 -> 2 ranks): the application's DRAM AI halves because
+// each process repeats its start-up (the loader: 10 MB per rank), exit
+// write-backs and halo copies, code without FLOPs, while the code that does
+// the FLOPs keeps its DRAM traffic. No cache ran out of room.
+TEST(Model, AnIntensityFallOutsideTheCodeThatDoesTheFlopsIsNotCacheCapacity) {
+  KernelAtPoint a = kernel(1.4e9, 2.1e7, 1.0), b = kernel(1.4e9, 4.0e7, 0.9);
+  a.kind = b.kind = "application";
+  a.work_counts.flops_fp64 = b.work_counts.flops_fp64 = 1.39e9;
+  a.work_counts.bytes[3] = 0.73e6;
+  b.work_counts.bytes[3] = 0.68e6;
+  StepDiagnosis d = step(a, b, cpu(10, 1000), cpu(20, 2000));
+  EXPECT_NE(d.diagnosis, "cache-capacity") << d.explanation;
+  EXPECT_NE(d.explanation.find("DRAM arithmetic intensity falls 1.9x, but not in the code that does the FLOPs (its "
+                               "DRAM AI holds): the added traffic is in code without FLOPs"),
+            std::string::npos)
+      << d.explanation;
+  // Where that code's own intensity falls too, it is one.
+  b.work_counts.bytes[3] = 1.5e6;
+  EXPECT_EQ(step(a, b, cpu(10, 1000), cpu(20, 2000)).diagnosis, "cache-capacity");
 }

@@ -47,6 +47,20 @@ TEST(RunFile, CreateCommitReadBack) {
   EXPECT_GT(m.pus, 0);
   EXPECT_GT(m.memory_bytes, 0);
   EXPECT_FALSE(m.caches.empty());
+  // x86-64 has SSE2 at least (the build machines): the widest registers are known.
+#if defined(__x86_64__)
+  EXPECT_GE(m.vector_bits, 128);
+#endif
+}
+
+TEST(RunFile, MachineVectorWidthIsOptionalAndRoundTrips) {
+  TempDir d;
+  MachineInfo m;
+  m.vector_bits = 512;
+  RunFile::create(d.file("a.h5"), synth::metadata(), m, {}, synth::plan(1));
+  RunFile::create(d.file("b.h5"), synth::metadata(), MachineInfo{}, {}, synth::plan(1));
+  EXPECT_EQ(read_machine(File::open(d.file("a.h5")).root()).vector_bits, 512);
+  EXPECT_EQ(read_machine(File::open(d.file("b.h5")).root()).vector_bits, 0);  // unknown: not written
 }
 
 TEST(RunFile, RefusesToClobberAndRecommitReplaces) {

@@ -29,18 +29,6 @@ TEST(TracerSampler, DemanglesCxxAndFortranNames) {
   EXPECT_EQ(demangle("__libc_start_main"), "__libc_start_main");
 }
 
-TEST(TracerSampler, AttributesRuntimesByModule) {
-  EXPECT_EQ(categorize("libmpi.so.40", "ompi_coll_base_allreduce_intra_recursivedoubling"), "mpi");
-  EXPECT_EQ(categorize("libopen-pal.so.40", "opal_progress"), "mpi");
-  EXPECT_EQ(categorize("mca_btl_vader.so", "mca_btl_vader_component_progress"), "mpi");
-  EXPECT_EQ(categorize("libpmix.so.2", "pmix_progress_engine"), "mpi");
-  EXPECT_EQ(categorize("librtrace_tracer.so", "MPI_Allreduce"), "mpi");
-  EXPECT_EQ(categorize("librtrace_tracer.so", "rtrace_region_begin"), "rtrace");
-  EXPECT_EQ(categorize("libgomp.so.1.0.0", "gomp_team_barrier_wait_end"), "openmp");
-  EXPECT_EQ(categorize("libc.so.6", "memcpy"), "system");
-  EXPECT_EQ(categorize("app", "setup_mesh(long)"), "app");
-}
-
 TEST(TracerSampler, BuildsOneTreePerThreadWithSelfAndInclusiveCounts) {
   // PCs stand for functions: 1 main, 2 solve, 3 kernel, 4 setup; 5 has an inlined helper.
   auto lookup = [](std::uintptr_t pc, bool) {

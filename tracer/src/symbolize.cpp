@@ -1,5 +1,7 @@
 #include "symbolize.hpp"
 
+#include "rtrace/store/code_category.hpp"
+
 #include <cxxabi.h>
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
@@ -72,27 +74,6 @@ std::string demangle(const std::string& symbol) {
                                       symbol.back() == '_')
     return symbol.substr(0, mp) + "::" + symbol.substr(mp + 4, symbol.size() - mp - 5);
   return symbol;
-}
-
-std::string categorize(const std::string& module, const std::string& function) {
-  auto has = [&](const char* prefix) { return starts_with(module, prefix); };
-  if (starts_with(function, "MPI_") || starts_with(function, "PMPI_") || starts_with(function, "mpi_") ||
-      starts_with(function, "pmpi_"))
-    return "mpi";
-  if (has("libmpi") || has("libopen-pal") || has("libopen-rte") || has("libpmix") || has("libprrte") ||
-      has("mca_") || has("libmca") || has("libucp") || has("libucs") || has("libuct") || has("libucm") ||
-      has("libfabric") || has("libpsm") || has("libhcoll") || has("libevent") || has("libmpich") ||
-      has("libhwloc") || has("libibverbs") || has("libnl-"))
-    return "mpi";
-  if (has("libgomp") || has("libomp") || has("libiomp")) return "openmp";
-  if (has("librtrace_tracer")) return "rtrace";
-  if (has("libc.so") || has("libc-") || has("libm.so") || has("libm-") || has("libstdc++") || has("libgcc_s") ||
-      has("ld-linux") || has("libpthread") || has("libdl") || has("librt") || has("[vdso") || has("linux-vdso") ||
-      has("libunwind") || has("libdw") || has("libelf") || has("libz.so") || has("libgfortran") ||
-      has("libquadmath") || has("libhdf5") || has("libsz") || has("libaec") || has("libcrypto") ||
-      has("libcurl"))
-    return "system";
-  return "app";
 }
 
 // ---------------------------------------------------------------- Symbolizer
@@ -236,7 +217,7 @@ static SourceFrame outer_frame(Dwfl_Module* mod, Dwarf_Addr pc, const SymbolInde
     outer.function = outer.module + "+" + hex(fn_start - mod_start);
   }
   outer.offset = static_cast<std::int64_t>(fn_start - mod_start);
-  outer.category = categorize(outer.module, outer.function);
+  outer.category = store::code_category(outer.module, outer.function);
   return outer;
 }
 
@@ -346,7 +327,7 @@ struct Symbolizer::Impl {
         f.line = line;
         f.offset = outer.offset;
         f.inlined = true;
-        f.category = categorize(f.module, f.function);
+        f.category = store::code_category(f.module, f.function);
         out.push_back(std::move(f));
         // The caller's location is the call site of this inline instance.
         Dwarf_Attribute attr;
@@ -451,7 +432,7 @@ SourceFrame FileSymbolizer::function_at(const std::string& path, std::uint64_t v
   f.module = basename_of(path.c_str());
   f.function = f.module + "+" + hex(vaddr);
   f.offset = static_cast<std::int64_t>(vaddr);
-  f.category = categorize(f.module, f.function);
+  f.category = store::code_category(f.module, f.function);
   return f;
 }
 

@@ -31,12 +31,9 @@ struct SourceFrame {
 // Anything else is returned unchanged.
 std::string demangle(const std::string& symbol);
 
-// Which runtime a frame belongs to, from its module file name and function:
-// MPI library, its components and progress-thread libraries -> "mpi";
-// libgomp / libomp -> "openmp"; libc, libm, the C++ runtime, loader -> "system";
-// the tracer itself -> "rtrace" (its MPI_* wrappers -> "mpi"; the Symbolizer
-// also books the forwarding code of every wrapper as "mpi", by address); the rest "app".
-std::string categorize(const std::string& module, const std::string& function);
+// Which runtime a frame belongs to: store::code_category (rtrace/store/code_category.hpp),
+// shared with the analysis; the Symbolizer also books the forwarding code of every MPI
+// wrapper as "mpi", by address.
 
 // Symbolises PCs of this process with elfutils (libdwfl) over /proc/self/maps.
 class Symbolizer {

@@ -25,7 +25,24 @@ struct KernelSeries {
   std::vector<int> at;            // per configuration: index into config.kernels, -1 when absent
   std::vector<RooflineEval> eval; // per configuration (default when absent)
   bool counts_available = false;  // at any configuration
+  // Counted kinds: what the report says about its counts instead of (or
+  // besides) a rate: the counted code is not the timed code, or it has no
+  // sampled time ("" when neither), and its FLOPs by vector width
+  // (counted_work.hpp flop_mix_sentence, at its last configuration with FLOPs).
+  std::string counts_note;
+  std::string mix_sentence;
   bool gpu() const noexcept { return kind == "gpu-kernel"; }
+};
+
+// What the counting pass counted at one configuration besides the rooflines
+// (counted_work.hpp): the runtimes' share and the application's FLOP mix.
+struct CountedWork {
+  int config = -1;
+  double runtime_instruction_share = kNaN;  // of all counted instructions (application + runtimes)
+  double runtime_l1_share = kNaN;           // of all counted L1 bytes
+  double runtime_flop_share = kNaN;         // of all counted FLOPs
+  std::string runtime_sentence;             // "" when the runtimes hold under 0.5%
+  std::string mix_sentence;                 // the application's FLOPs by vector width
 };
 
 struct TrajectoryStep {
@@ -92,6 +109,13 @@ struct AnalysisResult {
   // Declared and counted values that differ by more than 10% (dataset.hpp
   // CountsCheck), one sentence per kernel and quantity.
   std::vector<std::string> counts_notes;
+  // Per configuration with usable counts; and, for the text and HTML, the
+  // counted work in sentences, each once with the configurations it holds
+  // at: the FLOP mix, the runtimes' share, and every function whose counted
+  // code is not its timed code.
+  std::vector<CountedWork> counted_work;
+  std::vector<std::string> counted_work_notes;
+  int vector_bits = 0;               // the machine's widest SIMD registers (0 unknown)
   std::string scaling = "strong";    // strong | weak (as applied)
   bool counts_available = false;     // any kernel has operation counts
   bool mpi = false;                  // some configuration initialised MPI

@@ -6,8 +6,10 @@
 // of the time kept.
 #pragma once
 
+#include "rtrace/analysis/counted_work.hpp"
 #include "rtrace/analysis/model.hpp"
 #include "rtrace/analysis/pop.hpp"
+#include "rtrace/analysis/profile.hpp"
 
 #include <rtrace/store/run_file.hpp>
 
@@ -36,6 +38,12 @@ struct PointCounts {
   int ranks_counted = 0;         // ranks whose counts are used
   std::vector<store::CountLevelRow> levels;  // the simulated cache shares (first rank with levels)
   std::string cache_geometry;    // where the simulated caches came from: "hwloc", "hwloc-vm", "given" ("": unknown)
+  // Counts inside the runtimes (MPI library and transports, OpenMP runtime,
+  // the tracer): in neither the application's nor any function's counts.
+  RuntimeCounts runtime;
+  // The application's counted functions (runtime code excluded, raw names):
+  // module and instructions, for the comparison with the timed run's samples.
+  std::map<std::string, CountedCode> code;
 };
 
 // The counted kinds (not timed by the tracer: their time comes from the timed run).
@@ -74,8 +82,14 @@ struct PointAggregate {
   // function, raw demangled names) in `kernels`, untimed here.
   PointCounts counts;
   // Sampled time per function holding the code (the innermost frame not
-  // inlined), on the critical path (profile.hpp); empty without samples.
+  // inlined): per rank its share of the samples of the rank's critical
+  // thread times the rank's wall time (a wall-clock time, whatever the CPU
+  // the thread got), the slowest rank's; empty without samples.
   std::map<std::string, double> sampled_time_s;
+  // The code the samples hold, all ranks and threads (profile.hpp), and the
+  // samples of work (app and system code) among them.
+  std::map<std::string, SampledCode> sampled_code;
+  double sampled_work = 0;
   NodeBalance hosts;             // ranks by host (one entry for one host)
 };
 
@@ -118,6 +132,10 @@ struct Configuration {
   std::vector<std::pair<std::string, std::string>> tokens;  // the label's axis=value tokens
   PointCounts counts;             // of the repeat whose counts are used (the counting pass's)
   std::vector<CountsCheck> counts_checks;  // declared vs counted, where they differ by > 10%
+  // Hot functions the timed run's samples hold and the counting run did not
+  // count, or the other way round (counted_work.hpp compare_code).
+  std::vector<CodeMismatch> code_mismatches;
+  double sampled_work = 0;        // samples of work over the repeats (0: the timed runs were not sampled)
 
   int repeats() const noexcept { return static_cast<int>(point_ids.size()); }
   double sms() const noexcept;    // achieved if known, else requested; NaN if none
@@ -149,6 +167,7 @@ struct RunData {
   int points_planned = 0;
   int points_used = 0;
   int cores = 0;                          // the machine's cores (0 unknown)
+  int vector_bits = 0;                    // the machine's widest SIMD registers (0 unknown; run-file schema 1.8)
   bool zip = false;                       // the sweep paired its axes (--zip)
   std::vector<std::string> point_problems;  // per unusable point: why (for "no complete points")
   std::vector<FailedPoint> failed_points;   // committed points that did not succeed, with their reasons

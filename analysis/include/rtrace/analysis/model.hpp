@@ -101,6 +101,21 @@ struct Counts {
   void scale(double f) noexcept;
 };
 
+// FLOPs by precision and vector width, as the counting pass splits them
+// (CountRow::flops_<precision>_<width>): NaN where nothing was counted.
+inline constexpr int kMixPrecisionCount = 3;   // fp64, fp32, fp16
+inline constexpr const char* kMixPrecisions[kMixPrecisionCount] = {"fp64", "fp32", "fp16"};
+inline constexpr int kWidthCount = 4;          // scalar, 128, 256, 512 bits
+inline constexpr int kWidthBits[kWidthCount] = {0, 128, 256, 512};  // 0 = scalar
+struct FlopMix {
+  std::array<std::array<double, kWidthCount>, kMixPrecisionCount> flops{{{kNaN, kNaN, kNaN, kNaN},
+                                                                         {kNaN, kNaN, kNaN, kNaN},
+                                                                         {kNaN, kNaN, kNaN, kNaN}}};
+  void add(const FlopMix& b) noexcept;
+  double precision_total(int precision) const noexcept;  // NaN when none counted
+  bool any() const noexcept;                              // some FLOP counted at some width
+};
+
 // GPU instruction counters of one kernel at one point (sums over ranks).
 struct InstructionCounts {
   double warp_instructions = kNaN;
@@ -137,7 +152,20 @@ struct KernelAtPoint {
   // device", "in-partition", "replayed outside the partition"; "mixed" when
   // ranks or launches differ; "" without counts).
   std::string metrics_provenance;
+  // Counted kinds: FLOPs by precision and vector width (counted_work.hpp).
+  FlopMix mix;
+  // The counted application: the counts of the functions that do its FLOPs
+  // (each at least kWorkFlopShare of them). A fall of AI that this code does
+  // not share is traffic in code without FLOPs (start-up, the loader, exit
+  // write-backs, halo copies), which every process repeats: no capacity loss.
+  Counts work_counts;
+  // Counted functions: why the counted code is not the code the timed run ran
+  // here ("timed `k_PRESCOTT` 61% of samples, counted `k_HASWELL` ..."); such
+  // a point has no rate and its steps no verdict. "" when they match.
+  std::string code_note;
 };
+
+inline constexpr double kWorkFlopShare = 0.01;
 
 // Joins two provenance words of one kernel ("" is no information).
 inline std::string merge_provenance(const std::string& a, const std::string& b) {
@@ -177,6 +205,7 @@ struct Thresholds {
   double tail_efficiency = 0.80;     // last-wave fill below this is a tail effect
   double mpi_share_rise = 0.05;      // MPI share rising by 5 points of wall time is MPI evidence
   double load_share = 0.15;          // other processes + steal took >= 15% of a point's cores: machine-load
+  double work_change = 0.10;         // counted FLOPs changing by more than this between strong-scaling points: work-changed
   void validate() const;             // throws InputError naming the bad value
 };
 
@@ -204,8 +233,11 @@ struct StepEvidence {
   double sms = kNaN;             // SMs available (GPU points)
 };
 
-inline constexpr const char* kDiagnosisLabels[] = {"ideal", "cache-capacity", "bandwidth-contention",
-                                                   "compute-bound", "superlinear", "other"};
+// work-changed and code-differs are no roofline verdict: the two points did
+// not count the same work, or the counted code is not the timed code.
+inline constexpr const char* kDiagnosisLabels[] = {"ideal",       "cache-capacity", "bandwidth-contention",
+                                                   "compute-bound", "superlinear", "other",
+                                                   "work-changed", "code-differs"};
 inline constexpr const char* kCauseLabels[] = {"imbalance", "mpi", "serial-fraction", "launch-overhead",
                                                "tail-effect", "slowdown"};
 
@@ -218,7 +250,8 @@ struct StepDiagnosis {
   std::string diagnosis;            // one of kDiagnosisLabels
   std::string level;                // cache-capacity: the level whose AI fell (ceiling name)
   // cache-capacity: the cache that no longer holds the working set, the level
-  // above `level` (DRAM AI falls: "L3"; L1 AI falls: "registers").
+  // above `level` (DRAM AI falls: "L3"; L3 AI falls: "L2"). Never from the
+  // L1 AI: more loads and stores per FLOP is no capacity loss.
   std::string cache;
   std::string cause;                // other: one of kCauseLabels
   std::string explanation;          // the evidence in words
@@ -234,7 +267,8 @@ double tail_efficiency(double blocks, double sms) noexcept;
 double ceiling_ratio_noise(const CeilingSet& c1set, const CeilingSet& c2set, const std::string& ceiling_name);
 // The cache whose capacity a fall of AI at level `level_index` (0 = L1 ...
 // 3 = DRAM) points to: the nearest level above it that the ceilings measure
-// ("L3" above DRAM on a CPU, "L2" above HBM on a GPU), "registers" above L1.
+// ("L3" above DRAM on a CPU, "L2" above HBM on a GPU); "" above L1 (no cache
+// holds the working set there: registers are no cache).
 std::string cache_above(int level_index, const CeilingSet& c1set, const CeilingSet& c2set);
 // "the DRAM ceiling is unreliable (reason)" when that ceiling is unreliable at
 // either point, else "".
@@ -244,6 +278,16 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
                             const RooflineEval& e2, const CeilingSet& c1set, const CeilingSet& c2set,
                             double c1, double c2, const StepEvidence& ev1, const StepEvidence& ev2,
                             const Thresholds& th);
+
+// Steps of counted kernels (application, function) that get no roofline
+// verdict, checked before classify_step: `code-differs` where either point's
+// counted code is not its timed code (KernelAtPoint::code_note), and, in
+// strong scaling, `work-changed` where the counted FLOPs differ by more than
+// th.work_change ("the work itself changed (FLOPs 1.14e+09 -> 2.87e+09)"):
+// their speedup is the time ratio, the one the scaling chart shows. Returns
+// false (d untouched) for a step the roofline may judge.
+bool unmatched_step(const KernelAtPoint& k1, const KernelAtPoint& k2, const RooflineEval& e1, const RooflineEval& e2,
+                    double c1, double c2, bool weak, const Thresholds& th, StepDiagnosis& d);
 
 // Karp-Flatt experimentally determined serial fraction for speedup S on p-fold concurrency.
 double karp_flatt(double speedup, double p) noexcept;

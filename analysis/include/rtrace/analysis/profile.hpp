@@ -59,8 +59,23 @@ std::map<std::string, double> sampled_host_function_times(const std::vector<stor
 // far instead of every rank's call paths).
 struct HostFunctionTimes {
   double work = 0;                          // samples of work on the rank's critical thread
-  std::map<std::string, double> seconds;    // host function -> seconds on that thread
+  double samples = 0;                       // all samples of that thread (its CPU time / period)
+  std::map<std::string, double> seconds;    // host function -> seconds of CPU time on that thread
 };
+
+// The code a rank's samples hold, every thread: per host function (as
+// above) its samples, module and category, and the samples of work (app and
+// system code) over all threads. What the counted code is compared with
+// (counted_work.hpp compare_code).
+struct SampledCode {
+  std::string module, category;
+  double samples = 0;
+};
+struct RankSampledCode {
+  double work = 0;
+  std::map<std::string, SampledCode> functions;
+};
+RankSampledCode sampled_code_of(const store::RankRecords& rank);
 HostFunctionTimes sampled_host_function_times_of(const store::RankRecords& rank);
 
 // A function at one configuration.

@@ -80,6 +80,9 @@ struct MachineInfo {
   std::string os;
   std::int32_t sockets = 0, cores = 0, pus = 0;
   std::int64_t memory_bytes = 0;
+  // The widest SIMD registers of the CPU in bits (schema 1.8, from its flags:
+  // 512 AVX-512F, 256 AVX, 128 SSE2 or NEON); 0 unknown (older files).
+  std::int32_t vector_bits = 0;
   std::vector<CacheRow> caches;
   std::vector<GpuRow> gpus;
 };
