@@ -66,6 +66,8 @@ class CeilingSet {
   // The peak for a precision: the highest compute ceiling of that precision,
   // tensor ("mma") ceilings only when `tensor` (a kernel that used tensor cores).
   const Ceiling* peak(const std::string& precision, bool tensor = false) const noexcept;
+  // True when the ceiling called `name` is here and the ERT marked it unreliable.
+  bool unreliable(const std::string& name) const noexcept;
 
  private:
   std::vector<Ceiling> all_;
@@ -190,12 +192,16 @@ struct StepEvidence {
   double mean_launch_s = kNaN;
   double mean_blocks = kNaN;
   double sms = kNaN;             // SMs available (GPU points)
+  // Share of the point's cores other processes (and steal) took, measured by
+  // the launcher from outside the app (PopPoint::taken_share); NaN unmeasured
+  // and for GPU kernels (their ceilings are the GPU's, not the cores').
+  double machine_load = kNaN;
 };
 
 inline constexpr const char* kDiagnosisLabels[] = {"ideal", "cache-capacity", "bandwidth-contention",
                                                    "compute-bound", "superlinear", "other"};
 inline constexpr const char* kCauseLabels[] = {"imbalance", "mpi", "serial-fraction", "launch-overhead",
-                                               "tail-effect", "slowdown"};
+                                               "tail-effect", "slowdown", "machine-load"};
 
 struct StepDiagnosis {
   double concurrency_ratio = kNaN;  // r = c2 / c1
@@ -210,6 +216,11 @@ struct StepDiagnosis {
   std::string cache;
   std::string cause;                // other: one of kCauseLabels
   std::string explanation;          // the evidence in words
+  // The larger of the two points' measured machine load (StepEvidence), NaN
+  // when neither was measured. At Thresholds::load_share or more the step is
+  // never bandwidth-contention or compute-bound: other processes shared the
+  // ceiling the app was measured against (issue 30).
+  double machine_load = kNaN;
 };
 
 // Tail efficiency of a grid: the fill of its last wave, assuming one resident
