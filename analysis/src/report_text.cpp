@@ -129,11 +129,12 @@ std::string render_text(const AnalysisResult& res, int width) {
       if (!line.empty()) os << wrap(line, static_cast<std::size_t>(width), "  ");
     }
     // The bound column as wide as its longest ceiling name ("FP64 no-FMA"): never cut.
-    // An unreliable one says so in the cell (issue 30), the "!" line below says why.
+    // An unreliable one is marked "!" in its cell (issue 30), as the "! unreliable
+    // ceiling" line below that names it and says why (the row stays within the width).
     auto bound_cell = [&](int ci) {
       const std::string& b = s.eval[ci].binding_ceiling;
       if (b.empty()) return std::string("-");
-      return configs[ci].ceilings.unreliable(b) ? b + " (unreliable)" : b;
+      return configs[ci].ceilings.unreliable(b) ? b + "!" : b;
     };
     std::vector<std::string> bounds;
     for (int ci = 0; ci < static_cast<int>(configs.size()); ++ci)

@@ -237,8 +237,8 @@ struct LogFrame {
 // The dash of a ceiling the ERT marked unreliable (the no-FMA peaks are "6,4").
 const char* const kUnreliableDash = "2,4";
 
-// The legend's note on the unreliable ceilings among `sets` (one line per
-// ceiling and where: "DRAM at threads=2: measured on a busy machine ..."), "" when none.
+// The legend's notes on the unreliable ceilings of `configs` (one per ceiling
+// and configuration: "DRAM at threads=2: measured on a busy machine ..."); none when all are reliable.
 std::vector<std::string> unreliable_notes(const AnalysisResult& res, const std::vector<int>& configs) {
   std::vector<std::string> out;
   for (int ci : configs) {
