@@ -2,6 +2,8 @@
 
 #include "rtrace/analysis/report.hpp"
 
+#include <rtrace/store/axis_names.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -20,8 +22,14 @@ std::string choose_axis(const RunData& run, const std::string& requested, std::v
     return values.size() > 1;
   };
   if (!requested.empty()) {
-    if (!is_concurrency_axis(requested))
-      throw InputError("--axis " + requested + ": expected one of threads, ranks, nodes, sms");
+    if (!is_concurrency_axis(requested)) {
+      // The launcher's did-you-mean ("rank" -> ranks), limited to the axes analyze can follow.
+      std::string hint;
+      for (const auto& n : store::likely_axis_names(requested))
+        if (is_concurrency_axis(n)) hint += (hint.empty() ? "`" : " or `") + n + "`";
+      throw InputError("--axis " + requested + ": expected one of threads, ranks, nodes, sms" +
+                       (hint.empty() ? std::string() : "; did you mean " + hint + "?"));
+    }
     if (!varies(requested)) warnings.push_back("axis " + requested + " does not vary in this run: no trajectories");
     return requested;
   }
@@ -496,6 +504,9 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
     ev.mean_launch_s = k.mean_launch_s;
     ev.mean_blocks = k.mean_blocks;
     if (k.kind == "gpu-kernel") ev.sms = c.sms();
+    // Other processes' share of the CPU cores (the launcher's, from outside the app): what a CPU
+    // kernel's ceilings share with them; a GPU kernel's ceilings are the GPU's.
+    if (c.pop.pop.load_measured && k.kind != "gpu-kernel") ev.machine_load = c.pop.pop.taken_share;
     return ev;
   };
 

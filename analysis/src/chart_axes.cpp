@@ -30,12 +30,6 @@ std::vector<double> thin(const std::vector<double>& ticks, int max_ticks) {
   return out;
 }
 
-// Byte offset of a UTF-8 character boundary at or before `i`.
-std::size_t char_boundary(const std::string& s, std::size_t i) {
-  while (i > 0 && i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) --i;
-  return i;
-}
-
 }  // namespace
 
 LinearAxis nice_linear_axis(double lo, double hi, int target) {
@@ -93,41 +87,6 @@ std::string tick_label(double v) {
     if (std::fabs(std::strtod(buf, nullptr) - v) <= 1e-9 * std::max(1.0, mag)) return buf;
   }
   return buf;
-}
-
-std::string shorten_middle(const std::string& s, std::size_t max_chars) {
-  if (s.size() <= max_chars || max_chars < 5) return s.size() <= max_chars ? s : s.substr(0, char_boundary(s, max_chars));
-  const std::size_t keep = max_chars - 1;  // the ellipsis takes one column
-  const std::size_t head = char_boundary(s, (keep * 3 + 4) / 5);
-  std::size_t tail_from = s.size() - (keep - head);
-  while (tail_from < s.size() && (static_cast<unsigned char>(s[tail_from]) & 0xC0) == 0x80) ++tail_from;
-  return s.substr(0, head) + "\u2026" + s.substr(tail_from);
-}
-
-std::vector<std::string> distinct_labels(const std::vector<std::string>& names, std::size_t max_chars) {
-  std::vector<std::string> out;
-  for (const auto& n : names) out.push_back(shorten_middle(n, max_chars));
-  // Names that still read the same differ somewhere in the part the ellipsis
-  // hid: show them from just before their first difference instead
-  // ("…x_direction_with_lim…"), where the reader can tell them apart.
-  const std::vector<std::string> first = out;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    std::size_t prefix = 0;
-    bool clash = false;
-    for (std::size_t j = 0; j < out.size(); ++j) {
-      if (j == i || first[j] != first[i] || names[j] == names[i]) continue;
-      clash = true;
-      std::size_t p = 0;
-      while (p < names[i].size() && p < names[j].size() && names[i][p] == names[j][p]) ++p;
-      prefix = std::max(prefix, p);
-    }
-    if (!clash) continue;
-    const std::size_t start = char_boundary(names[i], prefix > 8 ? prefix - 8 : 0);
-    std::string rest = names[i].substr(start);
-    if (rest.size() + 1 > max_chars && max_chars > 2) rest = rest.substr(0, char_boundary(rest, max_chars - 2)) + "\u2026";
-    out[i] = (start > 0 ? "\u2026" : "") + rest;
-  }
-  return out;
 }
 
 }  // namespace rtrace::analysis::chart

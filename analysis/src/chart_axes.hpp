@@ -1,9 +1,8 @@
-// Axis ticks and legend labels shared by the hand-written SVG charts
-// (svg.cpp, profile_svg.cpp): ticks at values a reader can use (1, 2, 5 x 10^k;
-// 1.2, 1.5 on short log ranges) instead of range/4 fractions (issue 25:
-// "0.347, 0.693"), and names shortened in the middle so two kernels that
-// share a long prefix stay distinguishable (issue 25: cut at the end, they
-// looked identical).
+// Axis ticks shared by the hand-written SVG charts (svg.cpp, profile_svg.cpp):
+// ticks at values a reader can use (1, 2, 5 x 10^k; 1.2, 1.5 on short log
+// ranges) instead of range/4 fractions (issue 25: "0.347, 0.693"). Legends
+// show names in full, wrapped over lines (format::wrap_lines): issue 25's
+// names cut at the end looked identical, issue 30's cut in the middle lost words.
 #pragma once
 
 #include <string>
@@ -29,11 +28,5 @@ std::vector<double> log2_ticks(double lo, double hi, int max_ticks = 8);
 
 // A tick label: no more digits than the tick needs ("0.35", "1.2", "2000").
 std::string tick_label(double v);
-
-// `s` in at most `max_chars` characters, an ellipsis in the middle
-// ("very_long_prefix_comp…direction_x"): both ends survive, where names differ.
-std::string shorten_middle(const std::string& s, std::size_t max_chars);
-// Each name shortened to `max_chars`, lengthened where two would read the same.
-std::vector<std::string> distinct_labels(const std::vector<std::string>& names, std::size_t max_chars);
 
 }  // namespace rtrace::analysis::chart

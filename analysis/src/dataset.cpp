@@ -107,9 +107,10 @@ int status_rank(const std::string& status) {
 // The app's error line of a committed point ("" when it has none or it cannot be read).
 std::string point_reason(const store::Group& root, const store::SweepPointRow& row) {
   try {
-    if (root.exists("points") && root.open_group("points").exists(store::point_group_name(row.point_id)))
-      return store::failure_reason(
-          store::read_output(root.open_group("points").open_group(store::point_group_name(row.point_id))).stderr_tail);
+    if (root.exists("points") && root.open_group("points").exists(store::point_group_name(row.point_id))) {
+      const auto out = store::read_output(root.open_group("points").open_group(store::point_group_name(row.point_id)));
+      return store::failure_reason(out.stderr_tail, out.stdout_tail);
+    }
   } catch (const store::Error&) {
     // The output is a courtesy: a point without a readable one still has its status.
   }

@@ -43,6 +43,12 @@ bool level_from_ceiling_name(const std::string& name, MemLevel& level) noexcept 
   return true;
 }
 
+bool CeilingSet::unreliable(const std::string& name) const noexcept {
+  for (const auto& c : all_)
+    if (c.name == name) return c.unreliable;
+  return false;
+}
+
 const Ceiling* CeilingSet::bandwidth(MemLevel level) const noexcept {
   for (const auto& c : all_) {
     MemLevel l;
@@ -350,6 +356,20 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
   d.factors = decompose(e1, e2, c1set, c2set);
   const double r = d.concurrency_ratio;
   std::ostringstream why;
+  // Other processes' share of the cores (launcher), said with every verdict of a busy step.
+  for (double load : {ev1.machine_load, ev2.machine_load})
+    if (available(load) && (!available(d.machine_load) || load > d.machine_load)) d.machine_load = load;
+  const bool busy = available(d.machine_load) && d.machine_load >= th.load_share;
+  std::string load_evidence, load_words;
+  if (busy) {
+    auto share = [](double v) { return available(v) ? fmt(100 * v, 2) + "%" : std::string("not measured"); };
+    load_evidence = "other processes took " + share(ev2.machine_load) + " of the point's cores at " + fmt(c2, 6) +
+                    " (" + share(ev1.machine_load) + " at " + fmt(c1, 6) + ", measured by the launcher)";
+    load_words = "measured on a busy machine: " + load_evidence;
+  }
+  auto with_load = [&](const std::string& text) {
+    return busy && text.find(load_evidence) == std::string::npos ? text + "; " + load_words : text;
+  };
 
   if (!available(d.step_efficiency)) {
     // Nothing to judge: no cause is named (a function the counting pass saw but
@@ -382,7 +402,7 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
       d.level = level_name(best);
       why << "; " << d.level << " intensity rises " << fmt(ai_ratio[best]) << "x: the aggregate cache now holds more of the working set";
     }
-    d.explanation = why.str();
+    d.explanation = with_load(why.str());
     return d;
   }
   // The ceilings' own spread (ERT repeats) widens what counts as ideal: a
@@ -396,7 +416,7 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
     if (d.step_efficiency < 1 - th.ideal_tolerance)
       why << "; within the " << d.factors.basis_ceiling << " ceiling's spread (" << fmt(100 * ceiling_noise, 2) << "%)";
     if (!unreliable.empty()) why << "; " << unreliable;
-    d.explanation = why.str();
+    d.explanation = with_load(why.str());
     return d;
   }
 
@@ -441,8 +461,9 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
       d.level = level_name(pick);
       d.cache = cache_above(pick, c1set, c2set);
       why << "; " << d.level << " arithmetic intensity falls " << fmt(1 / ai_ratio[pick]) << "x (more " << d.level
-          << " traffic per FLOP: the working set no longer fits the per-core share of " << d.cache << ")";
-      d.explanation = why.str();
+          << " traffic per FLOP: the working set no longer fits the " << d.cache
+          << " as this configuration shares it)";
+      d.explanation = with_load(why.str());
       return d;
     }
     if (available(ai_ratio[0]) && ai_ratio[0] < 1 - th.ai_drop)
@@ -468,7 +489,11 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
     if (!f.basis.empty() && (ceiling_dominates || pinned) && !unreliable.empty())
       why << "; " << (e2.compute_bound() ? "compute-bound" : "bandwidth-contention") << " not claimed: "
           << unreliable;
-    if (!f.basis.empty() && (ceiling_dominates || pinned) && unreliable.empty()) {
+    // On a busy machine the other processes shared the ceiling: its shortfall is theirs as much as the app's.
+    else if (!f.basis.empty() && (ceiling_dominates || pinned) && busy)
+      why << "; " << (e2.compute_bound() ? "compute-bound" : "bandwidth-contention")
+          << " not claimed on a busy machine";
+    if (!f.basis.empty() && (ceiling_dominates || pinned) && unreliable.empty() && !busy) {
       d.diagnosis = e2.compute_bound() ? "compute-bound" : "bandwidth-contention";
       if (!e2.compute_bound()) d.level = f.basis_ceiling;
       why << "; bound by the " << f.basis_ceiling << " ceiling (eta " << fmt(eta2, 2) << "), which grows only "
@@ -530,12 +555,15 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
                                                fmt(th.launch_floor_s * 1e6) + " us launch floor), Karp-Flatt " + fmt(kf, 2)}
                                : Candidate{"serial-fraction", r / sm, "Karp-Flatt serial fraction " + fmt(kf, 2) + " (mean rank)"});
   }
+  if (busy)  // up to 1 / (1 - share): the time the other processes' share of the cores explains
+    candidates.push_back({"machine-load", 1 / std::max(1e-3, 1 - d.machine_load), "machine load: " + load_evidence});
   const Candidate* best = nullptr;
   for (const auto& c : candidates)
     if (c.factor >= 1 + th.cause_min && (!best || c.factor > best->factor * 1.01)) best = &c;  // ties: the specific cause
   if (best) {
     d.cause = best->cause;
-    why << "; " << best->words << " accounts for " << fmt(best->factor) << "x over ideal";
+    why << "; " << best->words << (best->cause == std::string("machine-load") ? " accounts for up to " : " accounts for ")
+        << fmt(best->factor) << "x over ideal";
   } else if (available(ev2.mean_launch_s) && ev2.mean_launch_s < th.launch_floor_s) {
     d.cause = "launch-overhead";
     why << "; launches average " << fmt(ev2.mean_launch_s * 1e6) << " us, below the "
@@ -549,7 +577,7 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
     why << "; Karp-Flatt serial fraction " << fmt(d.karp_flatt, 2);
   }
   if (!unreliable.empty() && why.str().find(unreliable) == std::string::npos) why << "; efficiencies rest on " << unreliable;
-  d.explanation = why.str();
+  d.explanation = with_load(why.str());
   return d;
 }
 

@@ -25,6 +25,7 @@ namespace {
 const char* const kOpenMpBucket = "OpenMP runtime (wait, barrier, spin)";
 const char* const kMpiBucket = "MPI library (progress)";
 const char* const kTracerBucket = "rtrace tracer";
+const char* const kTracerFrame = "rtrace";  // the tracer's frames in a folded stack
 
 bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
@@ -257,12 +258,20 @@ RankProfile profile_of_rank(const store::RankRecords& rank) {
     }
     p.thread_samples[r.thread][fn] += static_cast<double>(r.self_samples);
     p.category.emplace(fn, fn_cat);
-    // Folded stack of this node.
-    std::vector<std::string> frames;
+    // Folded stack of this node. The tracer's own frames are not the app's:
+    // from the outermost one down the stack is one "rtrace" frame (issue 30:
+    // rtrace::tracer frames in the app's flame graph).
+    std::vector<std::size_t> path;
     for (std::int64_t n = static_cast<std::int64_t>(i); n >= 0; n = parent_of(static_cast<std::size_t>(n)))
-      frames.push_back(folded_frame(name_of(rows[static_cast<std::size_t>(n)].function_id)));
+      path.push_back(static_cast<std::size_t>(n));
     std::string key = "thread " + std::to_string(r.thread);
-    for (auto f = frames.rbegin(); f != frames.rend(); ++f) key += ";" + *f;
+    for (auto n = path.rbegin(); n != path.rend(); ++n) {
+      if (store::get_str(rows[*n].category) == "rtrace") {
+        key += std::string(";") + kTracerFrame;
+        break;
+      }
+      key += ";" + folded_frame(name_of(rows[*n].function_id));
+    }
     p.folded[key] += static_cast<double>(r.self_samples);
   }
   return p;

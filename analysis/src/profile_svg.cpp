@@ -35,8 +35,10 @@ bool runtime_frame(const std::string& n) {
   return false;
 }
 
-// Warm colours for the application, blue for MPI and OpenMP runtimes; stable per name.
+// Warm colours for the application, blue for MPI and OpenMP runtimes, grey
+// for the tracer's one "rtrace" frame; stable per name.
 std::string flame_color(const std::string& name) {
+  if (name == "rtrace") return "#b8b8b8";
   std::size_t h = std::hash<std::string>{}(name);
   if (runtime_frame(name)) return "hsl(" + std::to_string(200 + static_cast<int>(h % 30)) + ",55%," +
                                   std::to_string(62 + static_cast<int>((h >> 8) % 12)) + "%)";
@@ -163,9 +165,7 @@ std::string render_function_scaling_svg(const AnalysisResult& res) {
     return top + ph * (1 - v / lin.hi);
   };
   static const char* const kColors[] = {"#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
-  std::ostringstream s;
-  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
-    << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  std::ostringstream s;  // the body; the <svg> element, as tall as the legend needs, is written last
   s << "<text x=\"" << left << "\" y=\"22\" font-size=\"14\">Scaling by function: critical-path time (sampled)</text>\n";
   s << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << pw << "\" height=\"" << ph
     << "\" fill=\"none\" stroke=\"#888\"/>\n";
@@ -182,14 +182,11 @@ std::string render_function_scaling_svg(const AnalysisResult& res) {
     s << "<text class=\"tick\" x=\"" << xpos(static_cast<int>(i)) << "\" y=\"" << top + ph + 18
       << "\" text-anchor=\"middle\">" << xml_escape(label) << "</text>\n";
   }
-  // Legend names: shortened in the middle, never to the same text; the full
-  // name is the tooltip and the HTML report's function table.
-  std::vector<std::string> names;
-  for (int fi : shown) {
-    const auto& f = p.functions[static_cast<std::size_t>(fi)];
-    names.push_back(f.short_name + " [" + f.category + "]");
-  }
-  const auto labels = chart::distinct_labels(names, static_cast<std::size_t>((right - 40) / 6.5));
+  // Legend names wrapped over lines, never cut inside a word (issue 30); the
+  // full name is the tooltip and the HTML report's function table.
+  double legend_y = top + 10, legend_bottom = 0;
+  const std::size_t legend_chars = static_cast<std::size_t>((right - 40) / 6.5);
+  std::ostringstream legend;
   for (std::size_t k = 0; k < shown.size(); ++k) {
     const auto& f = p.functions[static_cast<std::size_t>(shown[k])];
     const char* color = kColors[k % 8];
@@ -204,14 +201,21 @@ std::string render_function_scaling_svg(const AnalysisResult& res) {
         << color << "\"><title>" << xml_escape(f.name) << ": " << plain(v) << " s</title></circle>\n";
     }
     if (!first) s << "<path d=\"" << path.str() << "\" fill=\"none\" stroke=\"" << color << "\" stroke-width=\"2\"/>\n";
-    const double ly = top + 10 + 20 * static_cast<double>(k);
-    s << "<rect x=\"" << left + pw + 14 << "\" y=\"" << ly - 9 << "\" width=\"12\" height=\"12\" fill=\"" << color
-      << "\"/><text class=\"legend\" x=\"" << left + pw + 32 << "\" y=\"" << ly + 1 << "\">" << xml_escape(labels[k]);
-    if (labels[k] != names[k]) s << "<title>" << xml_escape(f.name + " [" + f.category + "]") << "</title>";
-    s << "</text>\n";
+    const double ly = legend_y, lx = left + pw + 32;
+    const auto lines = format::wrap_lines(f.short_name + " [" + f.category + "]", legend_chars);
+    legend << "<rect x=\"" << left + pw + 14 << "\" y=\"" << ly - 9 << "\" width=\"12\" height=\"12\" fill=\""
+           << color << "\"/><text class=\"legend\" x=\"" << lx << "\" y=\"" << ly + 1 << "\">";
+    for (std::size_t i = 0; i < lines.size(); ++i)
+      legend << "<tspan x=\"" << lx << "\"" << (i ? " dy=\"15\"" : "") << ">" << xml_escape(lines[i]) << "</tspan>";
+    legend << "<title>" << xml_escape(f.name + " [" + f.category + "]") << "</title></text>\n";
+    legend_y += 15 * static_cast<double>(lines.size()) + 5;
+    legend_bottom = ly + 15 * static_cast<double>(lines.size());
   }
-  s << "</svg>\n";
-  return s.str();
+  std::ostringstream svg;
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\""
+      << plain(std::max(H, std::ceil(legend_bottom + 10)), 6) << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      << s.str() << legend.str() << "</svg>\n";
+  return svg.str();
 }
 
 std::vector<SvgChart> render_profile_svgs(const AnalysisResult& res) {

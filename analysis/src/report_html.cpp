@@ -29,7 +29,7 @@ th{background:#f1f3f6}td.l,th.l{text-align:left}
 .badge{display:inline-block;border-radius:4px;padding:1px 7px;font-size:12px;color:#fff}
 .good{background:#2a8f3a}.bad{background:#c0392b}.warn{background:#d68910}
 .summary{background:#f6f8fb;border-left:4px solid #3a6ea5;padding:10px 16px;font-size:15px;line-height:1.5}
-.warning{color:#8a5a00;font-size:13px}.chart{margin:10px 0 20px;overflow-x:auto}
+.warning{color:#8a5a00;font-size:13px}.chart{margin:10px 0 20px;overflow-x:auto}.unreliable{color:#a00}
 )";
 
 // The distinct sources of a kernel's counts over the configurations ("" when none).
@@ -44,6 +44,15 @@ std::string sources_of(const AnalysisResult& res, const KernelSeries& s) {
     out += (out.empty() ? "" : "; ") + src;
   }
   return out;
+}
+
+// A binding ceiling's name; one the ERT marked unreliable says so, with its reason as the tooltip.
+std::string bound_html(const CeilingSet& set, const std::string& name) {
+  if (!set.unreliable(name)) return xml_escape(name);
+  std::string why;
+  for (const auto& c : set.all())
+    if (c.name == name) why = c.unreliable_reason;
+  return xml_escape(name) + " <span class=\"unreliable\" title=\"" + xml_escape(why) + "\">(unreliable)</span>";
 }
 
 }  // namespace
@@ -92,7 +101,7 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
       << "</td><td>" << format::percent(s.time_share, "&ndash;") << "</td><td>" << npts << "</td><td>"
       << (last >= 0 ? html_num(s.eval[last].gflops) : "&ndash;") << "</td><td>"
       << (last >= 0 ? html_num(s.eval[last].efficiency, 2) : "&ndash;") << "</td><td class=\"l\">"
-      << (last >= 0 ? xml_escape(s.eval[last].binding_ceiling) : "") << "</td><td class=\"l\">";
+      << (last >= 0 ? bound_html(configs[last].ceilings, s.eval[last].binding_ceiling) : "") << "</td><td class=\"l\">";
     for (const auto& t : res.trajectories)
       if (t.kernel == ki)
         for (const auto& st : t.steps)
@@ -138,7 +147,7 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
           << "</td>";
       }
       h << "<td>" << html_num(e.bound_gflops) << "</td><td>" << html_num(e.efficiency, 2) << "</td><td class=\"l\">"
-        << xml_escape(e.binding_ceiling) << "</td></tr>\n";
+        << bound_html(configs[ci].ceilings, e.binding_ceiling) << "</td></tr>\n";
     }
     h << "</table>\n";
     if (const std::string note = replayed_counts_note(res, s); !note.empty())

@@ -158,6 +158,9 @@ json to_json(const AnalysisResult& res) {
                     {"precision", x.precision},
                     {"value", q(x.value, x.kind == "bandwidth" ? "GB/s" : "GFLOP/s")}};
         if (!x.host.empty()) one["host"] = x.host;
+        // 1.6.0: the ERT's own verdict, so a reader draws the ceiling as unreliable.
+        one["unreliable"] = x.unreliable;
+        if (x.unreliable) one["unreliable_reason"] = x.unreliable_reason;
         out.push_back(std::move(one));
       }
       return out;
@@ -269,6 +272,7 @@ json to_json(const AnalysisResult& res) {
                        {"level", s_or_null(st.d.level)},
                        {"cache", s_or_null(st.d.cache)},
                        {"cause", s_or_null(st.d.cause)},
+                       {"machine_load", json_num(st.d.machine_load)},  // 1.6.0
                        {"explanation", st.d.explanation}});
     }
     const auto& s = res.kernels[t.kernel];

@@ -254,12 +254,16 @@ std::string render_pop_text(const AnalysisResult& res, const AppSummary& sum, in
     const auto& calls = configs[static_cast<std::size_t>(last.config)].pop.calls;
     if (!calls.empty()) {
       os << "  MPI calls at " << axis << "=" << num(last.concurrency, 6) << " (top 5 by time; per-rank time s):\n";
-      os << "    " << pad("call", 18, false) << " " << pad("calls", 9) << " " << pad("time s", 9) << " "
+      std::vector<std::string> names;  // the call column as wide as its longest name: never cut
+      for (std::size_t i = 0; i < calls.size() && i < 5; ++i)
+        names.push_back(calls[i].name + (is_init_or_finalize(calls[i].name) ? "*" : ""));
+      const std::size_t name_w = format::column_width(names, 18);
+      os << "    " << pad("call", name_w, false) << " " << pad("calls", 9) << " " << pad("time s", 9) << " "
          << pad("bytes", 9) << " " << pad("min", 8) << " " << pad("mean", 8) << " " << pad("max", 8) << "\n";
       int shown = 0;
       for (const auto& c : calls) {
         if (shown++ == 5) break;
-        os << "    " << pad(c.name + (is_init_or_finalize(c.name) ? "*" : ""), 18, false) << " "
+        os << "    " << pad(c.name + (is_init_or_finalize(c.name) ? "*" : ""), name_w, false) << " "
            << pad(std::to_string(c.calls), 9) << " " << pad(num(c.time_s), 9) << " " << pad(num(c.bytes), 9) << " "
            << pad(num(c.rank_min_s), 8) << " " << pad(num(c.rank_mean_s), 8) << " " << pad(num(c.rank_max_s), 8) << "\n";
       }

@@ -72,6 +72,7 @@ std::string short_step(const StepDiagnosis& d) {
   if (d.diagnosis == "cache-capacity") return "cache:" + (d.cache.empty() ? d.level : d.cache);
   if (d.diagnosis == "bandwidth-contention") return "bw:" + d.level;
   if (d.diagnosis == "compute-bound") return "compute";
+  if (d.diagnosis == "other" && d.cause == "machine-load") return "busy machine";
   if (d.diagnosis == "other") return d.cause.empty() ? "other" : "other:" + d.cause.substr(0, d.cause.find('-'));
   return d.diagnosis;
 }
@@ -127,8 +128,20 @@ std::string render_text(const AnalysisResult& res, int width) {
       if (!line.empty()) os << wrap(line, static_cast<std::size_t>(width), "  ");
       if (!s.mix_sentence.empty()) os << wrap("FLOPs: " + s.mix_sentence, static_cast<std::size_t>(width), "  ");
     }
+    // The bound column as wide as its longest ceiling name ("FP64 no-FMA"): never cut.
+    // An unreliable one is marked "!" in its cell (issue 30), as the "! unreliable
+    // ceiling" line below that names it and says why (the row stays within the width).
+    auto bound_cell = [&](int ci) {
+      const std::string& b = s.eval[ci].binding_ceiling;
+      if (b.empty()) return std::string("-");
+      return configs[ci].ceilings.unreliable(b) ? b + "!" : b;
+    };
+    std::vector<std::string> bounds;
+    for (int ci = 0; ci < static_cast<int>(configs.size()); ++ci)
+      if (s.at[ci] >= 0) bounds.push_back(bound_cell(ci));
+    const std::size_t bound_w = format::column_width(bounds, 8);
     os << "  " << pad(axis, 7) << " " << pad("time s", 9) << " " << pad("GFLOP/s", 9)
-       << " " << pad("eta", 5) << " " << pad("bound", 8);
+       << " " << pad("eta", 5) << " " << pad("bound", bound_w);
     for (const auto& ln : level_names) os << " " << pad("AI " + ln, 7);
     os << " " << pad("S", 6) << " " << pad("diagnosis", diag_w, false) << "\n";
 
@@ -149,7 +162,7 @@ std::string render_text(const AnalysisResult& res, int width) {
       const auto& e = s.eval[ci];
       std::string where = res.axis.empty() ? std::to_string(ci) : num(configs[ci].concurrency(res.axis), 6);
       os << "  " << pad(where, 7) << " " << format::num_cell(k.time_s, 9) << " " << format::num_cell(e.gflops, 9) << " "
-         << format::num_cell(e.efficiency, 5, 2) << " " << pad(e.binding_ceiling.empty() ? "-" : e.binding_ceiling, 8);
+         << format::num_cell(e.efficiency, 5, 2) << " " << pad(bound_cell(ci), bound_w);
       // A level the counts do not see is n/a, never 0; one they saw move no byte is "0 B" (no AI).
       for (int i = 0; i < kLevelCount; ++i)
         os << " "
@@ -256,11 +269,14 @@ std::string render_portability_text(const PortabilityResult& pp) {
   os << "Performance portability (Phi = harmonic mean of architectural efficiencies)\n";
   for (std::size_t f = 0; f < pp.files.size(); ++f)
     os << "  platform " << f + 1 << ": " << pp.files[f] << " [" << pp.platforms[f] << "]\n";
-  os << "  " << pad("kernel", 32, false) << " " << pad("Phi", 6);
+  std::vector<std::string> names;
+  for (const auto& k : pp.kernels) names.push_back(k.name);
+  const std::size_t name_w = format::column_width(names, 32);
+  os << "  " << pad("kernel", name_w, false) << " " << pad("Phi", 6);
   for (std::size_t f = 0; f < pp.files.size() && f < 6; ++f) os << " " << pad("eta" + std::to_string(f + 1), 6);
   os << "\n";
   for (const auto& k : pp.kernels) {
-    os << "  " << pad(k.name, 32, false) << " " << pad(num(k.phi, 3), 6);
+    os << "  " << pad(k.name, name_w, false) << " " << pad(num(k.phi, 3), 6);
     for (std::size_t f = 0; f < k.efficiency.size() && f < 6; ++f) os << " " << pad(num(k.efficiency[f], 3), 6);
     os << "\n";
     if (!k.note.empty()) os << wrap(k.note, 100, "    ");

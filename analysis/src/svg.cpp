@@ -48,6 +48,7 @@ class Canvas {
   Canvas(int w, int h) : w_(w), h_(h) {}
   void text(double x, double y, const std::string& s, int size = 13, const char* anchor = "start",
             const std::string& color = "#222", double rotate = 0, bool bold = false) {
+    if (rotate == 0) extend(x, y, s, size, anchor);
     os_ << "<text x=\"" << plain(x, 6) << "\" y=\"" << plain(y, 6) << "\" font-size=\"" << size << "\" " << kFont
         << " text-anchor=\"" << anchor << "\" fill=\"" << color << "\"";
     if (bold) os_ << " font-weight=\"bold\"";
@@ -59,12 +60,28 @@ class Canvas {
   void classed(const char* cls, double x, double y, const std::string& shown, int size = 13,
                const char* anchor = "start", const std::string& full = "", double rotate = 0,
                const std::string& color = "#222") {
+    if (rotate == 0) extend(x, y, shown, size, anchor);
     os_ << "<text class=\"" << cls << "\" x=\"" << plain(x, 6) << "\" y=\"" << plain(y, 6) << "\" font-size=\"" << size
         << "\" " << kFont << " text-anchor=\"" << anchor << "\" fill=\"" << color << "\"";
     if (rotate != 0) os_ << " transform=\"rotate(" << plain(rotate, 4) << " " << plain(x, 6) << " " << plain(y, 6) << ")\"";
     os_ << ">" << xml_escape(shown);
     if (!full.empty() && full != shown) os_ << "<title>" << xml_escape(full) << "</title>";
     os_ << "</text>\n";
+  }
+  // A legend entry of several lines (chart::wrapped words, never shortened):
+  // one <text class="legend"> with a <tspan> per line. Returns its height.
+  double legend(double x, double y, const std::vector<std::string>& lines, int size = 13,
+                const std::string& color = "#222") {
+    const double step = size * 1.25;
+    os_ << "<text class=\"legend\" x=\"" << plain(x, 6) << "\" y=\"" << plain(y, 6) << "\" font-size=\"" << size
+        << "\" " << kFont << " fill=\"" << color << "\">";
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      extend(x, y + step * static_cast<double>(i), lines[i], size, "start");
+      os_ << "<tspan x=\"" << plain(x, 6) << "\"" << (i ? " dy=\"" + plain(step, 4) + "\"" : std::string()) << ">"
+          << xml_escape(lines[i]) << "</tspan>";
+    }
+    os_ << "</text>\n";
+    return step * static_cast<double>(std::max<std::size_t>(1, lines.size()));
   }
   void line(double x0, double y0, double x1, double y1, const std::string& color, double width = 1,
             const char* dash = nullptr, const char* marker_end = nullptr) {
@@ -130,9 +147,12 @@ class Canvas {
   }
   void reserve(const Box& b) { placed_.push_back(b); }
   std::string str() const {
+    // Wide enough for every text drawn (a long name widens the chart, never gets cut).
+    const int w = std::max(w_, static_cast<int>(std::ceil(max_x_ + 12)));
+    const int h = std::max(h_, static_cast<int>(std::ceil(max_y_ + 12)));
     std::ostringstream out;
-    out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w_ << "\" height=\"" << h_ << "\" viewBox=\"0 0 "
-        << w_ << " " << h_ << "\">\n"
+    out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h << "\" viewBox=\"0 0 "
+        << w << " " << h << "\">\n"
         << "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" "
            "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#444\"/></marker></defs>\n"
         << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
@@ -141,7 +161,15 @@ class Canvas {
   }
 
  private:
+  // The right and bottom edges of unrotated text, as place() estimates text width.
+  void extend(double x, double y, const std::string& s, int size, const char* anchor) {
+    const double w = 0.6 * size * static_cast<double>(s.size());
+    const std::string a = anchor;
+    max_x_ = std::max(max_x_, a == "end" ? x : a == "middle" ? x + w / 2 : x + w);
+    max_y_ = std::max(max_y_, y + 0.3 * size);
+  }
   int w_, h_;
+  double max_x_ = 0, max_y_ = 0;
   std::ostringstream os_;
   std::vector<Box> placed_;
 };
@@ -206,7 +234,33 @@ struct LogFrame {
   }
 };
 
-using chart::shorten_middle;
+// The dash of a ceiling the ERT marked unreliable (the no-FMA peaks are "6,4").
+const char* const kUnreliableDash = "2,4";
+
+// The legend's notes on the unreliable ceilings of `configs` (one per ceiling
+// and configuration: "DRAM at threads=2: measured on a busy machine ..."); none when all are reliable.
+std::vector<std::string> unreliable_notes(const AnalysisResult& res, const std::vector<int>& configs) {
+  std::vector<std::string> out;
+  for (int ci : configs) {
+    const auto& conf = res.run.configs[static_cast<std::size_t>(ci)];
+    for (const auto& x : conf.ceilings.all())
+      if (x.unreliable)
+        out.push_back(x.name + " at " + (conf.label.empty() ? "configuration " + std::to_string(ci) : conf.label) +
+                      (x.unreliable_reason.empty() ? "" : ": " + x.unreliable_reason));
+  }
+  return out;
+}
+
+// Draws the unreliable-ceiling notes under a legend; returns the new y.
+double draw_unreliable_notes(Canvas& c, double lx, double ly, const std::vector<std::string>& notes, std::size_t chars) {
+  if (notes.empty()) return ly;
+  ly += 10;
+  c.line(lx, ly - 4, lx + 28, ly - 4, "#555", 2, kUnreliableDash);
+  c.text(lx + 36, ly, "unreliable ceiling (the ERT's own check)", 12, "start", "#a00", 0, true);
+  ly += 18;
+  for (const auto& n : notes) ly += c.legend(lx, ly, format::wrap_lines(n, chars), 11, "#444") + 4;
+  return ly;
+}
 
 // Draws the ceilings of one configuration (bandwidth diagonals up to the top
 // peak, compute horizontals from the top bandwidth's ridge), labelled.
@@ -225,9 +279,10 @@ void draw_ceilings(Canvas& c, const LogFrame& f, const CeilingSet& cs, const std
     if (!b) continue;
     double x0 = std::max(f.xmin(), f.ymin() / b->value), x1 = std::min(f.xmax(), top_peak / b->value);
     if (x1 <= x0) continue;
-    c.line(f.X(x0), f.Y(b->value * x0), f.X(x1), f.Y(b->value * x1), color, 2);
+    // A ceiling the ERT itself marked unreliable: dotted, and labelled so.
+    c.line(f.X(x0), f.Y(b->value * x0), f.X(x1), f.Y(b->value * x1), color, 2, b->unreliable ? kUnreliableDash : nullptr);
     if (labels) {
-      std::string s = b->name + " " + plain(b->value, 4) + " GB/s";
+      std::string s = b->name + " " + plain(b->value, 4) + " GB/s" + (b->unreliable ? " (unreliable)" : "");
       std::vector<std::pair<double, double>> cand;
       for (double t : {0.12, 0.3, 0.5, 0.7, 0.05}) {
         double lx = std::pow(10.0, std::log10(x0) + t * (std::log10(x1) - std::log10(x0)));
@@ -240,10 +295,11 @@ void draw_ceilings(Canvas& c, const LogFrame& f, const CeilingSet& cs, const std
     if (x.kind != "compute" || !available(x.value) || x.value <= 0 || x.value > f.ymax() || x.value < f.ymin()) continue;
     if (!only_peak.empty() && x.name != only_peak) continue;
     double xr = top_bw > 0 ? std::max(f.xmin(), x.value / top_bw) : f.xmin();
-    c.line(f.X(xr), f.Y(x.value), f.X(f.xmax()), f.Y(x.value), color, x.variant == "fma" || x.variant == "mma" ? 2 : 1.2,
-           x.variant == "fma" || x.variant == "mma" ? nullptr : "6,4");
+    const bool main_peak = x.variant == "fma" || x.variant == "mma";
+    c.line(f.X(xr), f.Y(x.value), f.X(f.xmax()), f.Y(x.value), color, main_peak ? 2 : 1.2,
+           x.unreliable ? kUnreliableDash : main_peak ? nullptr : "6,4");
     if (labels) {
-      std::string s = x.name + " " + plain(x.value, 4) + " GFLOP/s";
+      std::string s = x.name + " " + plain(x.value, 4) + " GFLOP/s" + (x.unreliable ? " (unreliable)" : "");
       double xe = f.X(f.xmax()) - 6;
       c.place({{xe, f.Y(x.value) - 5}, {xe, f.Y(x.value) + 15}, {xe - 230, f.Y(x.value) - 5}, {xe - 230, f.Y(x.value) + 15}},
               s, 12, "end", color);
@@ -300,14 +356,12 @@ std::string roofline_chart(const AnalysisResult& res, int ci) {
   double lx = f.left + f.width() + 30, ly = f.top + 10;
   c.text(lx, ly, "Kernels (colour)", 13, "start", "#111", 0, true);
   ly += 22;
-  std::vector<std::string> names;
-  for (int ki : shown)
-    names.push_back((res.kernels[ki].kind == kFunctionKind ? "function " : "") + res.kernels[ki].name);
-  const auto labels = chart::distinct_labels(names, 32);
+  // Full names, wrapped (issue 30: never cut inside a word).
   for (std::size_t i = 0; i < shown.size(); ++i) {
+    const int ki = shown[i];
+    const std::string name = (res.kernels[ki].kind == kFunctionKind ? "function " : "") + res.kernels[ki].name;
     c.rect(lx, ly - 11, 14, 14, kPalette[i % kPaletteSize]);
-    c.classed("legend", lx + 22, ly + 1, labels[i], 13, "start", names[i]);
-    ly += 22;
+    ly += c.legend(lx + 22, ly + 1, format::wrap_lines(name, 34)) + 6;
   }
   if (shown.empty()) { c.text(lx, ly, "no kernel has operation counts", 12, "start", "#a00"); ly += 22; }
   ly += 10;
@@ -325,9 +379,10 @@ std::string roofline_chart(const AnalysisResult& res, int ci) {
     if (!is_counted_kind(s.kind)) continue;
     ly += 10;
     const std::string source = "Counts: " + conf.kernels[s.at[ci]].counts_source;
-    c.classed("legend", lx, ly, shorten_middle(source, 48), 11, "start", source, 0, "#444");
+    ly += c.legend(lx, ly, format::wrap_lines(source, 48), 11, "#444");
     break;
   }
+  draw_unreliable_notes(c, lx, ly, unreliable_notes(res, {ci}), 48);
   return c.str();
 }
 
@@ -352,8 +407,8 @@ std::string trajectory_chart(const AnalysisResult& res, const Trajectory& t) {
   int W = static_cast<int>(f.left + f.width() + 30 + legend_w);
   int H = std::max(static_cast<int>(f.top + f.height() + 64), 140 + 22 * static_cast<int>(2 * t.configs.size() + 5));
   Canvas c(W, H);
-  c.text(f.left, 30, "Scaling trajectory: " + shorten_middle(s.name, 48) + (t.fixed.empty() ? "" : " (" + t.fixed + ")"), 17,
-         "start", "#111", 0, true);
+  c.text(f.left, 30, "Scaling trajectory: " + s.name + (t.fixed.empty() ? "" : " (" + t.fixed + ")"), 17, "start",
+         "#111", 0, true);
   f.draw(c, "Arithmetic intensity (FLOP/byte)", "Performance (GFLOP/s)");
   const int n = static_cast<int>(t.configs.size());
   for (int i = 0; i < n; ++i) {
@@ -401,10 +456,11 @@ std::string trajectory_chart(const AnalysisResult& res, const Trajectory& t) {
   c.text(lx, ly, "Steps", 13, "start", "#111", 0, true);
   ly += 22;
   for (const auto& st : t.steps) {
+    // Wrapped, never shortened (issue 30: "cache-capacity at r…ers").
     const std::string step = plain(st.c1, 6) + " -> " + plain(st.c2, 6) + ": " + describe_step(st.d);
-    c.classed("legend", lx, ly, shorten_middle(step, 46), 12, "start", step);
-    ly += 20;
+    ly += c.legend(lx, ly, format::wrap_lines(step, 44), 12) + 6;
   }
+  draw_unreliable_notes(c, lx, ly, unreliable_notes(res, t.configs), 48);
   return c.str();
 }
 
@@ -423,6 +479,9 @@ std::string scaling_chart(const AnalysisResult& res, const AppSummary& sum) {
   const double c0 = sum.points.front().concurrency;
   for (int ki = 0; ki < static_cast<int>(res.kernels.size()) && series.size() < 7; ++ki) {
     const auto& s = res.kernels[ki];
+    // The counted application is timed as the application: the same series, drawn once
+    // (issue 30: the legend listed "application" twice).
+    if (s.kind == kApplicationKind) continue;
     int base = sum.points.front().config;
     if (s.at[base] < 0) continue;
     double t0 = configs[base].kernels[s.at[base]].time_s;
@@ -518,15 +577,16 @@ std::string scaling_chart(const AnalysisResult& res, const AppSummary& sum) {
     c.classed("value", X2(app.eff[i].first) - 8, Y2(std::min(app.eff[i].second, emax)) - 9,
               format::percent(app.eff[i].second), 12, "end");
   }
-  std::vector<std::string> names;
-  for (const auto& s : series) names.push_back(s.name);
-  const auto labels = chart::distinct_labels(names, 36);
-  double ly = top + ph + 70;
+  // Three entries per row, full names wrapped; a row as tall as its tallest entry.
+  double ly = top + ph + 70, row_h = 0;
   for (std::size_t si = 0; si < series.size(); ++si) {
     double lx = left1 + static_cast<double>(si % 3) * 320;
-    if (si && si % 3 == 0) ly += 22;
+    if (si && si % 3 == 0) {
+      ly += row_h + 6;
+      row_h = 0;
+    }
     c.rect(lx, ly - 11, 14, 14, series[si].color);
-    c.classed("legend", lx + 22, ly + 1, labels[si], 13, "start", names[si]);
+    row_h = std::max(row_h, c.legend(lx + 22, ly + 1, format::wrap_lines(series[si].name, 36)));
   }
   return c.str();
 }
@@ -642,9 +702,7 @@ std::string instruction_chart(const AnalysisResult& res, int ci) {
     if (available(p->ii_global) && f.inside(p->ii_global, p->warp_gips))
       c.marker(1, f.X(p->ii_global), f.Y(p->warp_gips), kPalette[i]);
     c.rect(lx, ly - 11, 14, 14, kPalette[i]);
-    c.classed("legend", lx + 22, ly + 1, shorten_middle(res.kernels[p->kernel].name, 32), 13, "start",
-              res.kernels[p->kernel].name);
-    ly += 22;
+    ly += c.legend(lx + 22, ly + 1, format::wrap_lines(res.kernels[p->kernel].name, 34)) + 6;
   }
   return c.str();
 }

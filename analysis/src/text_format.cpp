@@ -2,6 +2,7 @@
 
 #include "rtrace/analysis/model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <algorithm>
 #include <cstdio>
@@ -85,8 +86,14 @@ std::string percent(double fraction, const char* unavailable) {
 }
 
 std::string pad(const std::string& s, std::size_t width, bool right) {
-  if (s.size() >= width) return s.substr(0, width);
+  if (s.size() >= width) return s;
   return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
+}
+
+std::size_t column_width(const std::vector<std::string>& cells, std::size_t min_width) {
+  std::size_t w = min_width;
+  for (const auto& c : cells) w = std::max(w, c.size());
+  return w;
 }
 
 std::string wrap(const std::string& text, std::size_t width, const std::string& indent) {
@@ -102,6 +109,44 @@ std::string wrap(const std::string& text, std::size_t width, const std::string& 
   }
   if (line.size() > indent.size()) out += line + "\n";
   return out;
+}
+
+std::vector<std::string> wrap_lines(const std::string& text, std::size_t width) {
+  // Pieces that may end a line: words (split at spaces), and inside a word
+  // too long for a line, the parts after each separator.
+  auto breaks_after = [](char c) { return c == ':' || c == '_' || c == ',' || c == '(' || c == '/' || c == '-'; };
+  std::vector<std::string> lines;
+  std::string line;
+  std::istringstream in(text);
+  std::string word;
+  auto put = [&](const std::string& piece, bool space_before) {
+    const std::size_t need = line.size() + (space_before && !line.empty() ? 1 : 0) + piece.size();
+    if (!line.empty() && need > width) {
+      lines.push_back(line);
+      line.clear();
+    }
+    if (space_before && !line.empty()) line += ' ';
+    line += piece;
+  };
+  while (in >> word) {
+    if (word.size() <= width) {
+      put(word, true);
+      continue;
+    }
+    std::size_t start = 0;
+    bool first = true;
+    for (std::size_t i = 0; i < word.size(); ++i) {
+      const bool last = i + 1 == word.size();
+      // After a separator that is not followed by another ("::" breaks after the second ':').
+      if (last || (breaks_after(word[i]) && !breaks_after(word[i + 1]))) {
+        put(word.substr(start, i + 1 - start), first);
+        first = false;
+        start = i + 1;
+      }
+    }
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
 }
 
 std::string csv_num(double v) {

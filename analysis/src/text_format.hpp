@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace rtrace::analysis::format {
 
@@ -34,11 +35,20 @@ std::string percent(double fraction, const char* unavailable = "n/a");
 // column. A cut number lies: `4.08e+0` for 4075.5 (issue 29).
 std::string num_cell(double v, std::size_t width, int precision = 3, const char* unavailable = "-");
 
-// Pads (right-aligned by default) or truncates to `width` columns.
+// Pads to `width` columns (right-aligned by default). Never cuts: a cell
+// wider than its column pushes the rest of its row (issue 30: "(threads )");
+// size columns of names from their content (column_width).
 std::string pad(const std::string& s, std::size_t width, bool right = true);
+// The width of a column: its widest cell, at least `min_width`.
+std::size_t column_width(const std::vector<std::string>& cells, std::size_t min_width);
 // Wraps words to `width` columns with `indent` on every line (continuation
-// lines two columns deeper).
+// lines two columns deeper). Never cuts a word: one longer than the line
+// stands alone on its line.
 std::string wrap(const std::string& text, std::size_t width, const std::string& indent);
+// The lines of `text` wrapped to `width` characters, no indent (SVG legends):
+// at spaces; a word longer than the line breaks after a separator inside it
+// ("::", "_", ",", "(", "/", "-"); never inside a run of letters or digits.
+std::vector<std::string> wrap_lines(const std::string& text, std::size_t width);
 
 // CSV: all digits that matter, empty when unavailable; fields quoted when
 // they hold a comma, a quote or a newline.

@@ -4,6 +4,8 @@
 //   rtrace-synth gpu-demo  -o FILE   SM sweep with CUPTI-like kernel records
 //   rtrace-synth counts-demo -o FILE unannotated OpenMP app, threads sweep, counting-pass tables
 //   rtrace-synth scale     -o FILE [--ranks 64] [--points 8] [--records 1000000]
+//   rtrace-synth report-demo -o FILE the chart findings of issue 25
+//   rtrace-synth busy-demo -o FILE   issue 30: a busy point, unreliable ceilings, the tracer's frames
 //
 // The numbers follow the roofline model on purpose (time = F / (eta * bound)),
 // so the analysis has known answers.
@@ -23,7 +25,7 @@ using namespace rtrace::synth;
 namespace {
 
 int usage() {
-  std::cerr << "usage: rtrace-synth cpu-demo|gpu-demo|counts-demo|scale|report-demo -o FILE [--ranks N] [--points N] [--records N]\n";
+  std::cerr << "usage: rtrace-synth cpu-demo|gpu-demo|counts-demo|scale|report-demo|busy-demo -o FILE [--ranks N] [--points N] [--records N]\n";
   return 2;
 }
 
@@ -334,6 +336,70 @@ void report_demo(const std::string& path) {
   write_run(path, {{"threads", "1,2"}}, points);
 }
 
+// Issue 30's report defects in one run (threads=1,2): the 2-thread point was
+// measured while other processes took 53% of its cores (the launcher's
+// machine_load) and its ERT marked every ceiling unreliable with two reasons
+// (longer than the file's field); a region whose L1 intensity falls (a long
+// step: cache-capacity at registers); the sampled stacks hold the tracer's own
+// frames under an MPI wrapper.
+void busy_demo(const std::string& path) {
+  const std::string kernel = "md::pair::lj_cut_coul_long_compute_forces_for_the_neighbour_list";
+  std::vector<SynthPoint> points;
+  for (int t : {1, 2}) {
+    SynthPoint p;
+    p.row = point_row(t - 1, "threads=" + std::to_string(t), t);
+    p.ceilings = {bandwidth("L1d", 200.0 * t), bandwidth("DRAM", t == 1 ? 39.2 : 14.3),
+                  compute("FP64 FMA", "fp64", "fma", t == 1 ? 84.0 : 65.0)};
+    if (t == 2) {
+      for (auto& c : p.ceilings) {
+        c.unreliable = 1;
+        store::set_text(c.unreliable_reason,
+                        std::string(store::get_str(c.name)) + " at threads=2 below threads=1 (the aggregate fell); " +
+                            "measured on a busy machine: 308 of 650 runs were disturbed by other processes "
+                            "(threads preempted)");
+      }
+      p.machine_load = {machine_load(2, 3.0, 3.18)};  // 53% of the point's two cores
+    } else {
+      p.machine_load = {machine_load(2, 3.0, 0.03)};
+    }
+    const double wall = t == 1 ? 3.0 : 2.4;
+    store::RankRecords rr = rank(0, wall);
+    // L1 bytes per FLOP quadruple at 2 threads: cache-capacity at registers.
+    region(rr, kernel, wall - 0.2, 4e10, t == 1 ? 1e10 : 4e10, 8e9, 8e9, 8e9, 10);
+    region(rr, "neighbor_build", 0.2, 1e8, 4e8, 4e8, 4e8, 4e8, 10);
+    rr.info.user_s = wall * t * 0.95;
+    rr.info.omp_threads = t;
+    mpi(rr, "MPI_Init", 1, 0.1);
+    mpi(rr, "MPI_Test", 100000, 0.05);
+    mpi(rr, "MPI_Finalize", 1, 0.01);
+    rr.info.mpi_init_end = 0.1;
+    rr.info.mpi_finalize_start = wall - 0.01;
+    store::SamplingRow sr{};
+    sr.rate_hz = 250;
+    sr.period_s = 0.004;
+    store::set_str(sr.clock, "thread-cputime");
+    store::set_str(sr.unwinder, "libunwind");
+    sr.signal = 40;
+    sr.threads = t;
+    sr.max_depth = 64;
+    store::set_str(sr.status, "ok");
+    std::int64_t total = 0;
+    for (int th = 0; th < t; ++th) {
+      const std::int64_t work = 700 / t, polls = 40, tracer = 12;
+      sample_path(rr, th, {{"main", "app"}, {kernel, "app"}}, work);
+      sample_path(rr, th, {{"main", "app"}, {"MPI_Test", "mpi"}}, polls);
+      sample_path(rr, th, {{"main", "app"}, {"MPI_Test", "mpi"}, {"rtrace::tracer::CallTable::add(int, double)", "rtrace"}},
+                  tracer);
+      total += work + polls + tracer;
+    }
+    sr.samples = total;
+    rr.sampling.push_back(sr);
+    p.ranks.push_back(std::move(rr));
+    points.push_back(std::move(p));
+  }
+  write_run(path, {{"threads", "1,2"}}, points);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -358,6 +424,7 @@ int main(int argc, char** argv) {
     else if (scenario == "counts-demo") counts_demo(out);
     else if (scenario == "scale") scale(out, nranks, npoints, records);
     else if (scenario == "report-demo") report_demo(out);
+    else if (scenario == "busy-demo") busy_demo(out);
     else return usage();
   } catch (const std::exception& e) {
     std::cerr << "rtrace-synth: " << e.what() << "\n";

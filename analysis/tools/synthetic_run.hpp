@@ -18,7 +18,25 @@ struct SynthPoint {
   store::SweepPointRow row{};
   std::vector<store::CeilingRow> ceilings;
   std::vector<store::RankRecords> ranks;
+  std::vector<store::MachineLoadRow> machine_load;  // the launcher's one row, or none
 };
+
+// The launcher's measurement of other processes during a point: `other_cpu_s`
+// of `cpus` CPUs over `interval_s` (run-file 1.7 machine_load).
+inline store::MachineLoadRow machine_load(int cpus, double interval_s, double other_cpu_s) {
+  store::MachineLoadRow m{};
+  store::set_str(m.source, "proc-stat");
+  store::set_str(m.status, "ok");
+  m.interval_s = interval_s;
+  m.cpus = cpus;
+  m.tree_cpu_s = 0;
+  m.other_cpu_s = other_cpu_s;
+  m.busy_cpu_s = other_cpu_s;
+  m.steal_s = 0;
+  m.idle_s = cpus * interval_s - other_cpu_s;
+  m.load_avg_start = m.load_avg_end = 1;
+  return m;
+}
 
 inline store::SweepPointRow point_row(std::int64_t id, const std::string& label, int threads, int ranks = 1,
                                       int nodes = 1, int sms = -1, int repeat = 0) {
@@ -263,6 +281,7 @@ inline void write_run(const std::string& path, const std::vector<std::pair<std::
   for (const auto& p : points) {
     run.commit_point(p.row, [&](store::Group& g) {
       if (!p.ceilings.empty()) g.write_table("ceilings", p.ceilings, "synthetic roofline");
+      if (!p.machine_load.empty()) g.write_table("machine_load", p.machine_load, "synthetic machine load");
       store::Group ranks = g.require_group("ranks");
       for (const auto& r : p.ranks) store::write_rank(ranks, r);
     });

@@ -286,7 +286,7 @@ void fold_valgrind_logs(std::map<std::int64_t, CountedRank>& ranks, const std::m
     if (line.empty()) continue;
     cr.log.push_back("valgrind: " + line);
     const std::string note = store::get_str(cr.info.note) + "; valgrind: " + line;
-    store::set_str(cr.info.note, note.size() < sizeof cr.info.note ? note : note.substr(0, sizeof cr.info.note - 4) + "...");
+    store::set_text(cr.info.note, note);
   }
 }
 

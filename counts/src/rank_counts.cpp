@@ -90,7 +90,7 @@ std::string describe_outcome(const RunOutcome& o) {
 
 // The note column holds 159 characters.
 void set_note(store::CountInfoRow& info, const std::string& note) {
-  store::set_str(info.note, note.size() < sizeof info.note ? note : note.substr(0, sizeof info.note - 4) + "...");
+  store::set_text(info.note, note);
 }
 
 }  // namespace

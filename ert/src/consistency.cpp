@@ -58,7 +58,7 @@ void add_unreliable_reason(store::CeilingRow& c, const std::string& reason) {
   std::string text = store::get_str(c.unreliable_reason);
   text += (text.empty() ? "" : "; ") + reason;
   c.unreliable = 1;
-  store::set_str(c.unreliable_reason, text);
+  store::set_text(c.unreliable_reason, text);
 }
 
 }  // namespace

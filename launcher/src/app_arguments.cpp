@@ -3,6 +3,8 @@
 #include "rtrace/launcher/options.hpp"
 #include "rtrace/launcher/sweep.hpp"
 
+#include <rtrace/store/axis_names.hpp>
+
 #include <cctype>
 
 namespace rtrace::launcher {
@@ -50,7 +52,7 @@ std::string expand(const std::string& arg, const std::function<std::string(const
                        (name.rfind("env:", 0) == 0 && valid_env_name(name.substr(4)));
     if (!known) {
       std::string hint;
-      for (const auto& n : likely_axis_names(name, /*with_point=*/true))
+      for (const auto& n : store::likely_axis_names(name, /*with_point=*/true))
         if (n != "ranks-per-node")  // an axis, not a placeholder
           hint += (hint.empty() ? "`{" : " or `{") + n + "}`";
       throw fail("unknown placeholder `{" + name + "}` (" + (hint.empty() ? "" : "did you mean " + hint + "? ") + kKnown +

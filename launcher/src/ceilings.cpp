@@ -239,7 +239,7 @@ void mark_unreliable(std::vector<store::CeilingRow>& rows, const std::vector<std
       std::string text = store::get_str(r.unreliable_reason);
       text += (text.empty() ? "" : "; ") + why;
       r.unreliable = 1;
-      store::set_str(r.unreliable_reason, text);
+      store::set_text(r.unreliable_reason, text);
     }
   }
 }
@@ -391,7 +391,7 @@ PartitionCeilings CeilingProvider::measure(const Partition& p) {
     for (auto& r : measured.rows) {
       std::string text = store::get_str(r.unreliable_reason);
       r.unreliable = 1;
-      store::set_str(r.unreliable_reason, text + (text.empty() ? "" : "; ") + why);
+      store::set_text(r.unreliable_reason, text + (text.empty() ? "" : "; ") + why);
     }
   };
   c = run_ert(p, quick, tmp);

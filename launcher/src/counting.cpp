@@ -210,7 +210,7 @@ store::CountInfoRow failed_info(const std::string& why, const char* status = "fa
   info.wall_s = store::kUnavailable;
   info.exit_code = -1;
   const std::string note = "counting pass: " + why;
-  store::set_str(info.note, note.size() < sizeof info.note ? note : note.substr(0, sizeof info.note - 4) + "...");
+  store::set_text(info.note, note);
   return info;
 }
 

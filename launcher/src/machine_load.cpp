@@ -142,7 +142,7 @@ store::MachineLoadRow machine_load_row(const MachineLoad& m) {
   r.load_avg_end = m.load_avg_end;
   if (!m.measured) {
     store::set_str(r.status, "unavailable");
-    store::set_str(r.note, m.note.empty() ? "not measured" : m.note);
+    store::set_text(r.note, m.note.empty() ? "not measured" : m.note);
     r.cpus = -1;
     r.busy_cpu_s = r.tree_cpu_s = r.other_cpu_s = r.steal_s = r.idle_s = nan;
     return r;

@@ -58,6 +58,9 @@ void Progress::end_point(const std::string& label, const std::string& status, do
 }
 
 std::string last_stderr_line(const std::string& tail) { return store::failure_reason(tail); }
+std::string failure_line(const std::string& stderr_tail, const std::string& stdout_tail) {
+  return store::failure_reason(stderr_tail, stdout_tail);
+}
 
 void Progress::note(const std::string& line) {
   if (mode_ == Mode::Quiet) return;

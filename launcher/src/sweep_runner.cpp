@@ -292,7 +292,9 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
                        ceil.unreliable.empty() ? result.status_text
                                                : result.status_text + ", unreliable ceilings: " + ceil.unreliable,
                        result.process.wall_s,
-                       result.status == store::PointStatus::Ok ? "" : last_stderr_line(result.process.stderr_tail));
+                       result.status == store::PointStatus::Ok
+                           ? ""
+                           : failure_line(result.process.stderr_tail, result.process.stdout_tail));
     if (o.verbose)
       for (const auto& l : log) progress.note("point " + std::to_string(p.id) + ": " + l);
     if (!nodes.failed.empty())

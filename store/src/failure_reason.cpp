@@ -1,5 +1,7 @@
 #include "rtrace/store/failure_reason.hpp"
 
+#include "rtrace/store/table.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <vector>
@@ -43,13 +45,11 @@ bool reads_like_error(const std::string& line) {
 std::string printable(std::string line) {
   for (auto& c : line)
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  if (line.size() > 200) line = line.substr(0, 197) + "...";
-  return line;
+  return fit_words(line, 200);
 }
 
-}  // namespace
-
-std::string failure_reason(const std::string& tail) {
+// The lines of a tail that may say something, newest first.
+std::vector<std::string> telling_lines(const std::string& tail) {
   std::vector<std::string> all;
   for (std::size_t begin = 0; begin < tail.size();) {
     std::size_t end = tail.find('\n', begin);
@@ -74,9 +74,31 @@ std::string failure_reason(const std::string& tail) {
     if (in_block || line.rfind("rtrace tracer[", 0) == 0 || is_launcher_notice(line)) continue;
     kept.push_back(std::move(line));
   }
+  return kept;
+}
+
+// The newest error-like line, "" when none.
+std::string last_error_line(const std::vector<std::string>& kept) {
   for (const auto& line : kept)
     if (reads_like_error(line)) return printable(line);
+  return "";
+}
+
+}  // namespace
+
+std::string failure_reason(const std::string& tail) {
+  const auto kept = telling_lines(tail);
+  const std::string error = last_error_line(kept);
+  if (!error.empty()) return error;
   return kept.empty() ? "" : printable(kept.front());
+}
+
+std::string failure_reason(const std::string& stderr_tail, const std::string& stdout_tail) {
+  const auto err = telling_lines(stderr_tail);
+  if (std::string line = last_error_line(err); !line.empty()) return line;
+  // Many codes (LAMMPS, Fortran codes) print their error on stdout and exit 1.
+  if (std::string line = last_error_line(telling_lines(stdout_tail)); !line.empty()) return line;
+  return err.empty() ? "" : printable(err.front());
 }
 
 }  // namespace rtrace::store

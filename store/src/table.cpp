@@ -21,6 +21,27 @@ const char* field_type_name(FieldType t) noexcept {
   return "?";
 }
 
+std::string fit_words(const std::string& text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  const std::string more = "...";
+  if (max_bytes <= more.size()) return text.substr(0, max_bytes);
+  const std::size_t room = max_bytes - more.size();
+  // The last space at or before `room`: the words before it fit whole.
+  std::size_t cut = text.rfind(' ', room);
+  if (cut == std::string::npos || cut == 0) {
+    // One word longer than the field: cut it (on a UTF-8 character boundary).
+    cut = room;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  }
+  std::string out = text.substr(0, cut);
+  // No parenthesis left open, no dangling separator before the dots
+  // ("runs were disturbed by other processes...", not "processes (threads...").
+  if (const auto open = out.rfind('('); open != std::string::npos && out.find(')', open) == std::string::npos && open > 0)
+    out.resize(open);
+  while (!out.empty() && std::string(" ,;:(").find(out.back()) != std::string::npos) out.pop_back();
+  return out + more;
+}
+
 const Field* RowLayout::find(const std::string& name) const noexcept {
   for (const auto& f : fields_)
     if (f.name == name) return &f;

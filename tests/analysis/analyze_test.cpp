@@ -424,3 +424,111 @@ TEST(Analyze, OffsettingFactorsAreReportedAsSuchNotAsIdeal) {
   EXPECT_TRUE(errors.empty()) << errors.front();
   EXPECT_EQ(doc["summary"][0]["steps"][0]["causes"][0]["cause"], "imbalance");
 }
+
+// Issue 30: QE at threads=2 while other processes took half the cores was
+// called bandwidth-contention. The same contention step (DRAM ceiling grows
+// 1.2x, the kernel pinned on it) measured on a busy second point is not
+// contention: it carries the measured load and names machine-load.
+TEST(Analyze, ContentionOnABusyPointIsNotClaimedAndSaysTheLoad) {
+  auto quiet = run_two_points("quiet-contention", cpu_point(0, 1, 1, 10, 1000, {0.01}, 1e9, 1e8),
+                              cpu_point(1, 2, 1, 12, 2000, {1e9 / 120e9}, 1e9, 1e8), "threads");
+  EXPECT_EQ(only_step(quiet).d.diagnosis, "bandwidth-contention");
+  auto a = cpu_point(0, 1, 1, 10, 1000, {0.01}, 1e9, 1e8);
+  auto b = cpu_point(1, 2, 1, 12, 2000, {1e9 / 120e9}, 1e9, 1e8);
+  a.machine_load = {synth::machine_load(2, 1.0, 0.02)};
+  b.machine_load = {synth::machine_load(2, 1.0, 1.06)};  // 53% of the point's two cores
+  auto busy = run_two_points("busy-contention", a, b, "threads");
+  const auto& st = only_step(busy);
+  EXPECT_NE(st.d.diagnosis, "bandwidth-contention");
+  EXPECT_NE(st.d.diagnosis, "compute-bound");
+  EXPECT_EQ(st.d.cause, "machine-load");
+  EXPECT_NEAR(st.d.machine_load, 0.53, 1e-9);
+  EXPECT_NE(st.d.explanation.find("other processes took 53% of the point's cores at 2"), std::string::npos)
+      << st.d.explanation;
+  EXPECT_NE(st.d.explanation.find("bandwidth-contention not claimed"), std::string::npos) << st.d.explanation;
+  const std::string text = render_text(busy);
+  EXPECT_NE(text.find("busy machine"), std::string::npos) << text;
+  const auto json = to_json(busy);
+  EXPECT_NEAR(json["trajectories"][0]["steps"][0]["machine_load"].get<double>(), 0.53, 1e-9);
+  EXPECT_EQ(json["trajectories"][0]["steps"][0]["cause"], "machine-load");
+  EXPECT_TRUE(validate_json(json, nlohmann::json::parse(kAnalysisSchemaJson)).empty());
+  // Below the tolerance (load_share, 15%) the step stays contention, its load said nowhere.
+  b.machine_load = {synth::machine_load(2, 1.0, 0.1)};
+  auto light = run_two_points("light-contention", a, b, "threads");
+  EXPECT_EQ(only_step(light).d.diagnosis, "bandwidth-contention");
+  EXPECT_EQ(only_step(light).d.explanation.find("busy machine"), std::string::npos);
+}
+
+// `rtrace analyze --axis rank`: the sweep side's did-you-mean (issue 30).
+TEST(Analyze, UnknownAxisOffersWhatTheUserMeant) {
+  const std::string path = temp_path("axis-hint");
+  synth::write_run(path, {{"threads", "1,2"}},
+                   {cpu_point(0, 1, 1, 10, 1000, {0.01}, 1e9, 1e8), cpu_point(1, 2, 1, 20, 2000, {0.005}, 1e9, 1e8)});
+  auto error_for = [&](const std::string& axis) -> std::string {
+    AnalyzeOptions o;
+    o.axis = axis;
+    try {
+      analyze(load_run(path), o);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error_for("rank"), "--axis rank: expected one of threads, ranks, nodes, sms; did you mean `ranks`?");
+  EXPECT_EQ(error_for("thread"), "--axis thread: expected one of threads, ranks, nodes, sms; did you mean `threads`?");
+  EXPECT_EQ(error_for("Nodes"), "--axis Nodes: expected one of threads, ranks, nodes, sms; did you mean `nodes`?");
+  EXPECT_EQ(error_for("bogus"), "--axis bogus: expected one of threads, ranks, nodes, sms");
+  remove_run(path);
+}
+
+// Issue 30: ceilings the ERT marked unreliable were drawn as ordinary roofs.
+// The text's bound cell is marked "!" like the "! unreliable ceiling" note
+// under the table, the HTML cell says "(unreliable)", the SVG draws the roof
+// dotted and labelled, the JSON carries the flag.
+TEST(Analyze, UnreliableCeilingsAreLabelledInEveryRendering) {
+  auto a = cpu_point(0, 1, 1, 10, 1000, {0.01}, 1e9, 1e8);
+  auto b = cpu_point(1, 2, 1, 12, 2000, {1e9 / 120e9}, 1e9, 1e8);
+  b.ceilings[0].unreliable = 1;
+  store::set_text(b.ceilings[0].unreliable_reason, "measured on a busy machine: 308 of 650 runs were disturbed");
+  auto res = run_two_points("unreliable", a, b, "threads");
+  const std::string text = render_text(res);
+  EXPECT_NE(text.find(" DRAM! "), std::string::npos) << text;  // the bound cell, marked as the note below
+  std::string flat;  // the wrapped lines as one
+  for (char ch : text)
+    if (!(ch == ' ' || ch == '\n') || (!flat.empty() && flat.back() != ' ')) flat += ch == '\n' ? ' ' : ch;
+  EXPECT_NE(flat.find("! unreliable ceiling at 2: DRAM (measured on a busy machine: 308 of 650 runs were disturbed)"),
+            std::string::npos)
+      << text;
+  const auto json = to_json(res);
+  EXPECT_EQ(json["configurations"][1]["ceilings"][0]["unreliable"], true);
+  EXPECT_EQ(json["configurations"][0]["ceilings"][0]["unreliable"], false);
+  EXPECT_TRUE(validate_json(json, nlohmann::json::parse(kAnalysisSchemaJson)).empty());
+  bool drawn = false;
+  for (const auto& c : render_svgs(res))
+    if (c.file == "roofline-c001.svg") {
+      drawn = true;
+      EXPECT_NE(c.svg.find("DRAM 12 GB/s (unreliable)"), std::string::npos);
+      EXPECT_NE(c.svg.find("stroke-dasharray=\"2,4\""), std::string::npos);
+    } else if (c.file == "roofline-c000.svg") {
+      EXPECT_EQ(c.svg.find("unreliable"), std::string::npos);
+    }
+  EXPECT_TRUE(drawn);
+  const std::string html = render_html(res, render_svgs(res));
+  EXPECT_NE(html.find("DRAM <span class=\"unreliable\""), std::string::npos);
+}
+
+// Issue 30: the text's table cells were cut to their column ("(threads )",
+// an MPI call name cut at 18 characters): a cell never loses characters.
+TEST(Analyze, TextTablesNeverCutACell) {
+  std::string path = temp_path("long-call");
+  auto a = mpi_point(0, "ranks=1", 1, {2.0}, 0.3);
+  auto b = mpi_point(1, "ranks=2", 2, {1.5, 0.5}, 0.3);
+  for (auto& r : b.ranks) synth::mpi(r, "MPI_Reduce_scatter_block", 40, 0.4);
+  synth::write_run(path, {{"ranks", "1,2"}}, {a, b});
+  const std::string text = render_text(analyze(load_run(path), {}));
+  remove_run(path);
+  EXPECT_NE(text.find("    MPI_Reduce_scatter_block "), std::string::npos) << text;
+  // The table still lines up: the header's call column as wide as the longest name.
+  // "call" padded to 24, a space, "calls" right-aligned in 9.
+  EXPECT_NE(text.find("    call" + std::string(20 + 1 + 4, ' ') + "calls "), std::string::npos) << text;
+}

@@ -1,5 +1,6 @@
-// Chart ticks and legend labels (analysis/src/chart_axes.cpp), issue 25.
+// Chart ticks (analysis/src/chart_axes.cpp, issue 25) and legend lines (text_format.cpp, issue 30).
 #include "chart_axes.hpp"
+#include "text_format.hpp"
 
 #include <gtest/gtest.h>
 
@@ -29,19 +30,30 @@ TEST(ChartAxes, LogTicksFillShortRanges) {
   EXPECT_GE(mid.size(), 3u);
 }
 
-TEST(ChartAxes, LegendNamesStayDistinguishable) {
+// Legends wrap instead of shortening (issue 30: "cache-capacity at r…ers"):
+// every word whole, and names that differ anywhere stay different.
+TEST(ChartAxes, LegendLinesWrapWordsAndNeverCutThem) {
+  using rtrace::analysis::format::wrap_lines;
+  const std::string step = "1 -> 2: cache-capacity at registers (L1d AI falls)";
+  const auto lines = wrap_lines(step, 24);
+  ASSERT_GE(lines.size(), 2u);
+  std::string joined;
+  for (const auto& l : lines) {
+    EXPECT_LE(l.size(), 24u) << l;
+    joined += (joined.empty() ? "" : " ") + l;
+  }
+  EXPECT_EQ(joined, step);  // broken at spaces only: nothing lost, no word cut
+  // An identifier longer than a line breaks after its separators, never inside a word.
   const std::string x = "hydro::solver::compute_flux_in_the_x_direction_with_limiters";
-  const std::string y = "hydro::solver::compute_flux_in_the_y_direction_with_limiters";
-  // Cut at the end (as before), both read "hydro::solver::compute_flux_in_".
-  const auto labels = distinct_labels({x, y, "short"}, 32);
-  EXPECT_NE(labels[0], labels[1]);
-  EXPECT_NE(labels[0].find("x_direction"), std::string::npos) << labels[0];
-  EXPECT_NE(labels[1].find("y_direction"), std::string::npos) << labels[1];
-  EXPECT_EQ(labels[2], "short");
-  for (const auto& l : labels) EXPECT_LE(l.size(), 32u + 6u) << l;  // an ellipsis is 3 bytes
-  // One long name alone: both ends kept.
-  const std::string m = shorten_middle("physics::radiation::transport_sweep_group_low(double*, int)", 30);
-  EXPECT_EQ(m.rfind("physics::", 0), 0u) << m;
-  EXPECT_NE(m.find("\u2026"), std::string::npos) << m;
-  EXPECT_EQ(m.substr(m.size() - 5), " int)") << m;
+  const auto id = wrap_lines(x, 32);
+  std::string whole;
+  for (const auto& l : id) {
+    EXPECT_LE(l.size(), 32u) << l;
+    EXPECT_TRUE(l.back() == ':' || l.back() == '_' || &l == &id.back()) << l;
+    whole += l;
+  }
+  EXPECT_EQ(whole, x);
+  EXPECT_EQ(wrap_lines("short", 32), std::vector<std::string>{"short"});
+  // A word longer than the line with no separator stays whole (the chart widens).
+  EXPECT_EQ(wrap_lines("abcdefghijklmnopqrstuvwxyz", 10), std::vector<std::string>{"abcdefghijklmnopqrstuvwxyz"});
 }

@@ -22,13 +22,18 @@
       for (let j = i + 1; j < ticks.length; ++j)
         if (intersects(boxOf(ticks[i]), boxOf(ticks[j]))) out.overlaps.push(title + ': ' + own(ticks[i]) + ' / ' + own(ticks[j]));
     const legends = [...svg.querySelectorAll('text.legend')];
+    // A legend wrapped over lines (issue 30) is one <text> with a <tspan> per line.
+    const legendText = (t) => { const l = [...t.querySelectorAll('tspan')]; return l.length ? l.map((x) => x.textContent).join(' ') : own(t); };
     out.charts.push({
       title: title,
       axis_titles: [...svg.querySelectorAll('text.axis-title')].map(own),
       ticks: ticks.map(own),
-      legends: legends.map(own),
-      legend_tooltips: legends.map((t) => { const x = t.querySelector('title'); return x ? x.textContent : own(t); }),
+      legends: legends.map(legendText),
+      legend_tooltips: legends.map((t) => { const x = t.querySelector('title'); return x ? x.textContent : legendText(t); }),
       values: [...svg.querySelectorAll('text.value')].map(own),
+      texts: texts.map((t) => t.textContent),
+      tooltips: [...svg.querySelectorAll('title')].map((t) => t.textContent),
+      dashes: [...svg.querySelectorAll('line[stroke-dasharray]')].map((l) => l.getAttribute('stroke-dasharray')),
     });
   }
   out.scientific = (document.body.innerText.match(/[0-9](\.[0-9]+)?e[-+][0-9]+ ?%/g) || []);

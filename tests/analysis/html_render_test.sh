@@ -5,6 +5,9 @@
 # plots, speedup ticks between 1 and 2, a log axis when one function dwarfs
 # the rest, nice tick values, legends that stay distinguishable (full names in
 # tooltips and the function table), percentages without scientific notation.
+# Issue 30: legends wrap and are never cut, one legend entry per series,
+# unreliable ceilings dashed and labelled, a busy step says its load, no
+# tracer frames in the flame graph.
 #   html_render_test.sh RTRACE RTRACE_SYNTH DIR
 # Skips (77) when Chromium is not installed (scripts/setup.sh installs it).
 set -u
@@ -41,6 +44,8 @@ PY
 }
 
 # Checks every report must pass; extra Python checks as the third argument.
+# r["charts"][i]: title, axis_titles, ticks, legends (tspans joined), legend_tooltips,
+# values, texts (every text), tooltips (every <title>), dashes (stroke-dasharray of dashed lines).
 check() {  # check MEASUREMENTS.json NAME [EXTRA]
   python3 - "$1" "$2" "${3:-}" <<'PY'
 import json, math, re, sys
@@ -72,9 +77,10 @@ for c in r["charts"]:
         problems.append("%s: ticks a reader cannot use: %s" % (c["title"], bad))
     if len(set(c["legends"])) != len(c["legends"]):
         problems.append("%s: legend entries read the same: %s" % (c["title"], c["legends"]))
-    for shown, full in zip(c["legends"], c["legend_tooltips"]):
-        if "\u2026" in shown and shown == full:
-            problems.append("%s: shortened legend %r without its full name" % (c["title"], shown))
+    # Legends wrap, they are never shortened (issue 30: "cache-capacity at r\u2026ers").
+    cut = [l for l in c["legends"] if "\u2026" in l or re.search(r"\w\.\.\w", l)]
+    if cut:
+        problems.append("%s: legends cut with an ellipsis: %s" % (c["title"], cut))
 if extra:
     exec(extra)
 if problems:
@@ -120,4 +126,44 @@ if "<0.01%" not in r["text"]:
 "$RTRACE" analyze cpu.h5 --html cpu.html -q || fail "rtrace analyze cpu.h5"
 render cpu.html cpu.json || fail "Chromium could not render cpu.html"
 check cpu.json cpu-demo || exit 1
+# 3. Issue 30: the counted application is one series of the speedup chart
+# (its legend listed "application" twice).
+"$SYNTH" counts-demo -o counts.h5 || fail "rtrace-synth counts-demo"
+"$RTRACE" analyze counts.h5 --html counts.html -q || fail "rtrace analyze counts.h5"
+render counts.html counts.json || fail "Chromium could not render counts.html"
+check counts.json counts-demo '
+sc = [c for c in r["charts"] if c["title"] == "Speedup and efficiency"]
+if not sc or sum(l == "application" for l in sc[0]["legends"]) != 1:
+    problems.append("the speedup legend does not list the application once: %s" % (sc and sc[0]["legends"]))
+' || exit 1
+# 4. Issue 30: a busy point whose ERT marked its ceilings unreliable (reasons
+# longer than the file keeps), a long step diagnosis, the tracer in the stacks.
+"$SYNTH" busy-demo -o busy.h5 || fail "rtrace-synth busy-demo"
+"$RTRACE" analyze busy.h5 --html busy.html -q || fail "rtrace analyze busy.h5"
+render busy.html busy.json || fail "Chromium could not render busy.html"
+check busy.json busy-demo '
+charts = {c["title"]: c for c in r["charts"]}
+two = charts.get("Roofline at threads=2")
+one = charts.get("Roofline at threads=1")
+if not two or not one:
+    problems.append("no roofline per configuration: %s" % list(charts))
+else:
+    roofs = [t for t in two["texts"] if re.search(r"(GB/s|GFLOP/s) \(unreliable\)$", t)]
+    if len(roofs) < 2 or "2,4" not in two["dashes"]:
+        problems.append("unreliable ceilings at threads=2 not drawn dashed and labelled: %s %s" % (roofs, two["dashes"]))
+    if any("unreliable" in t for t in one["texts"]):
+        problems.append("the reliable ceilings at threads=1 are labelled unreliable")
+traj = [c for c in r["charts"] if c["title"].startswith("Trajectory of md::pair::")]
+if not traj or not any("cache-capacity at registers (L1d AI falls)" in l for l in traj[0]["legends"]):
+    problems.append("the step legend does not read whole: %s" % (traj and traj[0]["legends"]))
+if "(unreliable)" not in r["text"]:
+    problems.append("no table labels the unreliable bound")
+if "rtrace::tracer" in r["text"] or any("rtrace::tracer" in t for c in r["charts"] for t in c["texts"] + c["tooltips"]):
+    problems.append("the tracer'"'"'s own frames are in the report")
+if not re.search(r"busy machine: other processes took 53% of the point.s cores at 2", r["text"]):
+    problems.append("the busy step does not carry the measured load")
+for t in re.findall(r"\([^()]*\)", r["text"]):
+    if re.search(r"\w \)$|\(\w+ \)", t):
+        problems.append("a parenthesis cut inside: %r" % t)
+' || exit 1
 echo "OK"

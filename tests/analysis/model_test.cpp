@@ -85,7 +85,7 @@ TEST(Model, CacheCapacityNamesTheCacheAboveTheLevelWhoseIntensityFell) {
   EXPECT_EQ(d.diagnosis, "cache-capacity");
   EXPECT_EQ(d.level, "DRAM");
   EXPECT_EQ(d.cache, "L3");
-  EXPECT_NE(d.explanation.find("no longer fits the per-core share of L3"), std::string::npos) << d.explanation;
+  EXPECT_NE(d.explanation.find("no longer fits the L3 as this configuration shares it"), std::string::npos) << d.explanation;
   // A GPU has no L3: above HBM is L2. Above L1 is no cache: "registers" is no level (issue 29).
   CeilingSet gpu({bw("L1", 1000), bw("L2", 500), bw("HBM", 100)});
   EXPECT_EQ(cache_above(3, gpu, gpu), "L2");

@@ -264,3 +264,34 @@ TEST(ProfileShapes, ConstantTimeOnSeveralThreadsIsNotSerial) {
   EXPECT_EQ(scaling_shape(1.0, 1.02, 1, 2, "app", false, 1.2), "constant: serial");
   EXPECT_EQ(scaling_shape(1.0, 1.9, 1, 2, "app", true, 2.0), "growing: replicated work or communication");
 }
+
+// Issue 30: `rtrace::tracer` frames showed in the app's flame graph. The
+// tracer's frames (category rtrace) are one "rtrace" frame, nothing below it.
+TEST(ProfileFolded, TheTracersFramesAreOneRtraceFrame) {
+  AnalysisResult res = two_configurations("threads", 1.0, 0.5);
+  store::RankRecords r = sampled_rank("main", 5);
+  r.names = {"main", "compute(int)", "MPI_Test", "rtrace::tracer::CallTable::add(int, double)", "clock_gettime"};
+  auto node = [&](std::int64_t parent, std::int64_t fn, const char* cat, std::int64_t self) {
+    store::CallPathRow c = r.callpaths[0];
+    c.node_id = static_cast<std::int64_t>(r.callpaths.size());
+    c.parent_id = parent;
+    c.function_id = fn;
+    store::set_str(c.category, cat);
+    c.self_samples = c.inclusive_samples = self;
+    r.callpaths.push_back(c);
+    return c.node_id;
+  };
+  node(0, 1, "app", 100);
+  const auto test = node(0, 2, "mpi", 20);             // the tracer's MPI_Test wrapper, as the app called it
+  const auto table = node(test, 3, "rtrace", 3);       // its bookkeeping
+  node(table, 4, "system", 7);                         // the clock it reads
+  ProfileResult p = build_profile(res, {{r}, {r}});
+  ASSERT_FALSE(p.folded.empty());
+  const auto& folded = p.folded[0];
+  for (const auto& [stack, n] : folded) EXPECT_EQ(stack.find("rtrace::"), std::string::npos) << stack;
+  const auto tracer = folded.find("rank 0;thread 0;main;MPI_Test;rtrace");
+  ASSERT_NE(tracer, folded.end());
+  EXPECT_DOUBLE_EQ(tracer->second, 10);  // its own 3 and the clock's 7
+  EXPECT_DOUBLE_EQ(folded.at("rank 0;thread 0;main;MPI_Test"), 20);
+  EXPECT_DOUBLE_EQ(folded.at("rank 0;thread 0;main;compute(int)"), 100);
+}

@@ -11,6 +11,7 @@
 
 using namespace rtrace::ert;
 using rtrace::store::get_str;
+using rtrace::store::set_str;
 
 namespace {
 
@@ -274,6 +275,31 @@ TEST(ErtConsistency, ABusyMachineMarksEveryCeiling) {
     EXPECT_NE(get_str(c.unreliable_reason).find("busy machine: 308 of 650 runs were disturbed"), std::string::npos);
   }
   EXPECT_NE(busy.notes.back().find("unreliable on a machine this busy"), std::string::npos);
+}
+
+// A ceiling with a reason already (the 2-rank DRAM below the 1-rank one) that a
+// busy machine marks too: the two reasons overflow the file's 160 bytes and
+// the stored text ends between words (issue 30: "measured on a busy mac)").
+TEST(ErtConsistency, ReasonsThatOverflowTheFieldEndBetweenWords) {
+  auto samples = curve(300, 150);
+  auto checked = derive_checked_ceilings(samples, levels(), PlateauOptions{}, ConsistencyLimits{}, RetryPolicy{},
+                                         [](const RemeasureRequest&) { return std::vector<Sample>{}; }, nullptr);
+  ASSERT_FALSE(checked.analysis.ceilings.empty());
+  CeilingAnalysis busy = checked.analysis;
+  const std::string first = "DRAM 14.3 GB/s at 2 ranks below 39.2 GB/s at 1 rank (the aggregate bandwidth fell)";
+  set_str(busy.ceilings[0].unreliable_reason, first);
+  busy.ceilings[0].unreliable = 1;
+  ASSERT_TRUE(mark_if_disturbed(busy, 650, 308));
+  const std::string reason = get_str(busy.ceilings[0].unreliable_reason);
+  const std::string full = first + "; measured on a busy machine: 308 of 650 runs were disturbed by other processes "
+                                   "(threads preempted)";
+  ASSERT_GT(full.size(), sizeof busy.ceilings[0].unreliable_reason - 1);
+  ASSERT_GE(reason.size(), 4u);
+  EXPECT_EQ(reason.substr(reason.size() - 3), "...") << reason;
+  const std::string kept = reason.substr(0, reason.size() - 3);
+  ASSERT_EQ(full.compare(0, kept.size(), kept), 0) << reason;
+  EXPECT_EQ(full[kept.size()], ' ') << "a word was cut: " << reason;
+  EXPECT_EQ(std::count(kept.begin(), kept.end(), '('), std::count(kept.begin(), kept.end(), ')')) << reason;
 }
 
 // ---- absolute plausibility (issue 23): the one-worker bound, the

@@ -762,6 +762,28 @@ TEST_F(LauncherCli, AFailedMpiPointSaysWhyAndRetryFailedRerunsIt) {
   EXPECT_NE(store::read_output(point_group(f, 1)).stdout_tail.find("rank 1 of 2 sum 1"), std::string::npos);
 }
 
+// Issue 30: LAMMPS at 2 ranks with `processors 1 1 1` prints its ERROR on
+// stdout and exits 1 (stderr: only mpirun's notice). The failed point's
+// reason was empty and the report said only "failed, exit 1".
+TEST_F(LauncherCli, AFailedPointWithItsErrorOnStdoutSaysWhy) {
+  const auto out = path("stdout-error.h5");
+  const std::string reason = "ERROR: Specified processors != physical processors (src/comm.cpp:313)";
+  auto r = rtrace({"--sweep", "ranks=1,2", "--ert", "none", "--timeout", "120", "-o", out, "--",
+                   RTRACE_LAUNCHER_TEST_MPI, "stdout-error-unless", path("never")});
+  ASSERT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find(" s): " + reason + "\n"), std::string::npos) << r.err;
+  ASSERT_EQ(store::get_str(points_of(out)[1].status), "failed");
+  auto a = rtrace({"analyze", out, "--json", path("stdout-error.json")});
+  ASSERT_EQ(a.status, 0) << a.err;
+  std::string flat;  // the report's wrapped lines as one
+  for (char ch : a.out)
+    if (!(ch == ' ' || ch == '\n') || (!flat.empty() && flat.back() != ' ')) flat += ch == '\n' ? ' ' : ch;
+  EXPECT_NE(flat.find("point 1 (ranks=2): failed, exit 1: " + reason), std::string::npos) << a.out;
+  std::ifstream js(path("stdout-error.json"));
+  const std::string json((std::istreambuf_iterator<char>(js)), std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"reason\": \"" + reason + "\""), std::string::npos) << json;
+}
+
 TEST_F(LauncherCli, MpiRanksRunUnderMpirun) {
   const auto out = path("mpi.h5");
   auto r = rtrace({"--sweep", "ranks=1,2", "--ert", "none", "--timeout", "120", "-o", out, "--",

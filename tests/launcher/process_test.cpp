@@ -170,6 +170,39 @@ TEST(LauncherOutputTail, KeepsTheLastBytes) {
   EXPECT_EQ(t.total(), 9);
 }
 
+// Issue 30: LAMMPS prints its error on stdout and exits 1; stderr holds only
+// mpirun's notice. The reason comes from stdout's last error-like line.
+TEST(LauncherProgress, FailureLineFallsBackToTheErrorOnStdout) {
+  const std::string mpirun_notice =
+      "--------------------------------------------------------------------------\n"
+      "prterun detected that one or more processes exited with non-zero status,\n"
+      "thus causing the job to be terminated.\n"
+      "--------------------------------------------------------------------------\n";
+  const std::string lammps_stdout =
+      "LAMMPS (2 Aug 2023)\nERROR: Specified processors != physical processors (src/comm.cpp:313)\n"
+      "Last command: processors 1 1 1\n";
+  EXPECT_EQ(failure_line(mpirun_notice, lammps_stdout),
+            "ERROR: Specified processors != physical processors (src/comm.cpp:313)");
+  EXPECT_EQ(failure_line("", lammps_stdout), "ERROR: Specified processors != physical processors (src/comm.cpp:313)");
+  // stderr's error wins; stdout's ordinary output is never a reason.
+  EXPECT_EQ(failure_line("error: no file x\n", lammps_stdout), "error: no file x");
+  EXPECT_EQ(failure_line("", "step 1 energy -3.2\nstep 2 energy -3.3\n"), "");
+  EXPECT_EQ(failure_line("warning: slow\n", "step 1 energy -3.2\n"), "warning: slow");
+}
+
+// A reason longer than 200 characters ends between words (issue 30: "(threads )").
+TEST(LauncherProgress, LongReasonsEndBetweenWords) {
+  std::string line = "ERROR:";
+  while (line.size() < 300) line += " disturbed by other processes (threads preempted)";
+  const std::string got = last_stderr_line(line);
+  ASSERT_LE(got.size(), 200u);
+  ASSERT_GE(got.size(), 150u);
+  EXPECT_EQ(got.substr(got.size() - 3), "...");
+  const std::string kept = got.substr(0, got.size() - 3);
+  EXPECT_EQ(line.compare(0, kept.size(), kept), 0);
+  EXPECT_TRUE(line[kept.size()] == ' ' || line[kept.size()] == '(') << got;  // the next word was not cut
+}
+
 TEST(LauncherProgress, LastStderrLineSkipsBlanksRulesAndMpirunNotices) {
   EXPECT_EQ(last_stderr_line(""), "");
   EXPECT_EQ(last_stderr_line("\n\n  \n"), "");

@@ -319,16 +319,18 @@ TEST_F(TracerMpiRun, TwoRanksWriteOneCollectiveFile) {
   }
 }
 
-// The MPI window: the app sleeps 300 ms before MPI_Init and 300 ms before
-// MPI_Finalize. Init/Init_thread/Finalize are rows of their own in `mpi`.
-void expect_window(const TraceRank& r, bool finalize_time_known) {
+// The MPI window: the app sleeps 300 ms before MPI_Init (or MPI_Init_thread,
+// `init`) and 300 ms before MPI_Finalize. Init/Init_thread/Finalize are rows
+// of their own in `mpi`.
+void expect_window(const TraceRank& r, bool finalize_time_known, const std::string& init_name = "MPI_Init") {
   SCOPED_TRACE(r.file + " rank " + std::to_string(r.rec.info.rank));
   const auto& info = r.rec.info;
   EXPECT_GE(info.mpi_init_end, 0.3);
   EXPECT_LT(info.mpi_init_end, info.mpi_finalize_start);
   EXPECT_GE(info.mpi_finalize_start - info.mpi_init_end, 0.3);
   EXPECT_LE(info.mpi_finalize_start, info.wall_s);
-  auto* init = r.mpi("MPI_Init");
+  EXPECT_EQ(r.mpi(init_name == "MPI_Init" ? "MPI_Init_thread" : "MPI_Init"), nullptr);  // the one the app called
+  auto* init = r.mpi(init_name);
   auto* fin = r.mpi("MPI_Finalize");
   ASSERT_TRUE(init && fin);
   EXPECT_EQ(init->calls, 1);
@@ -352,6 +354,14 @@ TEST_F(TracerMpiRun, MpiWindowInTheCollectiveFiles) {
     for (const auto& r : rs) expect_window(r, false);
     fs::remove(dir_ / "ranks.h5");
   }
+}
+
+// Most hybrid codes start MPI with MPI_Init_thread (issue 30): the same window.
+TEST_F(TracerMpiRun, MpiWindowWhenMpiStartsWithInitThread) {
+  EXPECT_EQ(mpirun("init-thread", "1", "300"), 0);
+  auto rs = ranks();
+  ASSERT_EQ(rs.size(), 2u);
+  for (const auto& r : rs) expect_window(r, false, "MPI_Init_thread");
 }
 
 TEST_F(TracerMpiRun, MpiWindowInRankFilesHasTheFinalizeTime) {
@@ -474,8 +484,11 @@ TEST_F(TracerMpiRun, FortranUseMpiCallsAreRecorded) {
   EXPECT_EQ(files(), std::vector<std::string>{"ranks.h5"});  // the Fortran MPI_Finalize wrote it collectively
   expect_fortran_calls(ranks(), "MPI_Init");
   fs::remove(dir_ / "ranks.h5");
-  EXPECT_EQ(mpirun_app({FORTRAN_MPI_APP, "init_thread"}, "0"), 0);
+  // MPI_INIT_THREAD (most hybrid Fortran codes), 300 ms before it and before
+  // MPI_FINALIZE: the window the Fortran wrapper measures (issue 30).
+  EXPECT_EQ(mpirun_app({FORTRAN_MPI_APP, "init_thread", "300"}, "0"), 0);
   expect_fortran_calls(ranks(), "MPI_Init_thread");
+  for (const auto& r : ranks()) expect_window(r, true, "MPI_Init_thread");
 }
 #endif
 

@@ -266,7 +266,7 @@ void fill(store::RankRecords& rec, bool blocking) noexcept {
       }
     }
     info.threads = static_cast<std::int32_t>(s.threads.size());
-    store::set_str(info.note, note.size() < sizeof info.note ? note : note.substr(0, sizeof info.note - 4) + "...");
+    store::set_text(info.note, note);
     rec.counts_info.push_back(info);
   } catch (...) {
     rec.log.push_back("error: the PMU counts could not be recorded");

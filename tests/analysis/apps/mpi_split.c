@@ -6,6 +6,8 @@
  *                                (issue 23: at 2 ranks the total work doubles and the ranks
  *                                are imbalanced: factors 2x and 1.5x)
  *   mpi_split none SECONDS       no MPI call between Init and Finalize (communication-free)
+ *   ... SECONDS init_thread       the same, MPI started with MPI_Init_thread (FUNNELED), as
+ *                                most hybrid codes start it (issue 30)
  * Work is busy computing for a wall-clock time, so the shares (and the known
  * answers) do not depend on how loaded the machine is. */
 #include <mpi.h>
@@ -30,12 +32,17 @@ static void busy(double seconds) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: %s balanced|3:1|last3x|none SECONDS\n", argv[0]);
+  if (argc != 3 && !(argc == 4 && strcmp(argv[3], "init_thread") == 0)) {
+    fprintf(stderr, "usage: %s balanced|3:1|last3x|none SECONDS [init_thread]\n", argv[0]);
     return 2;
   }
   double total = atof(argv[2]);
-  MPI_Init(&argc, &argv);
+  if (argc == 4) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

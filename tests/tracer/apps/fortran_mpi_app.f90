@@ -8,7 +8,8 @@
 program fortran_mpi_app
   use mpi
   implicit none
-  integer :: ierr, rank, nranks, it, peer, provided
+  integer :: ierr, rank, nranks, it, peer, provided, pause_ms
+  character(len=16) :: pause_arg
   integer :: status(MPI_STATUS_SIZE), reqs(2)
   double precision :: buf(1000), a(100), b(100), sums(100)
   integer :: ints(10), got(10), mine(3), all(6)
@@ -16,6 +17,14 @@ program fortran_mpi_app
 
   arg = 'init'
   if (command_argument_count() > 0) call get_command_argument(1, arg)
+  ! A second argument PAUSE_MS: that long before MPI_Init* and again before
+  ! MPI_Finalize, so the MPI window has known lower bounds.
+  pause_ms = 0
+  if (command_argument_count() > 1) then
+    call get_command_argument(2, pause_arg)
+    read (pause_arg, *) pause_ms
+  end if
+  call pause_for(pause_ms)
   if (trim(arg) == 'init_thread') then
     call MPI_Init_thread(MPI_THREAD_FUNNELED, provided, ierr)
   else
@@ -51,5 +60,18 @@ program fortran_mpi_app
     call MPI_Abort(MPI_COMM_WORLD, 3, ierr)
   end if
   print '(a,i0,a,i0)', 'fortran rank ', rank, ' of ', nranks
+  call pause_for(pause_ms)
   call MPI_Finalize(ierr)
+contains
+  ! Waits `ms` milliseconds of wall-clock time (no MPI call: outside the window too).
+  subroutine pause_for(ms)
+    integer, intent(in) :: ms
+    integer(kind=8) :: start, now, rate
+    if (ms <= 0) return
+    call system_clock(start, rate)
+    do
+      call system_clock(now)
+      if ((now - start) * 1000 >= int(ms, 8) * rate) exit
+    end do
+  end subroutine pause_for
 end program fortran_mpi_app

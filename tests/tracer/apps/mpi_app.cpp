@@ -1,5 +1,7 @@
 // 2-rank (or more) MPI test app for the tracer's PMPI layer.
-//   mpi_app [finalize|no-finalize|pmpi] [PAUSE_MS]
+//   mpi_app [finalize|init-thread|no-finalize|pmpi] [PAUSE_MS]
+// init-thread: as finalize, MPI started with MPI_Init_thread (FUNNELED), as
+// most hybrid codes start it.
 // pmpi: initialises and finalizes through PMPI_* (as a binding the tracer
 // does not wrap would) and makes no other MPI call.
 // PAUSE_MS (default 0): sleeps that long before MPI_Init and again before
@@ -29,7 +31,12 @@ int main(int argc, char** argv) {
     PMPI_Finalize();
     return 0;
   }
-  MPI_Init(&argc, &argv);
+  if (mode == "init-thread") {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

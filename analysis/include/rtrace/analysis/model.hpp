@@ -70,6 +70,8 @@ class CeilingSet {
   // "fp64"); nullptr when none was measured (the ERT measures no BF16, TF32
   // or FP8 tensor ceiling: such kernels get no compute roof).
   const Ceiling* tensor_peak(const std::string& precision) const noexcept;
+  // True when the ceiling called `name` is here and the ERT marked it unreliable.
+  bool unreliable(const std::string& name) const noexcept;
 
  private:
   std::vector<Ceiling> all_;
@@ -231,6 +233,10 @@ struct StepEvidence {
   double mean_launch_s = kNaN;
   double mean_blocks = kNaN;
   double sms = kNaN;             // SMs available (GPU points)
+  // Share of the point's cores other processes (and steal) took, measured by
+  // the launcher from outside the app (PopPoint::taken_share); NaN unmeasured
+  // and for GPU kernels (their ceilings are the GPU's, not the cores').
+  double machine_load = kNaN;
 };
 
 // work-changed and code-differs are no roofline verdict: the two points did
@@ -239,7 +245,7 @@ inline constexpr const char* kDiagnosisLabels[] = {"ideal",       "cache-capacit
                                                    "compute-bound", "superlinear", "other",
                                                    "work-changed", "code-differs"};
 inline constexpr const char* kCauseLabels[] = {"imbalance", "mpi", "serial-fraction", "launch-overhead",
-                                               "tail-effect", "slowdown"};
+                                               "tail-effect", "slowdown", "machine-load"};
 
 struct StepDiagnosis {
   double concurrency_ratio = kNaN;  // r = c2 / c1
@@ -255,6 +261,11 @@ struct StepDiagnosis {
   std::string cache;
   std::string cause;                // other: one of kCauseLabels
   std::string explanation;          // the evidence in words
+  // The larger of the two points' measured machine load (StepEvidence), NaN
+  // when neither was measured. At Thresholds::load_share or more the step is
+  // never bandwidth-contention or compute-bound: other processes shared the
+  // ceiling the app was measured against (issue 30).
+  double machine_load = kNaN;
 };
 
 // Tail efficiency of a grid: the fill of its last wave, assuming one resident

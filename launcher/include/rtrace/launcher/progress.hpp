@@ -32,5 +32,8 @@ std::string format_duration(double seconds);  // "1:02:03", "02:03"
 // The line of an app's stderr tail that says why it failed
 // (store::failure_reason: the last error-like line outside mpirun's notices).
 std::string last_stderr_line(const std::string& stderr_tail);
+// Why a point failed, from both tails (store::failure_reason): stderr's error
+// line, else the last error-like line of stdout (LAMMPS writes its ERROR there).
+std::string failure_line(const std::string& stderr_tail, const std::string& stdout_tail);
 
 }  // namespace rtrace::launcher

@@ -46,11 +46,6 @@ struct SweepAxis {
   std::string text() const { return name + "=" + spec; }  // "threads=1..4"
 };
 
-// The names a user probably meant by an unknown axis (or, `with_point`,
-// placeholder) name: an alias ("np" -> ranks), a one-letter or case slip, or
-// env:NAME for a name in capitals. Empty when nothing fits.
-std::vector<std::string> likely_axis_names(const std::string& name, bool with_point = false);
-
 // Parses "AXIS=SPEC". Throws SweepSpecError naming the axis text and the bad part.
 // A value given twice is kept once (its first place) and listed in `repeated`,
 // unless `keep_repeats` (a zipped axis, where only whole tuples can repeat).

@@ -1,4 +1,4 @@
-// Why a point failed, in one line, from the tail of its stderr: shared by the
+// Why a point failed, in one line, from the tails of its stderr and stdout: shared by the
 // launcher's progress line and `rtrace analyze` so both say the same thing.
 #pragma once
 
@@ -16,7 +16,13 @@ namespace rtrace::store {
 //    `not found`, `no such file`, `permission denied`, `invalid`,
 //    `segmentation fault`, `killed`, `terminate called`, `assertion`, a
 //    Fortran `STOP`), else the last line.
-// Control characters become '?', at most 200 characters. "" when no line is left.
+// Control characters become '?', at most 200 characters (cut between words).
+// "" when no line is left.
 std::string failure_reason(const std::string& stderr_tail);
+// Why a point failed from both of its tails: stderr's error-like line; else
+// the last error-like line of stdout (LAMMPS prints `ERROR: Specified
+// processors != physical processors` there and exits 1); else stderr's last
+// line; "" when neither says anything.
+std::string failure_reason(const std::string& stderr_tail, const std::string& stdout_tail);
 
 }  // namespace rtrace::store

@@ -91,6 +91,15 @@ void set_str(char (&dst)[N], const std::string& src) noexcept {
   std::memcpy(dst, src.data(), n);
   std::memset(dst + n, 0, N - n);
 }
+// `text` in at most `max_bytes` bytes, never cut inside a word: a text that
+// does not fit ends at the last word boundary that leaves room for "..."
+// (issue 30: a reason read "measured on a busy mac").
+std::string fit_words(const std::string& text, std::size_t max_bytes);
+// Copies prose (a reason, a note) into a fixed char field through fit_words.
+template <std::size_t N>
+void set_text(char (&dst)[N], const std::string& text) {
+  set_str(dst, fit_words(text, N - 1));
+}
 template <std::size_t N>
 std::string get_str(const char (&src)[N]) {
   return std::string(src, strnlen(src, N));
