@@ -339,8 +339,8 @@ void report_demo(const std::string& path) {
 // Issue 30's report defects in one run (threads=1,2): the 2-thread point was
 // measured while other processes took 53% of its cores (the launcher's
 // machine_load) and its ERT marked every ceiling unreliable with two reasons
-// (longer than the file's field); a region whose L1 intensity falls (a long
-// step: cache-capacity at registers); the sampled stacks hold the tracer's own
+// (longer than the file's field); a region whose DRAM intensity falls (a long
+// step: cache-capacity, with the load); the sampled stacks hold the tracer's own
 // frames under an MPI wrapper.
 void busy_demo(const std::string& path) {
   const std::string kernel = "md::pair::lj_cut_coul_long_compute_forces_for_the_neighbour_list";
@@ -364,8 +364,8 @@ void busy_demo(const std::string& path) {
     }
     const double wall = t == 1 ? 3.0 : 2.4;
     store::RankRecords rr = rank(0, wall);
-    // L1 bytes per FLOP quadruple at 2 threads: cache-capacity at registers.
-    region(rr, kernel, wall - 0.2, 4e10, t == 1 ? 1e10 : 4e10, 8e9, 8e9, 8e9, 10);
+    // DRAM bytes per FLOP quadruple at 2 threads: a long step, cache-capacity at L3.
+    region(rr, kernel, wall - 0.2, 4e10, 1e10, 8e9, 8e9, t == 1 ? 8e9 : 3.2e10, 10);
     region(rr, "neighbor_build", 0.2, 1e8, 4e8, 4e8, 4e8, 4e8, 10);
     rr.info.user_s = wall * t * 0.95;
     rr.info.omp_threads = t;

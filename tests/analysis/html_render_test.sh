@@ -154,7 +154,7 @@ else:
     if any("unreliable" in t for t in one["texts"]):
         problems.append("the reliable ceilings at threads=1 are labelled unreliable")
 traj = [c for c in r["charts"] if c["title"].startswith("Trajectory of md::pair::")]
-if not traj or not any("cache-capacity at registers (L1d AI falls)" in l for l in traj[0]["legends"]):
+if not traj or not any("cache-capacity at L1d (DRAM AI falls)" in l for l in traj[0]["legends"]):
     problems.append("the step legend does not read whole: %s" % (traj and traj[0]["legends"]))
 if "(unreliable)" not in r["text"]:
     problems.append("no table labels the unreliable bound")
