@@ -10,7 +10,7 @@ rm -rf "$DIR" && mkdir -p "$DIR" && cd "$DIR" || exit 1
 fail() { echo "FAIL: $*"; exit 1; }
 "$SYNTH" counts-demo -o counts.h5 || fail "synth counts-demo"
 "$RTRACE" validate counts.h5 > validate.txt || fail "validate rejects the count tables: $(cat validate.txt)"
-grep -q "schema 1.7.0" validate.txt || fail "validate: $(cat validate.txt)"
+grep -q "schema 1.8.0" validate.txt || fail "validate: $(cat validate.txt)"
 "$RTRACE" analyze counts.h5 --json counts.json --svg svg --html counts.html > table.txt || fail "analyze"
 grep -q "application (whole program, counted)" table.txt || fail "no application trajectory"
 grep -q "counts: sim:rtrace-count 0.1.0 valgrind-3.19.0" table.txt || fail "no counts source in the table"
@@ -23,7 +23,7 @@ grep -q "whole-application diagnosis only" table.txt && fail "the no-counts mess
 awk 'length > 100 { bad = 1 } END { exit bad }' table.txt || fail "table wider than 100 columns"
 grep -q '"counts_source": "sim:rtrace-count' counts.json || fail "no counts_source in the JSON"
 grep -q '"kind": "application"' counts.json || fail "no application kernel in the JSON"
-grep -q '"schema_version": "1.5.0"' counts.json || fail "analysis schema version"
+grep -q '"schema_version": "1.6.0"' counts.json || fail "analysis schema version"
 grep -q "sim:rtrace-count" counts.html || fail "no counts source in the HTML"
 grep -q ">application<" svg/roofline-c000.svg || fail "the application is not on the roofline chart"
 ls svg/trajectory-001-application.svg > /dev/null || fail "no application trajectory chart"

@@ -35,6 +35,14 @@ struct PointCounts {
   bool serialised = false;       // the counting tool ran the threads one at a time
   int ranks_counted = 0;         // ranks whose counts are used
   std::vector<store::CountLevelRow> levels;  // the simulated cache shares (first rank with levels)
+  // The counted window (counts_info.window, schema 1.8): "MPI_Init..MPI_Finalize",
+  // "calls 10-20 of timestep", ...; "" = the whole run (older files, PMU counts).
+  // The application's counts are those inside it, as the POP summary's time.
+  std::string window;
+  // A window the user chose (a function's calls, a time range): the timed run
+  // did not time it, so its counts get intensities but no rates.
+  bool user_window = false;
+  std::string steered, not_steered;   // the counting run's dispatch (counts_info)
 };
 
 // The counted kinds (not timed by the tracer: their time comes from the timed run).

@@ -17,7 +17,7 @@ namespace rtrace::analysis {
 //      `failed_points` and profile `cpu_s`, `unnamed_modules` (issue 25); kernel `metrics_provenance`
 //      steps' `causes` list, `offsetting`, `lock-wait`, the thread basis, the launcher's machine load;
 //      hosts, node_balance, slowest_node, node_ceilings, ceiling host
-inline constexpr const char* kAnalysisSchemaVersion = "1.5.0";
+inline constexpr const char* kAnalysisSchemaVersion = "1.6.0";
 extern const char* const kAnalysisSchemaJson;  // schemas/analysis-v1.json, compiled in
 
 // Terminal report: per kernel (sorted by time share) one block of rows, each <= width columns.
