@@ -33,38 +33,47 @@ trap 'rm -rf "$scratch"' EXIT
 export OPENBLAS_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 printf 'counting pass: predicted before it starts vs taken (wall, this host'"'"'s caches); %s\n' "$(valgrind --version)"
-printf '%-28s %9s %10s %9s %10s %9s\n' app "timed s" "counted s" "taken x" "predicted" "pred/taken"
+printf '%-34s %9s %10s %9s %10s %9s  %s\n' app "timed s" "counted s" "taken x" "predicted" "pred/taken" "from"
 n=0
+# One row per configuration of the sweep: the first configuration's forecast
+# comes from the reference kernels, the next ones' from the app's own cost on
+# the previous configuration (`this app's own cost`).
 forecast() {
   local name="$1" sweep="$2"; shift 2
   local out="$scratch/$n.h5" log="$scratch/$n.txt"
   n=$((n + 1))
   if ! (cd "$scratch" && "$rtrace" --sweep "$sweep" --ert none --counts sim -o "$out" -- "$@") 2>"$log" >/dev/null; then
-    printf '%-28s failed: %s\n' "$name" "$(tail -1 "$log")"
+    printf '%-34s failed: %s\n' "$name" "$(tail -1 "$log")"
     return
   fi
-  # "point ...: counting pass ok, 01:23 (25x the timed run; predicted 22x)" and "[1/1] ...: ok (3.21 s)"
-  local taken predicted timed counted
-  taken=$(sed -n 's/.*counting pass ok, .*(\([0-9.]*\)x the timed run; predicted \([0-9.]*\)x).*/\1/p' "$log" | head -1)
-  predicted=$(sed -n 's/.*counting pass ok, .*(\([0-9.]*\)x the timed run; predicted \([0-9.]*\)x).*/\2/p' "$log" | head -1)
-  timed=$(sed -n 's/.*\] .*: ok (\([0-9.]*\) s).*/\1/p' "$log" | head -1)
-  counted=$(sed -n 's/.*counting pass ok, \([0-9:]*\) .*/\1/p' "$log" | head -1 | awk -F: '{print ($1 * 60 + $2)}')
-  if [[ -z "$taken" || -z "$predicted" ]]; then
-    printf '%-28s no forecast: %s\n' "$name" "$(grep -m1 'counting pass' "$log" || tail -1 "$log")"
-    return
-  fi
-  printf '%-28s %9s %10s %8sx %9sx %10s\n' "$name" "$timed" "$counted" "$taken" "$predicted" \
-    "$(awk -v p="$predicted" -v t="$taken" 'BEGIN { if (t > 0) printf "%.2f", p / t; else print "-" }')"
+  # "point threads=1: counting pass ok, 01:23 (25x the timed run; predicted 22x)" and "[1/2] threads=1: ok (3.21 s)"
+  local labels
+  labels=$(sed -n 's/.*\] \([^:]*\): ok (.*/\1/p' "$log")
+  for label in $labels; do
+    local ok taken predicted timed counted how
+    ok=$(grep -m1 "point $label: counting pass ok" "$log" || true)
+    taken=$(sed -n 's/.*(\([0-9.]*\)x the timed run; predicted \([0-9.]*\)x).*/\1/p' <<<"$ok")
+    predicted=$(sed -n 's/.*(\([0-9.]*\)x the timed run; predicted \([0-9.]*\)x).*/\2/p' <<<"$ok")
+    timed=$(sed -n "s/.*\] $label: ok (\([0-9.]*\) s).*/\1/p" "$log" | head -1)
+    counted=$(sed -n 's/.*counting pass ok, \([0-9:]*\) .*/\1/p' <<<"$ok" | awk -F: '{print ($1 * 60 + $2)}')
+    how=$(grep -m1 "point $label: counting pass under Valgrind" "$log" | grep -q "this app's own cost" && echo app || echo kernels)
+    if [[ -z "$taken" || -z "$predicted" ]]; then
+      printf '%-34s no forecast: %s\n' "$name $label" "$(grep -m1 "point $label: counting pass" "$log" || tail -1 "$log")"
+      continue
+    fi
+    printf '%-34s %9s %10s %8sx %9sx %10s  %s\n' "$name $label" "$timed" "$counted" "$taken" "$predicted" \
+      "$(awk -v p="$predicted" -v t="$taken" 'BEGIN { if (t > 0) printf "%.2f", p / t; else print "-" }')" "$how"
+  done
 }
 
 bin="$build/bin"
 scale=1
 [[ $quick == 1 ]] && scale=0
-forecast "triad 8M x 10" threads=1 "$bin/counts_triad" $((4000000 + 4000000 * scale)) 10
-forecast "stencil 160^3 x 10" threads=1 "$bin/counts_stencil" 160 $((5 + 5 * scale))
-[[ -x "$bin/counts_dgemm" ]] && forecast "dgemm (OpenBLAS) 600" threads=1 "$bin/counts_dgemm" $((400 + 200 * scale))
-forecast "omp table 4 MiB, 2 threads" threads=2 "$bin/counts_omp_table" 4194304 $((10 + 10 * scale))
-forecast "time steps 1M x 100" threads=1 "$bin/counts_steps" 1000000 $((50 + 50 * scale))
+forecast "triad 16M x 40" threads=1,2 "$bin/counts_triad" $((4000000 + 12000000 * scale)) 40
+forecast "stencil 192^3 x 40" threads=1,2 "$bin/counts_stencil" 192 $((10 + 30 * scale))
+[[ -x "$bin/counts_dgemm" ]] && forecast "dgemm (OpenBLAS) 1500" threads=1,2 "$bin/counts_dgemm" $((600 + 900 * scale))
+forecast "omp table 4 MiB" threads=1,2 "$bin/counts_omp_table" 4194304 $((50 + 150 * scale))
+forecast "time steps 2M x 400" threads=1,2 "$bin/counts_steps" 2000000 $((100 + 300 * scale))
 if command -v lmp >/dev/null; then
   cat > "$scratch/in.lj" <<'LJ'
 # 3d Lennard-Jones melt (LAMMPS bench/in.lj)
@@ -86,7 +95,7 @@ neigh_modify delay 0 every 20 check no
 fix 1 all nve
 run ${steps}
 LJ
-  forecast "LAMMPS LJ 32k atoms" ranks=1 lmp -in "$scratch/in.lj" -var steps $((50 + 50 * scale)) -log none -screen none
+  forecast "LAMMPS LJ 32k atoms, 200 steps" ranks=1,2 lmp -in "$scratch/in.lj" -var steps $((50 + 150 * scale)) -log none -screen none
 fi
 if command -v hpcc >/dev/null; then
   cat > "$scratch/hpccinf.txt" <<HPCC
@@ -122,5 +131,5 @@ $((1000 + 500 * scale))         Ns
 1            Equilibration (0=no,1=yes)
 8            memory alignment in double (> 0)
 HPCC
-  forecast "HPCC N=$((1000 + 500 * scale)), 1 rank" ranks=1 hpcc
+  forecast "HPCC N=$((1000 + 500 * scale))" ranks=1,2 hpcc
 fi

@@ -171,16 +171,31 @@ void write_calibration(const std::string& path, const Calibration& c) {
 }
 
 CostPrediction predict_cost(const Calibration& c, double timed_wall_s, double timed_cpu_s, int ranks, int ranks_per_node,
-                            int cores) {
+                            int cores, double app_slowdown) {
   CostPrediction p;
-  if (!c.ok() || !(timed_wall_s > 0)) return p;
+  if ((!c.ok() && !(app_slowdown > 0)) || !(timed_wall_s > 0)) return p;
   // Each process's CPU seconds (its threads run one at a time under the
   // tool), the processes of a node sharing its cores.
   const int r = std::max(ranks, 1);
-  const double per_process = timed_cpu_s > 0 ? timed_cpu_s / r : timed_wall_s;
-  const double idle = std::max(0.0, timed_wall_s - per_process);
+  // A process's threads run one at a time: its CPU seconds. Wall seconds it
+  // spent off a CPU (a loaded machine, waiting) are taken to stretch alike
+  // (rusage cannot tell a busy machine from a sleeping app).
+  const double per_process = std::max(timed_cpu_s > 0 ? timed_cpu_s / r : 0.0, timed_wall_s);
   const double crowding = cores > 0 && ranks_per_node > cores ? static_cast<double>(ranks_per_node) / cores : 1.0;
-  auto at = [&](double slowdown) { return c.startup_s + slowdown * per_process * crowding + idle; };
+  auto at = [&](double slowdown) { return c.startup_s + slowdown * per_process * crowding; };
+  p.per_process_s = per_process * crowding;
+  if (app_slowdown > 0) {
+    // The app's own cost, measured on another configuration of this sweep.
+    p.seconds = at(app_slowdown);
+    p.factor = p.seconds / timed_wall_s;
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "counting pass: expected about %.0fx the timed run's %.1f s = %s (this app's own cost: %.0fx per "
+                  "process-second on the sweep's previous counting run)",
+                  p.factor, timed_wall_s, duration_text(p.seconds).c_str(), app_slowdown);
+    p.line = line;
+    return p;
+  }
   p.seconds = at(c.typical());
   p.factor = p.seconds / timed_wall_s;
   char head[160];

@@ -78,6 +78,8 @@ const char* const kUsage =
     "                           expected cost); no COMMAND needed\n"
     "  --calibration FILE       reuse the calibration in FILE, or measure it and write FILE\n"
     "  --no-calibrate           no calibration, no prediction\n"
+    "  --app-slowdown X         this app's own slowdown per timed process-second (measured on an earlier\n"
+    "                           counting run): the prediction uses it instead of the reference kernels\n"
     "  --keep-raw DIR           keep the tool's raw files (one per process) in DIR (default: a\n"
     "                           directory next to -o, which every node must reach; removed after)\n"
     "  --quiet                  no progress lines\n"
@@ -108,6 +110,7 @@ struct Options {
   bool no_calibrate = false;
   std::string calibration_file;
   double timed_cpu_s = 0;
+  double app_slowdown = 0;
   std::vector<std::string> command;
 };
 
@@ -199,6 +202,8 @@ Options parse(int argc, char** argv, bool& help) {
       o.no_calibrate = true;
     } else if (a == "--timed-cpu") {
       o.timed_cpu_s = seconds(a, val(a));
+    } else if (a == "--app-slowdown") {
+      o.app_slowdown = seconds(a, val(a));
     } else {
       throw UsageError("unknown option `" + std::string(argv[i]) + "` (try `rtrace counts --help`)");
     }
@@ -280,17 +285,18 @@ int counts_main(int argc, char** argv) {
     }
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const CostPrediction prediction =
-        predict_cost(calibration, o.timed_run_s, o.timed_cpu_s, o.ranks, o.ranks_per_node, cores);
+        predict_cost(calibration, o.timed_run_s, o.timed_cpu_s, o.ranks, o.ranks_per_node, cores, o.app_slowdown);
     if (o.calibrate_only) {
-      if (!calibration.ok()) {
+      if (!calibration.ok() && prediction.seconds <= 0) {
         std::fprintf(stderr, "rtrace counts: calibration failed: %s\n", calibration.error.c_str());
         return kExitCountingFailed;
       }
       std::printf("calibration");
       for (const auto& [k, s] : calibration.slowdown) std::printf(" %s=%.2f", k.c_str(), s);
       std::printf("\n");
-      if (prediction.seconds > 0) std::printf("prediction factor=%.2f seconds=%.1f\n%s\n", prediction.factor,
-                                              prediction.seconds, prediction.line.c_str());
+      if (prediction.seconds > 0)
+        std::printf("prediction factor=%.2f seconds=%.1f per_process=%.3f startup=%.2f\n%s\n", prediction.factor,
+                    prediction.seconds, prediction.per_process_s, calibration.startup_s, prediction.line.c_str());
       else std::printf("reference kernels under the tool: %s slower in CPU time (median %.0fx)\n",
                        calibration.summary().c_str(), calibration.typical());
       return kExitOk;

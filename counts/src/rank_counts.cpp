@@ -141,7 +141,9 @@ std::string window_problem(const RawWindow& w) {
   const std::string what = "the counted window (" + window_description(w) + ")";
   const std::string calls =
       w.function.empty() || w.calls < 0 ? std::string() : w.function + " was called " + std::to_string(w.calls) + " time(s)";
-  if (w.open_ms < 0) return what + " never opened" + (calls.empty() ? std::string() : ": " + calls);
+  if (w.open_ms < 0)
+    return what + " never opened" + (calls.empty() ? std::string() : ": " + calls) +
+           (w.calls == 0 ? " (no such function, or inlined wherever it is called)" : "");
   if (w.close_ms < 0 && (w.last_call > 0 || w.to_ms >= 0))
     return what + " ran to the end of the run" + (calls.empty() ? std::string() : " (" + calls + ")");
   return "";

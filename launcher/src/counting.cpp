@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -130,6 +131,8 @@ CountingInvocation counting_invocation(const PointCommand& untraced, const std::
     inv.calibrate_argv.insert(inv.calibrate_argv.end(), {"--timed-run", seconds_text(timed_wall_s)});
     if (timed.cpu_s > 0) inv.calibrate_argv.insert(inv.calibrate_argv.end(), {"--timed-cpu", seconds_text(timed.cpu_s)});
     if (!calibration_file.empty()) inv.calibrate_argv.insert(inv.calibrate_argv.end(), {"--calibration", calibration_file});
+    if (timed.app_slowdown > 0)
+      inv.calibrate_argv.insert(inv.calibrate_argv.end(), {"--app-slowdown", seconds_text(timed.app_slowdown)});
   }
   fs::path raw = out_file;
   raw.replace_extension(".raw");
@@ -167,6 +170,10 @@ CostForecast forecast_counting_cost(const CountingInvocation& inv, const RunOpti
     }
     if (line.rfind("prediction factor=", 0) == 0) {
       f.factor = std::strtod(line.c_str() + 18, nullptr);
+      if (const auto at = line.find(" per_process="); at != std::string::npos)
+        f.per_process_s = std::strtod(line.c_str() + at + 13, nullptr);
+      if (const auto at = line.find(" startup="); at != std::string::npos)
+        f.startup_s = std::strtod(line.c_str() + at + 9, nullptr);
       next_is_sentence = true;
     }
   }
@@ -218,6 +225,8 @@ CountingOutcome run_counting_pass(const CountingInvocation& inv, const std::stri
   }
   const ProcessResult r = future.get();
   out.wall_s = r.wall_s;
+  if (forecast.per_process_s > 0 && r.kind == ExitKind::Exited && r.exit_code == 0)
+    out.app_slowdown = std::max(0.0, r.wall_s - forecast.startup_s) / forecast.per_process_s;
   char ratio[80] = "";
   if (timed_wall_s > 0 && forecast.factor > 0)
     std::snprintf(ratio, sizeof ratio, " (%.0fx the timed run; predicted %.0fx)", r.wall_s / timed_wall_s, forecast.factor);

@@ -21,10 +21,10 @@ TEST(CountsCalibration, PredictionScalesEachProcesssCpuTimeByTheMedianSlowdown) 
   EXPECT_NEAR(p.factor, c.typical(), 1e-9);
   EXPECT_NE(p.line.find("counting pass: expected about 21x the timed run's 10.0 s = 3.5 min (30 s-7.7 min; "),
             std::string::npos) << p.line;
-  // Waiting passes at its own pace; the tool's start-up comes on top.
+  // Time off a CPU stretches alike; the tool's start-up comes on top.
   c.startup_s = 1;
   p = predict_cost(c, 10, 4, 1, 1, 2);
-  EXPECT_NEAR(p.seconds, 1 + 4 * c.typical() + 6, 1e-6);
+  EXPECT_NEAR(p.seconds, 1 + 10 * c.typical(), 1e-6);
   c.startup_s = 0;
   // Two threads busy for 10 s of wall: 20 CPU seconds, run one at a time.
   p = predict_cost(c, 10, 20, 1, 1, 2);
@@ -36,6 +36,12 @@ TEST(CountsCalibration, PredictionScalesEachProcesssCpuTimeByTheMedianSlowdown) 
   p = predict_cost(c, 10, 40, 4, 4, 2);
   EXPECT_NEAR(p.factor, 2 * c.typical(), 1e-9);
   EXPECT_EQ(predict_cost(Calibration{}, 10, 0, 1, 1, 2).seconds, 0);
+  // The app's own slowdown from an earlier configuration replaces the median.
+  p = predict_cost(c, 10, 20, 1, 1, 2, 8.0);
+  EXPECT_NEAR(p.seconds, 8.0 * 20, 1e-6);
+  EXPECT_NEAR(p.per_process_s, 20, 1e-9);
+  EXPECT_NE(p.line.find("this app's own cost: 8x per process-second"), std::string::npos) << p.line;
+  EXPECT_NEAR(predict_cost(Calibration{}, 10, 0, 1, 1, 2, 8.0).seconds, 80, 1e-6);
 }
 
 TEST(CountsCalibration, FileRoundTrip) {

@@ -37,14 +37,19 @@ void write_calibration(const std::string& path, const Calibration& c);
 struct CostPrediction {
   double factor = 0;        // expected counting run / timed run (wall)
   double seconds = 0;       // expected counting run's wall time
+  double per_process_s = 0; // the timed seconds it slows down (a process's CPU or wall seconds, crowding included)
   std::string line;         // "counting pass: expected about 22x the timed run's 8.1 s = 3.0 min (...)"
 };
 // From the timed run's wall time and, when known (> 0), its CPU time (all
 // processes): the tool runs each process's threads one at a time, so a
-// process's CPU seconds, not its wall seconds, are what it slows down; the
-// rest of the wall time (waiting, sleeping, I/O) passes as it did; the tool's
-// start and exit come on top; `ranks_per_node` processes share `cores` cores.
+// process's CPU seconds are what it slows down (its wall seconds where they
+// are more: time off a CPU, a loaded machine's or the app's waits, is taken
+// to stretch alike); the tool's start and exit come on top;
+// `ranks_per_node` processes share `cores` cores.
+// `app_slowdown` > 0: this app's own slowdown per timed second, measured on
+// an earlier configuration's counting run of the same sweep (then the
+// prediction uses it instead of the reference kernels' median).
 CostPrediction predict_cost(const Calibration& c, double timed_wall_s, double timed_cpu_s, int ranks,
-                            int ranks_per_node, int cores);
+                            int ranks_per_node, int cores, double app_slowdown = 0);
 
 }  // namespace rtrace::counts

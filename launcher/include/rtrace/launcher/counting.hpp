@@ -46,6 +46,9 @@ struct TimedRun {
   std::string dispatch_from;      // where its tracer's dispatch rows are: the trace directory, or
                                   // the run file (with dispatch_point); "" none
   std::int64_t dispatch_point = -1;
+  // This app's own slowdown per timed process-second, measured on the
+  // sweep's previous counting run (CountingOutcome::app_slowdown); 0 none.
+  double app_slowdown = 0;
 };
 
 // `untraced`: the point's command built without the tracer (LaunchSetup with
@@ -61,6 +64,9 @@ struct CountingOutcome {
   std::string failure;        // why there are no counts at all ("" when `file` holds them)
   std::string summary;        // "ok, 41 s (33x the timed run)" / "failed: ..."
   double wall_s = 0;
+  // The app's slowdown per timed process-second, from this run and its
+  // forecast's inputs (0 unknown): the next configuration's forecast uses it.
+  double app_slowdown = 0;
 };
 CountingOutcome run_counting_pass(const CountingInvocation& inv, const std::string& label, int ordinal,
                                   double timed_wall_s, const RunOptions& o, Progress& progress);
@@ -71,6 +77,8 @@ CountingOutcome run_counting_pass(const CountingInvocation& inv, const std::stri
 // file). Empty when it cannot say (no timed time, no calibration program).
 struct CostForecast {
   double factor = 0;              // expected counting run / timed run
+  double per_process_s = 0;       // the timed seconds the prediction slows down
+  double startup_s = 0;           // the tool's own start and exit
   std::string line;               // "counting pass: expected about 22x the timed run's 8.1 s = 3.0 min (...)"
 };
 CostForecast forecast_counting_cost(const CountingInvocation& inv, const RunOptions& o);
