@@ -214,6 +214,29 @@ void add_counts_notes(AnalysisResult& res) {
     res.warnings.push_back(os.str());
     break;
   }
+  // The counted window and the counting run's dispatch, once per wording.
+  std::map<std::string, std::vector<std::string>> window, steered, not_steered;
+  for (const auto& c : res.run.configs) {
+    const PointCounts& pc = c.counts;
+    if (!pc.usable) continue;
+    if (!pc.window.empty()) window[pc.window + (pc.user_window ? "\x1f" : "")].push_back(c.label);
+    if (!pc.steered.empty()) steered[pc.steered].push_back(c.label);
+    if (!pc.not_steered.empty()) not_steered[pc.not_steered].push_back(c.label);
+  }
+  for (const auto& [key, l] : window) {
+    const bool user = key.back() == '\x1f';
+    const std::string w = user ? key.substr(0, key.size() - 1) : key;
+    res.counts_notes.push_back(
+        "counted window: " + w + " at " + labels(l) +
+        (user ? "; outside it only instructions and FLOPs were counted, and the timed run did not time it: counted "
+                "intensities, no rates"
+              : w == "MPI_Init..MPI_Finalize" ? "; the application's counts are those of the window the summary times"
+                                              : ""));
+  }
+  for (const auto& [what, l] : steered)
+    res.counts_notes.push_back("counting run steered to the timed run's dispatch at " + labels(l) + ": " + what);
+  for (const auto& [what, l] : not_steered)
+    res.counts_notes.push_back("counted code may differ from the timed code at " + labels(l) + ": " + what);
   // Disagreements: one line per (kernel, quantity) with the range over configurations.
   struct Range { double lo = 1e300, hi = -1e300; std::vector<std::string> at; std::string function, source; };
   std::map<std::pair<std::string, std::string>, Range> by;

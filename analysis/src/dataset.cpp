@@ -151,6 +151,13 @@ void read_run_context(const store::Group& root, RunData& run) {
   }
 }
 
+// Whether a counted row lies in the counted window: "inside", or "" (a file
+// before schema 1.8, PMU counts: the whole run).
+bool row_inside_window(const store::CountRow& row) {
+  const std::string w = store::get_str(row.window);
+  return w.empty() || w == "inside";
+}
+
 // The count tables of a point's ranks, one rank at a time: one
 // "application" kernel (every row of every rank whose counts are usable) and
 // one "function" kernel per counted function (raw names), untimed. Memory
@@ -173,6 +180,11 @@ class CountsFold {
     }
     if (pc.source.empty()) pc.source = store::get_str(info.source);
     if (pc.note.empty()) pc.note = store::get_str(info.note);
+    if (pc.window.empty()) pc.window = store::get_str(info.window);
+    // A user's window: "calls 10-20 of timestep", "0-600 s of the counting run".
+    pc.user_window |= pc.window.rfind("calls ", 0) == 0 || pc.window.find(" of the counting run") != std::string::npos;
+    if (pc.steered.empty()) pc.steered = store::get_str(info.steered);
+    if (pc.not_steered.empty()) pc.not_steered = store::get_str(info.not_steered);
     pc.serialised |= info.serialised != 0;
     if (status != "ok" && status != "partial") return;
     pc.usable = true;
@@ -185,24 +197,36 @@ class CountsFold {
       return id < static_cast<std::int64_t>(rec.names.size()) ? rec.names[static_cast<std::size_t>(id)]
                                                               : "name#" + std::to_string(id);
     };
+    // Rows counted without the cache simulation: outside a user's window.
+    bool light_rows = false;
+    for (const auto& row : rec.counts) light_rows |= std::isnan(row.bytes_l1_read) && !row_inside_window(row);
+    pc.user_window |= light_rows;
     for (const auto& row : rec.counts) {
       const Counts c = counts_of_row(row);
       const std::string name = name_of(row.function_id), module = name_of(row.module_id);
+      // The application: the counted window, the one the POP summary times
+      // (MPI_Init's return .. MPI_Finalize); rows of older files are the whole run.
+      const bool inside = row_inside_window(row);
       // The runtimes' code (a waiting rank spinning in MPI's progress engine,
-      // a thread in the OpenMP runtime's barrier) is counted apart; so is
-      // code outside any module that does no floating-point work (the vDSO
-      // a polling runtime reads its clock from: no module says whose it is).
+      // a thread in the OpenMP runtime's barrier) is counted apart, in the
+      // same window; so is code outside any module that does no floating-point
+      // work (the vDSO a polling runtime reads its clock from: no module says whose it is).
       std::string category = store::code_category(module, name);
       if (module == kUnknownModule && !(c.total_flops() > 0)) category = kUnattributedCategory;
       if (store::is_runtime_category(category) || category == kUnattributedCategory) {
-        pc.runtime.add(category, name, c, row.instructions);
+        if (inside) pc.runtime.add(category, name, c, row.instructions);
         continue;
       }
-      const FlopMix mix = flop_mix_of(row);
-      app_.counts.add(c);
-      app_.mix.add(mix);
-      app_.counted_instructions = nan_add(app_.counted_instructions, row.instructions);
+      if (inside) {
+        app_.counts.add(c);
+        app_.mix.add(flop_mix_of(row));
+        app_.counted_instructions = nan_add(app_.counted_instructions, row.instructions);
+      }
       if (row.function_id < 0) continue;  // not attributed to a function
+      // A function's counts pair with its sampled time, which covers the whole
+      // run; outside a user's window there are no bytes to pair.
+      if (light_rows && !inside) continue;
+      const FlopMix mix = flop_mix_of(row);
       // The counting tool's own accounting rows (bracketed names, e.g. the
       // dirty lines written back at exit) are the program's, no function's.
       if (!name.empty() && name.front() == '[') continue;
@@ -660,6 +684,8 @@ void add_counted_kernels(Configuration& c, const std::vector<PointAggregate>& po
   c.counts = counted->counts;
   c.code_mismatches = code_mismatches(points, *counted);
   const PopPoint& pop = c.pop.pop;
+  // A window the user chose was not timed: intensities, no rates.
+  const bool untimed_window = c.counts.user_window;
   for (const auto& k0 : counted->kernels) {
     if (!is_counted_kind(k0.kind)) continue;
     KernelAtPoint k = k0;
@@ -690,6 +716,7 @@ void add_counted_kernels(Configuration& c, const std::vector<PointAggregate>& po
         k.time_spread = (*hi - *lo) / k.time_s;
       }
     }
+    if (untimed_window) k.time_s = k.counts_time_s = k.mean_rank_time_s = kNaN;
     c.kernels.push_back(std::move(k));
   }
 }

@@ -107,6 +107,10 @@ json counts_json(const AnalysisResult& res) {
                      {"note", pc.note},
                      {"serialised", pc.serialised},
                      {"ranks_counted", pc.ranks_counted},
+                     {"window", pc.window},
+                     {"user_window", pc.user_window},
+                     {"steered", pc.steered},
+                     {"not_steered", pc.not_steered},
                      {"levels", levels}});
     add_counted_work_json(res, ci, confs.back());
     for (const auto& chk : c.counts_checks)

@@ -3,8 +3,11 @@
 // for `rtrace run --counts sim`; it also runs alone.
 #include "cli/subcommands.hpp"
 
+#include "rtrace/counts/calibration.hpp"
 #include "rtrace/counts/counting_run.hpp"
+#include "rtrace/counts/dispatch.hpp"
 #include "rtrace/counts/geometry.hpp"
+#include "rtrace/counts/window_spec.hpp"
 
 #include "rtrace/store/hdf5.hpp"
 
@@ -17,6 +20,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern char** environ;
@@ -56,6 +60,29 @@ const char* const kUsage =
     "  --app-index K            COMMAND[K] is the app (after mpirun/srun and their options) [0]\n"
     "  --timeout SECONDS        stop the counting run after this long\n"
     "  --timed-run SECONDS      the uninstrumented run's wall time: progress shows the slowdown\n"
+    "  --counts-window SPEC     the part of the run the counts are \"inside\" of [mpi]:\n"
+    "                             mpi       MPI_Init's return .. MPI_Finalize (the POP summary's window;\n"
+    "                                       the whole run of an app without MPI); the rest counted too\n"
+    "                             whole     the whole run\n"
+    "                             FUNC:N-M  from the entry of call N of FUNC to the return of call M\n"
+    "                                       (N-: to the end; C++ ns::f:N-M, Fortran mod::proc:N-M)\n"
+    "                             time:A-B  seconds A to B of the counting run's own clock (A-: to the end)\n"
+    "                           FUNC:N-M,time:A-B: where both hold. Outside a FUNC or time window only\n"
+    "                           instructions and FLOPs are counted (no cache simulation): it bounds the\n"
+    "                           cost of a long run; caches start cold at the window\n"
+    "  --dispatch-from PATH     the timed run's run-time dispatch (its tracer's trace directory, a trace\n"
+    "                           file, or a run file): OpenBLAS's core, MKL's path and glibc's CPU features\n"
+    "                           are steered to the timed run's where Valgrind can run them (docs/counts.md)\n"
+    "  --dispatch-point ID      with a run file: its point ID [the first with dispatch rows]\n"
+    "  --timed-cpu SECONDS      the timed run's CPU time (all its processes): with --timed-run, the\n"
+    "                           expected cost is printed before the run (threads run one at a time)\n"
+    "  --calibrate              only time reference kernels natively and under the tool (a few\n"
+    "                           seconds) and print their slowdowns (and, with --timed-run, the\n"
+    "                           expected cost); no COMMAND needed\n"
+    "  --calibration FILE       reuse the calibration in FILE, or measure it and write FILE\n"
+    "  --no-calibrate           no calibration, no prediction\n"
+    "  --app-slowdown X         this app's own slowdown per timed process-second (measured on an earlier\n"
+    "                           counting run): the prediction uses it instead of the reference kernels\n"
     "  --keep-raw DIR           keep the tool's raw files (one per process) in DIR (default: a\n"
     "                           directory next to -o, which every node must reach; removed after)\n"
     "  --quiet                  no progress lines\n"
@@ -78,8 +105,17 @@ struct Options {
   double timeout_s = 0;
   double timed_run_s = 0;
   std::string keep_raw;
+  WindowSpec window;
+  std::string window_text = "mpi";
+  std::string dispatch_from;
+  std::int64_t dispatch_point = -1;
   bool quiet = false;
   bool check = false;
+  bool calibrate_only = false;
+  bool no_calibrate = false;
+  std::string calibration_file;
+  double timed_cpu_s = 0;
+  double app_slowdown = 0;
   std::vector<std::string> command;
 };
 
@@ -145,16 +181,44 @@ Options parse(int argc, char** argv, bool& help) {
       o.timed_run_s = seconds(a, val(a));
     } else if (a == "--keep-raw") {
       o.keep_raw = val(a);
+    } else if (a == "--counts-window") {
+      o.window_text = val(a);
+      try {
+        o.window = parse_window_spec(o.window_text);
+      } catch (const WindowSpecError& e) {
+        throw UsageError(e.what());
+      }
+    } else if (a == "--dispatch-from") {
+      o.dispatch_from = val(a);
+      if (o.dispatch_from.empty()) throw UsageError("--dispatch-from needs a path");
+    } else if (a == "--dispatch-point") {
+      const std::string v = val(a);
+      char* end = nullptr;
+      const long long id = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || !end || *end || id < 0) throw UsageError("--dispatch-point `" + v + "`: expected a point id >= 0");
+      o.dispatch_point = id;
     } else if (a == "--quiet" || a == "-q") {
       o.quiet = true;
     } else if (a == "--check") {
       o.check = true;
+    } else if (a == "--calibrate") {
+      o.calibrate_only = true;
+    } else if (a == "--calibration") {
+      o.calibration_file = val(a);
+    } else if (a == "--no-calibrate") {
+      o.no_calibrate = true;
+    } else if (a == "--timed-cpu") {
+      o.timed_cpu_s = seconds(a, val(a));
+    } else if (a == "--app-slowdown") {
+      o.app_slowdown = seconds(a, val(a));
     } else {
       throw UsageError("unknown option `" + std::string(argv[i]) + "` (try `rtrace counts --help`)");
     }
   }
   for (; i < argc; ++i) o.command.push_back(argv[i]);
-  if (o.check) return o;
+  if (o.calibrate_only && o.threads == 0) o.threads = 1;
+  if (o.calibrate_only && o.ranks_per_node == 0) o.ranks_per_node = o.ranks;
+  if (o.check || o.calibrate_only) return o;
   if (o.output.empty()) throw UsageError("-o FILE is required (where the counts go)");
   if (o.command.empty()) throw UsageError("no command: put it after `--`, as in `rtrace counts -o c.h5 -- ./app`");
   if (o.app_index >= o.command.size())
@@ -268,6 +332,36 @@ int counts_main(int argc, char** argv) {
     const ToolPaths tool = find_tool(path_env ? path_env : "/usr/bin:/bin");
     if (o.check) return kExitOk;
 
+    // The expected cost: reference kernels under the tool with this run's caches.
+    Calibration calibration;
+    if (o.calibrate_only || (o.timed_run_s > 0 && !o.no_calibrate)) {
+      if (!o.calibration_file.empty()) calibration = read_calibration(o.calibration_file);
+      if (!calibration.ok()) {
+        const std::string scratch = o.output.empty() ? std::string(fs::temp_directory_path())
+                                                     : fs::absolute(o.output).parent_path().string();
+        calibration = calibrate(tool, tool_options(levels, plans), scratch);
+        if (calibration.ok() && !o.calibration_file.empty()) write_calibration(o.calibration_file, calibration);
+      }
+    }
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const CostPrediction prediction =
+        predict_cost(calibration, o.timed_run_s, o.timed_cpu_s, o.ranks, o.ranks_per_node, cores, o.app_slowdown);
+    if (o.calibrate_only) {
+      if (!calibration.ok() && prediction.seconds <= 0) {
+        std::fprintf(stderr, "rtrace counts: calibration failed: %s\n", calibration.error.c_str());
+        return kExitCountingFailed;
+      }
+      std::printf("calibration");
+      for (const auto& [k, s] : calibration.slowdown) std::printf(" %s=%.2f", k.c_str(), s);
+      std::printf("\n");
+      if (prediction.seconds > 0)
+        std::printf("prediction factor=%.2f seconds=%.1f per_process=%.3f startup=%.2f\n%s\n", prediction.factor,
+                    prediction.seconds, prediction.per_process_s, calibration.startup_s, prediction.line.c_str());
+      else std::printf("reference kernels under the tool: %s slower in CPU time (median %.0fx)\n",
+                       calibration.summary().c_str(), calibration.typical());
+      return kExitOk;
+    }
+
     CountingSpec spec;
     spec.command = o.command;
     spec.app_index = o.app_index;
@@ -294,6 +388,17 @@ int counts_main(int argc, char** argv) {
     // thread re-taking Valgrind's lock for several time slices: the shared
     // caches interleave the threads' streams round by round.
     spec.tool_options.push_back("--fair-sched=try");
+    for (const auto& w : window_tool_options(o.window)) spec.tool_options.push_back(w);
+    // The timed run's dispatch choices, where Valgrind can run them.
+    Steering steering;
+    if (!o.dispatch_from.empty()) {
+      try {
+        steering = plan_steering(read_timed_dispatch(o.dispatch_from, o.dispatch_point), spec.env);
+      } catch (const DispatchSourceError& e) {
+        throw SetupError(std::string("--dispatch-from ") + e.what());
+      }
+      for (const auto& e : steering.env) spec.app_env.push_back(e);
+    }
     spec.expected_ranks = o.ranks;
     spec.timeout_s = o.timeout_s;
     spec.timed_run_s = o.timed_run_s;
@@ -315,9 +420,15 @@ int counts_main(int argc, char** argv) {
       // With the banner, once the command is known to start (a bad command is one line).
       for (const auto& n : said) spec.banner += "rtrace counts: note: " + n + "\n";
       spec.banner += "rtrace counts: counting under Valgrind (20-100x slower, threads one at a time); caches: " +
-                     describe_plan(levels, plans);
+                     describe_plan(levels, plans) +
+                     "; counted window: " + describe_window(o.window);
+      if (!steering.steered.empty()) spec.banner += "\nrtrace counts: steered to the timed run's dispatch: " + steering.steered;
+      if (!steering.not_steered.empty()) spec.banner += "\nrtrace counts: not steered: " + steering.not_steered;
     }
 
+    if (!o.quiet && prediction.seconds > 0) std::fprintf(stderr, "rtrace counts: %s\n", prediction.line.c_str());
+    else if (!o.quiet && o.timed_run_s > 0 && !o.no_calibrate && !calibration.ok())
+      std::fprintf(stderr, "rtrace counts: no cost prediction (%s)\n", calibration.error.c_str());
     CountingResult r = run_counting(spec, tool);
     for (auto& [rank, cr] : r.ranks) {
       store::set_str(cr.info.cache_geometry, origin);
@@ -332,6 +443,8 @@ int counts_main(int argc, char** argv) {
       }
     }
     for (const auto& p : r.problems) std::fprintf(stderr, "rtrace counts: warning: %s\n", p.c_str());
+    check_counted_dispatch(r.ranks, steering);
+    record_steering(r.ranks, steering);
     write_counts_file(o.output, r.ranks, join(argc, argv));
     if (!temp_raw.empty()) fs::remove_all(temp_raw);
 
@@ -346,9 +459,22 @@ int counts_main(int argc, char** argv) {
           std::fprintf(stderr, "rtrace counts: rank %lld: %s: %s\n", static_cast<long long>(rank),
                        store::get_str(cr.info.status).c_str(), store::get_str(cr.info.note).c_str());
     }
-    if (!o.quiet)
+    if (!o.quiet) {
+      if (!r.ranks.empty()) {
+        const auto& info = r.ranks.begin()->second.info;
+        const std::string window = store::get_str(info.window);
+        if (!window.empty())
+          std::fprintf(stderr, "rtrace counts: counted window: %s%s\n", window.c_str(),
+                       o.window.user() ? " (outside it: instructions and FLOPs only)" : "");
+        if (!store::get_str(info.not_steered).empty())
+          std::fprintf(stderr, "rtrace counts: dispatch not steered: %s\n", store::get_str(info.not_steered).c_str());
+      }
       std::fprintf(stderr, "rtrace counts: %zu rank(s), %d not ok, %.1f s -> %s\n", r.ranks.size(), failed,
                    r.outcome.wall_s, o.output.c_str());
+      if (prediction.seconds > 0)
+        std::fprintf(stderr, "rtrace counts: took %.0fx the timed run (predicted %.0fx)\n",
+                     r.outcome.wall_s / o.timed_run_s, prediction.factor);
+    }
     return failed == 0 ? kExitOk : kExitCountingFailed;
   } catch (const GeometryError& e) {
     std::fprintf(stderr, "rtrace counts: %s\n", e.what());

@@ -55,13 +55,20 @@ LevelPresence presence_of(const RawProcess& p) {
   return lp;
 }
 
-void add_values(store::CountRow& row, const RawRow& raw, const LevelPresence& lp) {
+// `bytes`: false for a part counted without the cache simulation (outside a
+// user's window): its bytes are unavailable, not 0.
+void add_values(store::CountRow& row, const RawRow& raw, const LevelPresence& lp, bool bytes = true) {
   const auto& v = raw.values;
   row.instructions += v[kInstructions];
   double* flops[12] = {&row.flops_fp64_scalar, &row.flops_fp64_v128, &row.flops_fp64_v256, &row.flops_fp64_v512,
                        &row.flops_fp32_scalar, &row.flops_fp32_v128, &row.flops_fp32_v256, &row.flops_fp32_v512,
                        &row.flops_fp16_scalar, &row.flops_fp16_v128, &row.flops_fp16_v256, &row.flops_fp16_v512};
   for (int k = 0; k < 12; ++k) *flops[k] += v[kFlopsFirst + k];
+  if (!bytes) {
+    row.bytes_l1_read = row.bytes_l1_write = row.bytes_l2_read = row.bytes_l2_write = kNaN;
+    row.bytes_l3_read = row.bytes_l3_write = row.bytes_dram_read = row.bytes_dram_write = kNaN;
+    return;
+  }
   row.bytes_l1_read += v[kL1Read];
   row.bytes_l1_write += v[kL1Write];
   // A level that was not simulated has no traffic to report: NaN, not 0.
@@ -93,7 +100,54 @@ void set_note(store::CountInfoRow& info, const std::string& note) {
   store::set_text(info.note, note);
 }
 
+std::string seconds_of(std::int64_t ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(ms) / 1000.0);
+  return buf;
+}
+
+// Where a row of phase `p` is, for a process whose window is `w`: an MPI
+// window that never opened (no MPI_Init, or switched off) is the whole run.
+WindowPhase effective_phase(const RawWindow& w, WindowPhase p) {
+  if (w.kind == "user") return p;
+  if (w.kind == "mpi" && w.mpi == "seen" && w.open_ms >= 0) return p;
+  return WindowPhase::Inside;
+}
+
 }  // namespace
+
+std::string window_description(const RawWindow& w) {
+  if (w.kind.empty()) return "";
+  if (w.kind == "mpi") {
+    if (w.mpi == "off") return "the whole run";
+    if (w.mpi == "none") return "the whole run (no MPI_Init)";
+    if (w.open_ms < 0) return "the whole run (MPI_Init's return not seen)";
+    return "MPI_Init..MPI_Finalize";
+  }
+  std::string out;
+  if (!w.function.empty())
+    out = w.last_call > 0 ? "calls " + std::to_string(w.first_call) + "-" + std::to_string(w.last_call) + " of " + w.function
+                          : "calls from " + std::to_string(w.first_call) + " of " + w.function;
+  if (w.from_ms >= 0) {
+    if (!out.empty()) out += " and ";
+    out += w.to_ms >= 0 ? seconds_of(w.from_ms) + "-" + seconds_of(w.to_ms) + " s of the counting run"
+                        : "from " + seconds_of(w.from_ms) + " s of the counting run";
+  }
+  return out;
+}
+
+std::string window_problem(const RawWindow& w) {
+  if (w.kind != "user") return "";
+  const std::string what = "the counted window (" + window_description(w) + ")";
+  const std::string calls =
+      w.function.empty() || w.calls < 0 ? std::string() : w.function + " was called " + std::to_string(w.calls) + " time(s)";
+  if (w.open_ms < 0)
+    return what + " never opened" + (calls.empty() ? std::string() : ": " + calls) +
+           (w.calls == 0 ? " (no such function, or inlined wherever it is called)" : "");
+  if (w.close_ms < 0 && (w.last_call > 0 || w.to_ms >= 0))
+    return what + " ran to the end of the run" + (calls.empty() ? std::string() : " (" + calls + ")");
+  return "";
+}
 
 std::string unsupported_instruction_line(const RawProcess& p) {
   if (!p.nodecode) return "";
@@ -183,8 +237,8 @@ std::map<std::int64_t, CountedRank> build_rank_counts(const std::vector<RawProce
     }
 
     Names names;
-    // (thread, function name, module name) -> row
-    std::map<std::tuple<int, std::string, std::string>, store::CountRow> rows;
+    // (thread, function name, module name, window phase) -> row
+    std::map<std::tuple<int, std::string, std::string, int>, store::CountRow> rows;
     std::string failure;
     bool partial = false;
     int thread_base = 0;
@@ -203,15 +257,19 @@ std::map<std::int64_t, CountedRank> build_rank_counts(const std::vector<RawProce
           else fn_names[f] = namer(p->modules[static_cast<std::size_t>(rf.module)], rf.vaddr);
           named[f] = true;
         }
-        const auto key = std::make_tuple(thread_base + raw.thread, fn_names[f].function, fn_names[f].module);
+        const WindowPhase tool_phase = p->functions[f].phase;
+        const WindowPhase phase = effective_phase(p->window, tool_phase);
+        const auto key = std::make_tuple(thread_base + raw.thread, fn_names[f].function, fn_names[f].module,
+                                         static_cast<int>(phase));
         auto it = rows.find(key);
         if (it == rows.end()) {
           store::CountRow row;
           std::memset(&row, 0, sizeof row);
           row.thread = thread_base + raw.thread;
+          store::set_str(row.window, p->window.kind.empty() ? "" : to_string(phase));
           it = rows.emplace(key, row).first;
         }
-        add_values(it->second, raw, lp);
+        add_values(it->second, raw, lp, p->window.phase_full[static_cast<std::size_t>(tool_phase)]);
       }
       thread_base += std::max(p->threads, 1);
       if (p->nodecode && failure.empty()) failure = unsupported_instruction_note(*p);
@@ -222,6 +280,8 @@ std::map<std::int64_t, CountedRank> build_rank_counts(const std::vector<RawProce
       if (p->exit_code != 0 && !p->nodecode) partial = true;
     }
     info.threads = thread_base;
+    store::set_str(info.window, window_description(main.window));
+    const std::string window_issue = window_problem(main.window);
     if (rank == 0 && rankless_roots > 1)
       cr.log.push_back("warning: " + std::to_string(rankless_roots) +
                        " separate processes had no rank variable (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, "
@@ -237,6 +297,10 @@ std::map<std::int64_t, CountedRank> build_rank_counts(const std::vector<RawProce
     if (!failure.empty()) {
       store::set_str(info.status, "failed");
       set_note(info, failure);
+    } else if (main.window.kind == "user" && main.window.open_ms < 0) {
+      // Nothing was counted fully: no window, no roofline.
+      store::set_str(info.status, "failed");
+      set_note(info, window_issue);
     } else if (!run_ok && outcome.kind != RunOutcome::Kind::Exited) {
       store::set_str(info.status, "failed");
       set_note(info, "the counting run " + describe_outcome(outcome) + "; counts cover the run up to then");
@@ -254,10 +318,11 @@ std::map<std::int64_t, CountedRank> build_rank_counts(const std::vector<RawProce
       store::set_str(info.status, "ok");
       bool shared = false;
       for (const auto& l : main.levels) shared |= l.threads_sharing > 0;
-      set_note(info, info.threads > 1 ? serial + " (" + std::to_string(info.threads) + " threads; " +
-                                            (shared ? "their streams into the shared caches interleaved)"
-                                                    : "private caches each)")
-                                      : std::string("one thread"));
+      const std::string threads = info.threads > 1 ? serial + " (" + std::to_string(info.threads) + " threads; " +
+                                                         (shared ? "their streams into the shared caches interleaved)"
+                                                                 : "private caches each)")
+                                                   : std::string("one thread");
+      set_note(info, window_issue.empty() ? threads : window_issue + "; " + threads);
     }
     out.emplace(rank, std::move(cr));
   }

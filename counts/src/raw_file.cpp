@@ -61,12 +61,22 @@ std::string rest_after(const std::string& line, int n) {
 
 }  // namespace
 
+const char* to_string(WindowPhase p) {
+  switch (p) {
+    case WindowPhase::Before: return "before";
+    case WindowPhase::Inside: return "inside";
+    case WindowPhase::After: return "after";
+  }
+  return "?";
+}
+
 RawProcess parse_raw(std::istream& in, const std::string& name) {
   RawProcess p;
   p.file = name;
   std::string line;
   int lineno = 0;
   bool header = false, ended = false;
+  int version = 0;
   while (std::getline(in, line)) {
     ++lineno;
     LineReader r(name, lineno);
@@ -76,7 +86,9 @@ RawProcess parse_raw(std::istream& in, const std::string& name) {
     const std::string& key = f[0];
     if (!header) {
       if (key != "rtrace-count-raw") r.fail("not an rtrace-count raw file (first line `" + line.substr(0, 40) + "`)");
-      if (f.size() != 2 || f[1] != "1") r.fail("raw format version `" + (f.size() > 1 ? f[1] : "") + "` is not 1");
+      if (f.size() != 2 || (f[1] != "1" && f[1] != "2"))
+        r.fail("raw format version `" + (f.size() > 1 ? f[1] : "") + "` is not 1 or 2");
+      version = f[1] == "1" ? 1 : 2;
       header = true;
       continue;
     }
@@ -139,13 +151,57 @@ RawProcess parse_raw(std::istream& in, const std::string& name) {
       const auto bar = line.find(" | ");
       if (bar != std::string::npos) nd.module = line.substr(bar + 3);
       p.nodecode = nd;
+    } else if (key == "window") {
+      need(2);
+      RawWindow& w = p.window;
+      w.kind = f[1];
+      if (w.kind == "mpi") {
+        need(3);
+        w.mpi = f[2];
+        if (w.mpi != "seen" && w.mpi != "none" && w.mpi != "off") r.fail("unknown MPI window state `" + w.mpi + "`");
+      } else if (w.kind == "user") {
+        for (std::size_t i = 2; i < f.size();) {
+          if (f[i] == "calls" && i + 3 < f.size()) {
+            w.first_call = r.integer(f[i + 1], "first call");
+            w.last_call = r.integer(f[i + 2], "last call");
+            w.function = f[i + 3];
+            i += 4;
+          } else if (f[i] == "ms" && i + 2 < f.size()) {
+            w.from_ms = r.integer(f[i + 1], "window start");
+            w.to_ms = r.integer(f[i + 2], "window end");
+            i += 3;
+          } else {
+            r.fail("`window user` expects `calls N M FUNC` and/or `ms A B`, has `" + f[i] + "`");
+          }
+        }
+      } else {
+        r.fail("unknown window kind `" + w.kind + "`");
+      }
+    } else if (key == "window_calls") {
+      need(2);
+      p.window.calls = r.integer(f[1], "calls");
+    } else if (key == "window_open_ms") {
+      need(2);
+      p.window.open_ms = r.integer(f[1], "window opening");
+    } else if (key == "window_close_ms") {
+      need(2);
+      p.window.close_ms = r.integer(f[1], "window closing");
+    } else if (key == "window_discards") {
+      need(2);
+      p.window.discards = r.integer(f[1], "discards");
+    } else if (key == "phase") {
+      need(4);
+      const auto i = r.integer(f[1], "phase");
+      if (i < 0 || i > 2) r.fail("phase " + f[1] + " is not 0, 1 or 2");
+      if (f[3] != "full" && f[3] != "light") r.fail("phase mode `" + f[3] + "` is not full or light");
+      p.window.phase_full[static_cast<std::size_t>(i)] = f[3] == "full";
     } else if (key == "module") {
       need(3);
       const auto id = r.integer(f[1], "module id");
       if (id != static_cast<std::int64_t>(p.modules.size())) r.fail("module ids must count up from 0");
       p.modules.push_back(rest_after(line, 2));
     } else if (key == "fn") {
-      need(5);
+      need(version == 1 ? 5 : 6);
       const auto id = r.integer(f[1], "function id");
       if (id != static_cast<std::int64_t>(p.functions.size())) r.fail("function ids must count up from 0");
       RawFunction fn;
@@ -153,7 +209,12 @@ RawProcess parse_raw(std::istream& in, const std::string& name) {
       if (fn.module < -1 || fn.module >= static_cast<std::int64_t>(p.modules.size()))
         r.fail("function " + f[1] + " names module " + f[2] + ", which is not listed before it");
       fn.vaddr = r.unsigned_integer(f[3], "address");
-      fn.symbol = rest_after(line, 4);
+      if (version >= 2) {
+        const auto ph = r.integer(f[4], "phase");
+        if (ph < 0 || ph > 2) r.fail("function " + f[1] + ": phase " + f[4] + " is not 0, 1 or 2");
+        fn.phase = static_cast<WindowPhase>(ph);
+      }
+      fn.symbol = rest_after(line, version == 1 ? 4 : 5);
       if (fn.symbol == "-") fn.symbol.clear();
       p.functions.push_back(fn);
     } else if (key == "c") {

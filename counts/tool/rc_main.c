@@ -41,6 +41,10 @@
 
 #include "rc_flops.h"
 #include "rc_shared_cache.h"
+#include "rc_window.h"
+
+#include "libvex_guest_amd64.h"
+#include "libvex_guest_offsets.h"
 
 #ifndef RC_VERSION
 #define RC_VERSION "0.0.0"
@@ -155,6 +159,7 @@ static Bool rc_process_cmd_line_option(const HChar* arg)
    else if VG_BOOL_CLO(arg, "--dump-fp", clo_dump_fp) {}
    else if VG_BOOL_CLO(arg, "--functions", clo_functions) {}
    else if VG_BOOL_CLO(arg, "--native-fma", clo_native_fma) {}
+   else if (rc_window_option(arg)) {}
    else return False;
    return True;
 }
@@ -172,6 +177,7 @@ static void rc_print_usage(void)
 "    --functions=no            no per-function split (one row per thread)\n"
 "    --dump-fp=yes             print the FP ops counted for each instruction\n"
 "    --native-fma=no           FMAs by Valgrind's software emulation, not the host's FMA unit\n");
+   rc_window_usage();
 }
 
 static void rc_print_debug_usage(void) { VG_(printf)("    (none)\n"); }
@@ -588,6 +594,8 @@ typedef struct {
    Int    module;        /* index into modules, -1 unknown */
    Addr   vaddr;         /* representative address, ELF (unbiased) */
    HChar* symbol;        /* Valgrind's name for it, NULL if none */
+   Int    phase;         /* RcPhase: the counted window's phase it counts in */
+   Int    hook;          /* RcHook: the window's interest in the function's entry */
 } Bucket;
 
 typedef struct {
@@ -640,9 +648,12 @@ static Int module_index(const HChar* path, PtrdiffT bias)
    return (Int)n;
 }
 
+/* Buckets are per phase of the counted window: code translated in another
+   phase (every translation is discarded at a phase change) counts apart. */
 static Int bucket_for(Addr pc)
 {
-   if (!clo_functions) return 0;
+   const Int phase = (Int)rc_window_phase();
+   if (!clo_functions) return phase;
    DiEpoch ep = VG_(current_DiEpoch)();
    DebugInfo* di = VG_(find_DebugInfo)(ep, pc);
    const HChar* path = di ? VG_(DebugInfo_get_filename)(di) : NULL;
@@ -655,11 +666,11 @@ static Int bucket_for(Addr pc)
    const SizeT need = (path ? VG_(strlen)(path) : 0) + (have_fn ? VG_(strlen)(fn) : 0) + 64;
    HChar* key = need <= sizeof small ? small : VG_(malloc)("rc.key.tmp", need);
    if (!path) {
-      VG_(snprintf)(key, need, "?");
+      VG_(snprintf)(key, need, "?|%d", phase);
    } else if (have_fn) {
-      VG_(snprintf)(key, need, "%s|%lld|%s", path, (Long)bias, fn);
+      VG_(snprintf)(key, need, "%s|%lld|%d|%s", path, (Long)bias, phase, fn);
    } else {
-      VG_(snprintf)(key, need, "%s|%lld|#%lx", path, (Long)bias, (UWord)pc >> 8);
+      VG_(snprintf)(key, need, "%s|%lld|%d|#%lx", path, (Long)bias, phase, (UWord)pc >> 8);
    }
    if (2 * (bucket_map_used + 1) > bucket_map_cap) map_grow();
    UWord j = hash_str(key) & (bucket_map_cap - 1);
@@ -674,6 +685,8 @@ static Int bucket_for(Addr pc)
    b.module = path ? module_index(path, bias) : -1;
    b.vaddr = pc - (path ? bias : 0);
    b.symbol = have_fn ? VG_(strdup)("rc.sym", fn) : NULL;
+   b.phase = phase;
+   b.hook = have_fn ? (Int)rc_window_hook_of(fn) : RC_HOOK_NONE;
    Int index = (Int)VG_(sizeXA)(buckets);
    VG_(addToXA)(buckets, &b);
    bucket_map[j].key = VG_(strdup)("rc.key", key);
@@ -837,6 +850,7 @@ static void switch_to(ThreadId tid)
 
 static void rc_start_client_code(ThreadId tid, ULong blocks)
 {
+   rc_window_tick();
    if (!cur || tid >= thread_by_tid_cap || cur != thread_by_tid[tid]) switch_to(tid);
    else if (cur->seg_cap < n_segments || cur->bytes_cap < (UWord)VG_(sizeXA)(buckets)) ensure_capacity(cur);
    /* May merge the round that ends here: every thread's requests so far. */
@@ -905,17 +919,19 @@ static void release_caches(ThreadState* t)
    }
 }
 
-/* The bucket the write-backs at exit are counted in (no function did them). */
-static Int exit_bucket = -1;
+/* The bucket the write-backs at exit (or at the counted window's end) are
+   counted in, per phase (no function did them). */
+static Int exit_bucket[RC_PHASES] = {-1, -1, -1};
 static Int writeback_bucket(void)
 {
-   if (!clo_functions) return 0;
-   if (exit_bucket < 0) {
-      Bucket b = {-1, 0, VG_(strdup)("rc.sym", "[dirty lines written back at exit]")};
-      exit_bucket = (Int)VG_(sizeXA)(buckets);
+   const Int phase = (Int)rc_window_phase();
+   if (!clo_functions) return phase;
+   if (exit_bucket[phase] < 0) {
+      Bucket b = {-1, 0, VG_(strdup)("rc.sym", "[dirty lines written back at exit]"), phase, RC_HOOK_NONE};
+      exit_bucket[phase] = (Int)VG_(sizeXA)(buckets);
       VG_(addToXA)(buckets, &b);
    }
-   return exit_bucket;
+   return exit_bucket[phase];
 }
 
 /* Every dirty line of the thread's caches, level by level from the L1: with
@@ -976,6 +992,19 @@ static void flush_shared(ThreadState* t, Bool write)
       for (Int i = 0; i < shared_copies[k]; i++)
          if (shared_copy[k][i].tags || shared_copy[k][i].tags32) flush_lines(t, &shared_copy[k][i], k, b);
    applying_shared = False;
+}
+
+/* The counted window closes: what its threads wrote and still hold dirty is
+   written back now and counted in it, as at exit. */
+static void flush_all_dirty(void)
+{
+   Word nt = VG_(sizeXA)(all_threads);
+   for (Word k = 0; k < nt; k++) {
+      ThreadState* t = *(ThreadState**)VG_(indexXA)(all_threads, k);
+      if (t->alive) flush_dirty(t, True);
+   }
+   /* The shared levels' dirty lines, as at exit (rc_fini). */
+   if (nt > 0) flush_shared(*(ThreadState**)VG_(indexXA)(all_threads, 0), True);
 }
 
 static void rc_thread_create(ThreadId parent, ThreadId child)
@@ -1182,10 +1211,13 @@ static void flush_events(IRSB* sb, SBInfo* sbi)
    n_events = 0;
 }
 
+/* Outside a user's counted window: instructions and FLOPs only, no access. */
+static Bool instrument_accesses = True;
+
 static void add_event(IRSB* sb, SegEntry* entry, EvKind kind, IRExpr* addr, Int size, IRExpr* guard, UInt bucket)
 {
    tl_assert(isIRAtom(addr));
-   if (size <= 0) return;
+   if (size <= 0 || !instrument_accesses) return;
    if (!guard) {
       /* Happens whenever the current segment runs. */
       if (kind == EvRead) entry->l1_read += (UInt)size;
@@ -1375,6 +1407,48 @@ static void emit_native_fma(IRSB* sb, IRTemp dst, const IRQop* q)
    }
 }
 
+/* ------------------------------------------------------------------ window hooks */
+
+/* The window's interest in the instruction at `pc`: the entry of a hooked
+   function (by its bucket's name; by name lookup without per-function
+   buckets). */
+static RcHook hook_at(Addr pc, UInt bucket)
+{
+   const HChar* fn = NULL;
+   if (clo_functions) {
+      const Bucket* b = VG_(indexXA)(buckets, bucket);
+      if (b->hook == RC_HOOK_NONE) return RC_HOOK_NONE;
+      return VG_(get_fnname_if_entry)(VG_(current_DiEpoch)(), pc, &fn) ? (RcHook)b->hook : RC_HOOK_NONE;
+   }
+   if (!VG_(get_fnname_if_entry)(VG_(current_DiEpoch)(), pc, &fn)) return RC_HOOK_NONE;
+   return rc_window_hook_of(fn);
+}
+
+/* Calls the window's helper with the guest stack pointer; when it says so,
+   exits to the scheduler, which discards every translation (guest CMSTART,
+   CMLEN) and resumes at this same instruction, translated anew. */
+static void emit_window_hook(IRSB* sb, RcHook hook, Addr pc)
+{
+   IRTemp act = newIRTemp(sb->tyenv, Ity_I64);
+   IRTemp sp = newIRTemp(sb->tyenv, Ity_I64);
+   addStmtToIRSB(sb, IRStmt_WrTmp(sp, IRExpr_Get(OFFSET_amd64_RSP, Ity_I64)));
+   IRDirty* di = hook != RC_HOOK_NONE
+      ? unsafeIRDirty_1_N(act, 0, "rc_window_at_entry", VG_(fnptr_to_fnentry)(rc_window_at_entry),
+                          mkIRExprVec_3(mkIRExpr_HWord((HWord)hook), mkIRExpr_HWord((HWord)pc), IRExpr_RdTmp(sp)))
+      : unsafeIRDirty_1_N(act, 0, "rc_window_at_return", VG_(fnptr_to_fnentry)(rc_window_at_return),
+                          mkIRExprVec_2(mkIRExpr_HWord((HWord)pc), IRExpr_RdTmp(sp)));
+   /* The entry hook reads the return address on the stack. */
+   di->mFx = Ifx_Read;
+   di->mAddr = IRExpr_RdTmp(sp);
+   di->mSize = sizeof(Addr);
+   addStmtToIRSB(sb, IRStmt_Dirty(di));
+   addStmtToIRSB(sb, IRStmt_Put(offsetof(VexGuestAMD64State, guest_CMSTART), IRExpr_Const(IRConst_U64(0x1000))));
+   addStmtToIRSB(sb, IRStmt_Put(offsetof(VexGuestAMD64State, guest_CMLEN), IRExpr_Const(IRConst_U64(~(ULong)0xfff))));
+   IRTemp go = newIRTemp(sb->tyenv, Ity_I1);
+   addStmtToIRSB(sb, IRStmt_WrTmp(go, IRExpr_Binop(Iop_CmpNE64, IRExpr_RdTmp(act), IRExpr_Const(IRConst_U64(0)))));
+   addStmtToIRSB(sb, IRStmt_Exit(IRExpr_RdTmp(go), Ijk_InvalICache, IRConst_U64(pc), OFFSET_amd64_RIP));
+}
+
 static IRSB* rc_instrument(VgCallbackClosure* closure, IRSB* sbIn, const VexGuestLayout* layout,
                            const VexGuestExtents* vge, const VexArchInfo* archinfo_host,
                            IRType gWordTy, IRType hWordTy)
@@ -1396,22 +1470,39 @@ static IRSB* rc_instrument(VgCallbackClosure* closure, IRSB* sbIn, const VexGues
    st.sbi->batches = NULL;
    n_events = 0;
    cur_sbi = st.sbi;
+   instrument_accesses = rc_window_full();
    start_segment(sb, &st);
 
    for (; i < sbIn->stmts_used; i++) {
       IRStmt* s = sbIn->stmts[i];
       if (!s || s->tag == Ist_NoOp) continue;
       switch (s->tag) {
-         case Ist_IMark:
+         case Ist_IMark: {
             flush_insn_flops(&st);
             st.in_insn = True;
             st.insn_pc = s->Ist.IMark.addr + s->Ist.IMark.delta;
             st.insn_len = (Int)s->Ist.IMark.len;
             st.insn_bucket = (UInt)bucket_for(st.insn_pc);
             rc_insn_reset(&st.fp);
+            const RcHook hook = hook_at(st.insn_pc, st.insn_bucket);
+            const Bool ret = rc_window_watches(st.insn_pc);
+            if (hook != RC_HOOK_NONE || ret) {
+               /* The window may change here: what ran before is counted
+                  before the helper, this instruction after it (a segment
+                  boundary, as at a side exit). */
+               flush_events(sb, st.sbi);
+               end_segment(sb);
+               addStmtToIRSB(sb, s);
+               if (hook != RC_HOOK_NONE) emit_window_hook(sb, hook, st.insn_pc);
+               if (ret) emit_window_hook(sb, RC_HOOK_NONE, st.insn_pc);
+               start_segment(sb, &st);
+               segment_entry(st.seg, st.insn_bucket)->instructions += 1;
+               continue;
+            }
             /* Executed once the segment holding its IMark is entered. */
             segment_entry(st.seg, st.insn_bucket)->instructions += 1;
             break;
+         }
          case Ist_WrTmp: {
             IRExpr* e = s->Ist.WrTmp.data;
             if (e->tag == Iex_Load) {
@@ -1586,7 +1677,7 @@ static void rc_fini(Int exitcode_from_valgrind)
       VG_(umsg)("rtrace-count: cannot write %s: counts of process %d are lost\n", tmp, pid);
       return;
    }
-   VG_(fprintf)(f, "rtrace-count-raw 1\n");
+   VG_(fprintf)(f, "rtrace-count-raw 2\n");
    VG_(fprintf)(f, "tool rtrace-count %s valgrind-%s\n", RC_VERSION, RC_VALGRIND_VERSION);
    VG_(fprintf)(f, "pid %d\nppid %d\nforked %d\n", pid, VG_(getppid)(), forked_child ? 1 : 0);
    VG_(fprintf)(f, "rank %s\n", rank ? rank : "-1");
@@ -1612,6 +1703,7 @@ static void rc_fini(Int exitcode_from_valgrind)
       put_escaped(f, di ? VG_(DebugInfo_get_filename)(di) : "?");
       VG_(fprintf)(f, "\n");
    }
+   rc_window_write(f);
    Word nm = VG_(sizeXA)(modules);
    for (Word m = 0; m < nm; m++) {
       Module* mod = VG_(indexXA)(modules, m);
@@ -1622,7 +1714,7 @@ static void rc_fini(Int exitcode_from_valgrind)
    Word nb = VG_(sizeXA)(buckets);
    for (Word b = 0; b < nb; b++) {
       Bucket* bk = VG_(indexXA)(buckets, b);
-      VG_(fprintf)(f, "fn %ld %d %#lx ", b, bk->module, bk->vaddr);
+      VG_(fprintf)(f, "fn %ld %d %#lx %d ", b, bk->module, bk->vaddr, bk->phase);
       put_escaped(f, bk->symbol ? bk->symbol : "-");
       VG_(fprintf)(f, "\n");
    }
@@ -1716,9 +1808,13 @@ static void rc_post_clo_init(void)
    all_threads = VG_(newXA)(VG_(malloc), "rc.threads", VG_(free), sizeof(ThreadState*));
    sb_table = VG_(HT_construct)("rc.sbtable");
    map_grow();
-   if (!clo_functions) {   /* one bucket: the whole thread */
-      Bucket b = {-1, 0, NULL};
-      VG_(addToXA)(buckets, &b);
+   rc_window_init();
+   rc_window_on_close(flush_all_dirty);
+   if (!clo_functions) {   /* one bucket per phase of the window: the whole thread */
+      for (Int p = 0; p < RC_PHASES; p++) {
+         Bucket b = {-1, 0, NULL, p, RC_HOOK_NONE};
+         VG_(addToXA)(buckets, &b);
+      }
    }
    start_ms = VG_(read_millisecond_timer)();
 }

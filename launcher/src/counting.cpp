@@ -7,13 +7,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <future>
 #include <map>
+#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -65,6 +68,8 @@ std::string resolve_counts_mode(const RunOptions& o, const Environment& env, std
       ProcessSpec spec;
       spec.path = self_exe();
       spec.argv = {"rtrace", "counts", "--check"};
+      // The window is checked with it: one line naming what is wrong with it.
+      if (!o.counts_window.empty()) spec.argv.insert(spec.argv.end(), {"--counts-window", o.counts_window});
       spec.env = env.to_envp();
       spec.timeout_s = 60;
       const ProcessResult r = run_process(spec);
@@ -81,7 +86,9 @@ std::string resolve_counts_mode(const RunOptions& o, const Environment& env, std
 }
 
 CountingInvocation counting_invocation(const PointCommand& untraced, const std::string& app_path,
-                                       const std::string& out_file, double timed_wall_s, const RunOptions& o) {
+                                       const std::string& out_file, const TimedRun& timed, const RunOptions& o,
+                                       const std::string& calibration_file) {
+  const double timed_wall_s = timed.wall_s;
   CountingInvocation inv;
   inv.path = self_exe();
   inv.env = untraced.env;
@@ -110,15 +117,35 @@ CountingInvocation counting_invocation(const PointCommand& untraced, const std::
   // A cache that cores share is one cache for a rank's threads, so at 1 rank
   // it is whole whatever the count.
   const bool threads_known = untraced.env.has("OMP_NUM_THREADS");
-  inv.argv = {"rtrace", "counts", "-o", out_file, "--geometry", "auto",
-              threads_known ? "--threads" : "--assume-threads", std::to_string(part.threads),
-              "--ranks", std::to_string(part.ranks), "--ranks-per-node", std::to_string(ranks_per_node),
-              "--app-index", std::to_string(app_index)};
+  const std::vector<std::string> caches = {"--geometry", "auto",
+                                           threads_known ? "--threads" : "--assume-threads", std::to_string(part.threads),
+                                           "--ranks", std::to_string(part.ranks), "--ranks-per-node",
+                                           std::to_string(ranks_per_node)};
+  inv.argv = {"rtrace", "counts", "-o", out_file};
+  inv.argv.insert(inv.argv.end(), caches.begin(), caches.end());
+  inv.argv.insert(inv.argv.end(), {"--app-index", std::to_string(app_index)});
+  if (!o.counts_window.empty()) inv.argv.insert(inv.argv.end(), {"--counts-window", o.counts_window});
+  // The timed run's run-time dispatch (its tracer's observations), followed
+  // where Valgrind can run it.
+  std::error_code dir_ec;
+  if (!timed.dispatch_from.empty() && fs::exists(timed.dispatch_from, dir_ec)) {
+    inv.argv.insert(inv.argv.end(), {"--dispatch-from", timed.dispatch_from});
+    if (timed.dispatch_point >= 0) inv.argv.insert(inv.argv.end(), {"--dispatch-point", std::to_string(timed.dispatch_point)});
+  }
+  if (timed_wall_s > 0) {
+    inv.calibrate_argv = {"rtrace", "counts", "--calibrate"};
+    inv.calibrate_argv.insert(inv.calibrate_argv.end(), caches.begin(), caches.end());
+    inv.calibrate_argv.insert(inv.calibrate_argv.end(), {"--timed-run", seconds_text(timed_wall_s)});
+    if (timed.cpu_s > 0) inv.calibrate_argv.insert(inv.calibrate_argv.end(), {"--timed-cpu", seconds_text(timed.cpu_s)});
+    if (!calibration_file.empty()) inv.calibrate_argv.insert(inv.calibrate_argv.end(), {"--calibration", calibration_file});
+    if (timed.app_slowdown > 0)
+      inv.calibrate_argv.insert(inv.calibrate_argv.end(), {"--app-slowdown", seconds_text(timed.app_slowdown)});
+  }
   fs::path raw = out_file;
   raw.replace_extension(".raw");
   inv.raw_dir = raw.string();
   inv.argv.insert(inv.argv.end(), {"--keep-raw", inv.raw_dir});
-  if (timed_wall_s > 0) inv.argv.insert(inv.argv.end(), {"--timed-run", seconds_text(timed_wall_s)});
+  if (timed_wall_s > 0) inv.argv.insert(inv.argv.end(), {"--timed-run", seconds_text(timed_wall_s), "--no-calibrate"});
   // A point's --timeout bounds the timed run; the counting run is allowed the
   // slowdown Valgrind can cost on top.
   if (o.timeout_s > 0) inv.argv.insert(inv.argv.end(), {"--timeout", seconds_text(o.timeout_s * 100)});
@@ -126,6 +153,38 @@ CountingInvocation counting_invocation(const PointCommand& untraced, const std::
   inv.argv.push_back("--");
   inv.argv.insert(inv.argv.end(), command.begin(), command.end());
   return inv;
+}
+
+CostForecast forecast_counting_cost(const CountingInvocation& inv, const RunOptions& o) {
+  CostForecast f;
+  if (inv.calibrate_argv.empty()) return f;
+  ProcessSpec spec;
+  spec.path = inv.path;
+  spec.argv = inv.calibrate_argv;
+  spec.env = inv.env.to_envp();
+  spec.timeout_s = 300;
+  spec.grace_s = o.grace_s;
+  const ProcessResult r = run_process(spec);
+  if (r.kind != ExitKind::Exited || r.exit_code != 0) return f;
+  // "prediction factor=F seconds=S", then the sentence.
+  std::istringstream lines(r.stdout_tail);
+  std::string line;
+  bool next_is_sentence = false;
+  while (std::getline(lines, line)) {
+    if (next_is_sentence) {
+      f.line = line;
+      break;
+    }
+    if (line.rfind("prediction factor=", 0) == 0) {
+      f.factor = std::strtod(line.c_str() + 18, nullptr);
+      if (const auto at = line.find(" per_process="); at != std::string::npos)
+        f.per_process_s = std::strtod(line.c_str() + at + 13, nullptr);
+      if (const auto at = line.find(" startup="); at != std::string::npos)
+        f.startup_s = std::strtod(line.c_str() + at + 9, nullptr);
+      next_is_sentence = true;
+    }
+  }
+  return f;
 }
 
 CountingOutcome run_counting_pass(const CountingInvocation& inv, const std::string& label, int ordinal,
@@ -142,8 +201,12 @@ CountingOutcome run_counting_pass(const CountingInvocation& inv, const std::stri
   spec.env = inv.env.to_envp();
   spec.grace_s = o.grace_s;
   spec.echo = o.verbose;
+  // The expected cost, from a short calibration (once per sweep).
+  const CostForecast forecast = forecast_counting_cost(inv, o);
   const std::string expect =
-      timed_wall_s > 0 ? " (typically 20-100x the timed run's " + seconds_text(timed_wall_s) + " s)" : std::string();
+      !forecast.line.empty() ? "; " + forecast.line
+      : timed_wall_s > 0     ? " (typically 20-100x the timed run's " + seconds_text(timed_wall_s) + " s)"
+                             : std::string();
   progress.note("point " + label + ": counting pass under Valgrind, threads one at a time" + expect);
   if (o.verbose) progress.note("counting: " + join_quoted(inv.argv));
 
@@ -169,8 +232,13 @@ CountingOutcome run_counting_pass(const CountingInvocation& inv, const std::stri
   }
   const ProcessResult r = future.get();
   out.wall_s = r.wall_s;
-  char ratio[48] = "";
-  if (timed_wall_s > 0) std::snprintf(ratio, sizeof ratio, " (%.0fx the timed run)", r.wall_s / timed_wall_s);
+  if (forecast.per_process_s > 0 && r.kind == ExitKind::Exited && r.exit_code == 0)
+    out.app_slowdown = std::max(0.0, r.wall_s - forecast.startup_s) / forecast.per_process_s;
+  char ratio[80] = "";
+  if (timed_wall_s > 0 && forecast.factor > 0)
+    std::snprintf(ratio, sizeof ratio, " (%.0fx the timed run; predicted %.0fx)", r.wall_s / timed_wall_s, forecast.factor);
+  else if (timed_wall_s > 0)
+    std::snprintf(ratio, sizeof ratio, " (%.0fx the timed run)", r.wall_s / timed_wall_s);
   if (r.kind == ExitKind::Interrupted) {
     out.interrupted = true;
     out.summary = "interrupted";

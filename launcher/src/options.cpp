@@ -192,6 +192,11 @@ RunOptions parse_run_options(int argc, char** argv) {
        "FLOPs and bytes per cache level for unannotated code: sim (one extra run per configuration under "
        "rtrace's Valgrind tool, 20-100x slower; `rtrace counts`), pmu (the CPU's counters in the timed run), "
        "auto (pmu where perf_event_open gives hardware events, else none) or none")
+      ("counts-window", po::value<std::string>(&o.counts_window)->value_name("SPEC"),
+       "with --counts sim, the counted window: mpi (default: MPI_Init's return .. MPI_Finalize, the POP "
+       "summary's window; the whole run without MPI), whole, FUNC:N-M (from the entry of call N of FUNC to the "
+       "return of call M; N-: to the end) and/or time:A-B (seconds of the counting run), e.g. timestep:10-20 or "
+       "timestep:10-,time:0-600. Outside a FUNC/time window only instructions and FLOPs are counted (cheaper)")
       ("sample", po::value<double>(&o.sample_hz)->value_name("HZ"),
        "sample every thread's call stack HZ times per second of its CPU time (default 250 with the cpu "
        "tracer, off with the CUDA tracers; 0: off)")
@@ -267,6 +272,9 @@ RunOptions parse_run_options(int argc, char** argv) {
   for (const auto& e : env) o.env.push_back(split_env(e));
   o.mpi_args = split_words(mpi_args);
   if (o.quiet && o.verbose) throw UsageError("--quiet and --verbose exclude each other");
+  if (vm.count("counts-window") && o.counts_window.empty()) throw UsageError("--counts-window needs a SPEC (e.g. timestep:10-20)");
+  if (!o.counts_window.empty() && o.counts != CountsChoice::Sim)
+    throw UsageError("--counts-window `" + o.counts_window + "` chooses what the counting pass counts: use it with --counts sim");
   if (o.repeat < 1) throw UsageError("--repeat must be at least 1 (got " + std::to_string(o.repeat) + ")");
   if (!(o.timeout_s >= 0)) throw UsageError("--timeout must be 0 (none) or a positive number of seconds");
   if (!(o.grace_s >= 0)) throw UsageError("--grace must be a non-negative number of seconds");
@@ -299,6 +307,7 @@ std::string RunOptions::to_json() const {
   j["launcher"] = to_string(launcher);
   j["tracer"] = to_string(tracer);
   j["counts"] = to_string(counts);
+  j["counts_window"] = counts_window;
   j["sample_hz"] = sample_hz;
   nlohmann::json e = nlohmann::json::array();
   for (const auto& [k, v] : env) e.push_back(k + "=" + v);
@@ -333,6 +342,7 @@ void RunOptions::fill_from_json(const std::string& text) {
     if (absent("ert") && j.contains("ert")) set_ert(*this, j["ert"].get<std::string>());
     if (absent("tracer") && j.contains("tracer")) tracer = tracer_from(j["tracer"].get<std::string>());
     if (absent("counts") && j.contains("counts")) counts = counts_from(j["counts"].get<std::string>());
+    if (absent("counts-window")) counts_window = j.value("counts_window", counts_window);
     if (absent("sample")) sample_hz = j.value("sample_hz", sample_hz);
     if (absent("launcher") && j.contains("launcher")) launcher = launcher_from(j["launcher"].get<std::string>());
     if (absent("timeout")) timeout_s = j.value("timeout_s", timeout_s);

@@ -228,9 +228,15 @@ int run_sweep(RunOptions opts, const std::vector<std::string>& rtrace_argv) {
         std::error_code ec;
         std::filesystem::create_directories(setup.scratch_root, ec);
         const PointCommand untraced = counting_point_command(p, ctx, setup);
+        TimedRun timed;
+        timed.wall_s = result.process.wall_s;
+        timed.cpu_s = result.process.user_s + result.process.system_s;
+        timed.dispatch_from = trace_dir;   // the tracer's rank files, not yet collected
+        timed.app_slowdown = setup.counted_app_slowdown;
         const CountingInvocation inv = counting_invocation(untraced, setup.launch.app_path, setup.counts_file(p.id),
-                                                           result.process.wall_s, o);
+                                                           timed, o, setup.calibration_file());
         counting = run_counting_pass(inv, label, ordinal, result.process.wall_s, o, progress);
+        if (counting->app_slowdown > 0) setup.counted_app_slowdown = counting->app_slowdown;
         if (counting->interrupted || SignalWatch::interrupt_signal()) {
           counting->interrupted = true;
           outcome.interrupted = interrupt_or(SIGINT);

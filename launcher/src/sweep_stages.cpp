@@ -219,6 +219,8 @@ std::string SweepSetup::counts_file(std::int64_t point_id) const {
   return scratch_root + "/counts-" + store::point_group_name(point_id) + ".h5";
 }
 
+std::string SweepSetup::calibration_file() const { return scratch_root + "/counts-calibration.txt"; }
+
 PointCommand counting_point_command(const SweepPoint& p, const SweepContext& ctx, const SweepSetup& setup) {
   // The point's command as the timed run has it, without the tracer (and its
   // counters): the counting tool sees the app alone.
@@ -427,7 +429,7 @@ void print_dry_run(const SweepContext& ctx, const SweepSetup& setup) {
     if (setup.launch.counts_mode == "sim" && counted_point(p)) {
       const PointCommand untraced = counting_point_command(p, ctx, setup);
       const CountingInvocation inv =
-          counting_invocation(untraced, setup.launch.app_path, setup.counts_file(p.id), 0, ctx.opts);
+          counting_invocation(untraced, setup.launch.app_path, setup.counts_file(p.id), TimedRun{}, ctx.opts);
       std::printf("    count %s\n", join_quoted(inv.argv).c_str());
     }
   }
@@ -696,8 +698,12 @@ bool add_missing_counts(store::RunFile& rf, const SweepContext& ctx, const Sweep
     std::error_code ec;
     std::filesystem::create_directories(setup.scratch_root, ec);
     const PointCommand untraced = counting_point_command(p, ctx, setup);
-    const CountingInvocation inv =
-        counting_invocation(untraced, setup.launch.app_path, setup.counts_file(p.id), m.timed_wall_s, ctx.opts);
+    TimedRun timed;
+    timed.wall_s = m.timed_wall_s;
+    timed.dispatch_from = rf.path();   // the timed run's dispatch rows, committed with it
+    timed.dispatch_point = p.id;
+    const CountingInvocation inv = counting_invocation(untraced, setup.launch.app_path, setup.counts_file(p.id),
+                                                       timed, ctx.opts, setup.calibration_file());
     CountingOutcome counting = run_counting_pass(inv, label, 0, m.timed_wall_s, ctx.opts, progress);
     if (counting.interrupted || SignalWatch::interrupt_signal()) return false;
     std::vector<std::string> log;

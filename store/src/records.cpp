@@ -335,7 +335,20 @@ const RowLayout& CountInfoRow::layout() {
                                  .add("note", &R::note)
                                  .add_optional("cache_geometry", &R::cache_geometry)
                                  .add_optional("cache_threads", &R::cache_threads, "1")
-                                 .add_optional("cache_threads_assumed", &R::cache_threads_assumed);
+                                 .add_optional("cache_threads_assumed", &R::cache_threads_assumed)
+                                 .add_optional("window", &R::window)
+                                 .add_optional("steered", &R::steered)
+                                 .add_optional("not_steered", &R::not_steered);
+  return l;
+}
+
+const RowLayout& DispatchRow::layout() {
+  using R = DispatchRow;
+  static const RowLayout l = RowLayout("dispatch", sizeof(R))
+                                 .add("library", &R::library)
+                                 .add("item", &R::item)
+                                 .add("choice", &R::choice)
+                                 .add("detail", &R::detail);
   return l;
 }
 
@@ -380,7 +393,8 @@ const RowLayout& CountRow::layout() {
                                  .add("bytes_l3_write", &R::bytes_l3_write, "B")
                                  .add("bytes_dram_read", &R::bytes_dram_read, "B")
                                  .add("bytes_dram_write", &R::bytes_dram_write, "B")
-                                 .add_optional("flops_unsplit", &R::flops_unsplit, "FLOP");
+                                 .add_optional("flops_unsplit", &R::flops_unsplit, "FLOP")
+                                 .add_optional("window", &R::window);
   return l;
 }
 

@@ -147,6 +147,7 @@ std::string rank_group_name(std::int64_t rank) {
 namespace {
 constexpr const char* kNamesDescription = "name_id -> region/kernel/MPI function name";
 constexpr const char* kCountsInfoDescription = "one row: where the counts come from (sim/pmu) and their status";
+constexpr const char* kDispatchDescription = "code libraries chose at run time in this process (the tracer observed it)";
 constexpr const char* kCountLevelsDescription = "simulated cache levels: this rank's share of each cache";
 constexpr const char* kCountsDescription =
     "counted FLOPs by precision and vector width, bytes per level, per thread and function";
@@ -198,6 +199,7 @@ void write_rank(Group& ranks_group, const RankRecords& r) {
     g.write_table("count_levels", r.count_levels, kCountLevelsDescription);
     g.write_table("counts", r.counts, kCountsDescription);
   }
+  if (!r.dispatch.empty()) g.write_table("dispatch", r.dispatch, kDispatchDescription);
   if (!r.writer.empty()) g.set_attr("writer", r.writer);
 }
 
@@ -225,6 +227,7 @@ RankRecords read_rank_parts(const Group& g, unsigned parts) {
     r.count_levels = g.read_table<CountLevelRow>("count_levels");
     r.counts = g.read_table<CountRow>("counts");
   }
+  if ((parts & kRankDispatch) && g.exists("dispatch")) r.dispatch = g.read_table<DispatchRow>("dispatch");  // >= 1.8
   if (g.has_attr("writer")) r.writer = g.attr_string("writer");
   return r;
 }

@@ -442,3 +442,102 @@ TEST(CountsSharedCaches, OnAVirtualMachineItSaysTheL3MayBeTheHosts) {
     EXPECT_NE(r.err.find("--geometry \"L1="), std::string::npos) << r.err;
   }
 }
+
+// ---------------------------------------------------------------- the counted window (issue 29)
+
+namespace {
+// FLOPs of `fn`'s rows in one part of the counted window.
+double flops_in(const RankTotals& t, const std::string& fn, const std::string& window) {
+  return t.sum(fn, [&](const CountRow& r) { return get_str(r.window) == window ? t.flops(r) : 0.0; });
+}
+double l1_in(const RankTotals& t, const std::string& fn, const std::string& window) {
+  return t.sum(fn, [&](const CountRow& r) { return get_str(r.window) == window ? l1(r) : 0.0; });
+}
+}  // namespace
+
+TEST(CountsKnownAnswers, UserWindowByCallsCountsExactlyTheCallsInIt) {
+  TempDir d;
+  const long n = 20000;  // timestep: 2n FLOPs a call; setup and wrapup n each
+  Ran r = counts(d.file("c.h5"), {"--geometry", kGeometry, "--counts-window", "timestep:3-5"},
+                 {STEPS_APP, std::to_string(n), "10"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const RankTotals t = read_counts(d.file("c.h5")).at(0);
+  EXPECT_EQ(get_str(t.info.status), "ok") << get_str(t.info.note);
+  EXPECT_EQ(get_str(t.info.window), "calls 3-5 of timestep");
+  // Calls 3, 4 and 5 exactly: entry of call 3 to the return of call 5.
+  EXPECT_DOUBLE_EQ(flops_in(t, "timestep", "inside"), 3 * 2.0 * n);
+  EXPECT_DOUBLE_EQ(flops_in(t, "timestep", "before"), 2 * 2.0 * n);
+  EXPECT_DOUBLE_EQ(flops_in(t, "timestep", "after"), 5 * 2.0 * n);
+  EXPECT_DOUBLE_EQ(flops_in(t, "setup", "inside") + flops_in(t, "wrapup", "inside"), 0);
+  EXPECT_DOUBLE_EQ(flops_in(t, "wrapup", "after"), 1.0 * n);
+  // Inside: the caches were simulated (24 bytes an element a call); outside:
+  // instructions and FLOPs only.
+  EXPECT_NEAR(l1_in(t, "timestep", "inside"), 3 * 24.0 * n, 0.01 * 3 * 24.0 * n);
+  for (const auto& row : t.rows)
+    if (get_str(row.window) != "inside") EXPECT_TRUE(std::isnan(row.bytes_l1_read)) << get_str(row.window);
+}
+
+TEST(CountsKnownAnswers, UserWindowThatNeverOpensFailsAndBadSpecsAreOneLine) {
+  TempDir d;
+  Ran r = counts(d.file("c.h5"), {"--geometry", kGeometry, "--counts-window", "timestep:30-40"},
+                 {STEPS_APP, "1000", "10"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const RankTotals t = read_counts(d.file("c.h5")).at(0);
+  EXPECT_EQ(get_str(t.info.status), "failed");
+  EXPECT_NE(get_str(t.info.note).find("never opened: timestep was called 10 time(s)"), std::string::npos)
+      << get_str(t.info.note);
+  r = counts(d.file("bad.h5"), {"--counts-window", "timestep:5-3"}, {STEPS_APP});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "rtrace counts: --counts-window `timestep:5-3`: the last call (3) is before the first (5)\n");
+}
+
+TEST(CountsKnownAnswers, AnAppWithoutMpiHasTheWholeRunAsItsWindow) {
+  TempDir d;
+  const long n = 5000;
+  Ran r = counts(d.file("c.h5"), {"--geometry", kGeometry}, {STEPS_APP, std::to_string(n), "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const RankTotals t = read_counts(d.file("c.h5")).at(0);
+  EXPECT_EQ(get_str(t.info.window), "the whole run (no MPI_Init)");
+  for (const auto& row : t.rows) EXPECT_EQ(get_str(row.window), "inside");
+  EXPECT_DOUBLE_EQ(flops_in(t, "timestep", "inside"), 4 * 2.0 * n);
+}
+
+#ifdef DGEMM_APP
+// Issue 29: OpenBLAS picks its kernels from CPUID, and Valgrind shows the app
+// another CPU. The timed run's core (here forced, as a machine with another
+// CPU would pick it natively) is observed by the tracer and the counting run
+// is steered to it: the counted kernels are the timed ones.
+TEST(CountsKnownAnswers, CountedOpenBlasKernelsAreTheTimedRunsCore) {
+  TempDir d;
+  Ran timed = run({kRtrace, "run", "--sweep", "threads=1", "--ert", "none", "--counts", "none", "--quiet", "-o",
+                   d.file("timed.h5"), "--", DGEMM_APP, "120"},
+                  {"OPENBLAS_CORETYPE=Prescott", "OPENBLAS_NUM_THREADS=1"});
+  ASSERT_EQ(timed.exit_code, 0) << timed.err;
+  // The counting run's own environment has no OPENBLAS_CORETYPE (this
+  // machine's may): under Valgrind, OpenBLAS would pick its Haswell kernels.
+  auto counted = [&](const std::string& out, const std::vector<std::string>& options) {
+    std::vector<std::string> argv = {"/usr/bin/env", "-u", "OPENBLAS_CORETYPE", kRtrace, "counts", "-o", out,
+                                     "--quiet", "--geometry", kGeometry};
+    argv.insert(argv.end(), options.begin(), options.end());
+    argv.insert(argv.end(), {"--", DGEMM_APP, "120"});
+    return run(argv, {"OPENBLAS_NUM_THREADS=1"});
+  };
+  Ran r = counted(d.file("steered.h5"), {"--dispatch-from", d.file("timed.h5")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const RankTotals t = read_counts(d.file("steered.h5")).at(0);
+  const double n = 120;
+  EXPECT_NEAR(t.fn_flops("dgemm_kernel_PRESCOTT"), 2 * n * n * n, 0.02 * 2 * n * n * n);
+  EXPECT_EQ(t.fn_flops("dgemm_kernel_HASWELL"), 0);
+  EXPECT_EQ(get_str(t.info.steered).rfind("OpenBLAS core Prescott (OPENBLAS_CORETYPE=Prescott)", 0), 0u)
+      << get_str(t.info.steered);
+  EXPECT_EQ(get_str(t.info.not_steered).find("OpenBLAS"), std::string::npos) << get_str(t.info.not_steered);
+  // Without the timed run's observation the tool's CPU decides, and that is said.
+  r = counted(d.file("unsteered.h5"), {});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const RankTotals u = read_counts(d.file("unsteered.h5")).at(0);
+  EXPECT_EQ(u.fn_flops("dgemm_kernel_PRESCOTT"), 0);
+  EXPECT_GT(u.fn_flops("dgemm_kernel_HASWELL"), 0);
+  EXPECT_NE(get_str(u.info.not_steered).find("counted HASWELL kernels; the timed run's core was not observed"),
+            std::string::npos) << get_str(u.info.not_steered);
+}
+#endif

@@ -205,3 +205,72 @@ TEST(CountsCountingRun, AppVariablesRideInFrontOfValgrindAfterTheLauncher) {
   EXPECT_NE(std::find(argv.begin(), argv.end(), "--out-dir=/shared/raw"), argv.end());
   EXPECT_EQ(argv.back(), "x");
 }
+
+// The counted window (format 2): rows say where they lie; a part counted
+// without the cache simulation has no bytes; an MPI window that never opened
+// is the whole run.
+namespace {
+RawProcess windowed(const std::string& kind, const std::string& mpi, std::int64_t open_ms) {
+  RawProcess p = process(10, 0, 1);
+  p.window.kind = kind;
+  p.window.mpi = mpi;
+  p.window.function = kind == "user" ? "timestep" : "";
+  p.window.first_call = 3;
+  p.window.last_call = 5;
+  p.window.open_ms = open_ms;
+  p.window.close_ms = open_ms >= 0 ? open_ms + 10 : -1;
+  p.window.calls = 10;
+  if (kind == "user") p.window.phase_full = {false, true, false};
+  p.functions = {{0, 0x1000, "kernel", WindowPhase::Before}, {0, 0x1000, "kernel", WindowPhase::Inside},
+                 {0, 0x1000, "kernel", WindowPhase::After}};
+  p.rows.clear();
+  for (int f = 0; f < 3; ++f) {
+    RawRow r;
+    r.function = f;
+    r.values[kInstructions] = 100 * (f + 1);
+    r.values[kFlopsFirst] = 10 * (f + 1);
+    r.values[kL1Read] = 800;
+    r.values[kMemRead] = 64;
+    p.rows.push_back(r);
+  }
+  return p;
+}
+std::map<std::string, rtrace::store::CountRow> by_window(const CountedRank& r) {
+  std::map<std::string, rtrace::store::CountRow> out;
+  for (const auto& c : r.counts) out[get_str(c.window)] = c;
+  return out;
+}
+}  // namespace
+
+TEST(CountsRankCounts, UserWindowRowsSayWhereAndCheapPartsHaveNoBytes) {
+  const auto ranks = build_rank_counts({windowed("user", "", 1000)}, 1, exited(), namer);
+  const CountedRank& r = ranks.at(0);
+  EXPECT_EQ(get_str(r.info.status), "ok");
+  EXPECT_EQ(get_str(r.info.window), "calls 3-5 of timestep");
+  const auto rows = by_window(r);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_DOUBLE_EQ(rows.at("before").flops_fp64_scalar, 10);
+  EXPECT_TRUE(std::isnan(rows.at("before").bytes_l1_read));
+  EXPECT_TRUE(std::isnan(rows.at("after").bytes_dram_read));
+  EXPECT_DOUBLE_EQ(rows.at("inside").flops_fp64_scalar, 20);
+  EXPECT_DOUBLE_EQ(rows.at("inside").bytes_l1_read, 800);
+}
+
+TEST(CountsRankCounts, UserWindowThatNeverOpenedFails) {
+  const auto ranks = build_rank_counts({windowed("user", "", -1)}, 1, exited(), namer);
+  EXPECT_EQ(get_str(ranks.at(0).info.status), "failed");
+  EXPECT_NE(get_str(ranks.at(0).info.note).find("never opened: timestep was called 10 time(s)"), std::string::npos)
+      << get_str(ranks.at(0).info.note);
+}
+
+TEST(CountsRankCounts, MpiWindowSplitsTheRunAndNoMpiInitIsTheWholeRun) {
+  auto ranks = build_rank_counts({windowed("mpi", "seen", 500)}, 1, exited(), namer);
+  EXPECT_EQ(get_str(ranks.at(0).info.window), "MPI_Init..MPI_Finalize");
+  EXPECT_EQ(by_window(ranks.at(0)).size(), 3u);
+  EXPECT_DOUBLE_EQ(by_window(ranks.at(0)).at("after").bytes_l1_read, 800);  // counted fully
+  ranks = build_rank_counts({windowed("mpi", "none", -1)}, 1, exited(), namer);
+  EXPECT_EQ(get_str(ranks.at(0).info.window), "the whole run (no MPI_Init)");
+  const auto rows = by_window(ranks.at(0));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(rows.at("inside").instructions, 600);
+}

@@ -103,7 +103,7 @@ TEST(CountsRawFile, EveryDeviationIsAnErrorWithItsLine) {
   const std::vector<Case> cases = {
       {"", "empty file"},
       {"hello\n", ":1: not an rtrace-count raw file"},
-      {replace(kGood, "rtrace-count-raw 1", "rtrace-count-raw 2"), "version `2` is not 1"},
+      {replace(kGood, "rtrace-count-raw 1", "rtrace-count-raw 3"), "version `3` is not 1 or 2"},
       {replace(kGood, "end\n", ""), "truncated (no `end` line)"},
       {std::string(kGood) + "c 0 0 1\n", "data after the `end` line"},
       {replace(kGood, "pid 42", "pid forty"), ":3: `forty` is not an integer"},
@@ -124,4 +124,55 @@ TEST(CountsRawFile, EveryDeviationIsAnErrorWithItsLine) {
       EXPECT_EQ(err.rfind("counts-3-42.txt", 0), 0u) << err;
     }
   }
+}
+
+// Format 2: the counted window, each function's phase, light phases.
+const char* const kWindowed =
+    "rtrace-count-raw 2\n"
+    "tool rtrace-count 0.1.0 valgrind-3.19.0\n"
+    "pid 42\nppid 1\nforked 0\nrank 0\nexit_code 0\nwall_ms 1500\nthreads 1\nexe /app\n"
+    "level L1d 4096 4096 64 4 1\n"
+    "window user calls 3 5 timestep ms 1000 -1\n"
+    "window_calls 10\nwindow_open_ms 1455\nwindow_close_ms 1457\nwindow_discards 3\n"
+    "phase 0 before light\nphase 1 inside full\nphase 2 after light\n"
+    "module 0 /app\n"
+    "fn 0 0 0x1260 0 timestep\n"
+    "fn 1 0 0x1260 1 timestep\n"
+    "c 0 0 12012 4000 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+    "c 0 1 18018 6000 0 0 0 0 0 0 0 0 0 0 0 48048 24000 16192 0 16192 0 16192 0\n"
+    "end\n";
+
+TEST(CountsRawFile, FormatTwoHasTheWindowAndEachFunctionsPhase) {
+  const RawProcess p = parse(kWindowed);
+  EXPECT_EQ(p.window.kind, "user");
+  EXPECT_EQ(p.window.function, "timestep");
+  EXPECT_EQ(p.window.first_call, 3);
+  EXPECT_EQ(p.window.last_call, 5);
+  EXPECT_EQ(p.window.from_ms, 1000);
+  EXPECT_EQ(p.window.to_ms, -1);
+  EXPECT_EQ(p.window.calls, 10);
+  EXPECT_EQ(p.window.open_ms, 1455);
+  EXPECT_EQ(p.window.close_ms, 1457);
+  EXPECT_FALSE(p.window.phase_full[0]);
+  EXPECT_TRUE(p.window.phase_full[1]);
+  ASSERT_EQ(p.functions.size(), 2u);
+  EXPECT_EQ(p.functions[0].phase, WindowPhase::Before);
+  EXPECT_EQ(p.functions[1].phase, WindowPhase::Inside);
+  EXPECT_EQ(p.functions[1].symbol, "timestep");
+  // Format 1 has no window: every function is the whole run's.
+  const RawProcess old = parse(kGood);
+  EXPECT_EQ(old.window.kind, "");
+  EXPECT_EQ(old.functions[0].phase, WindowPhase::Inside);
+  EXPECT_EQ(parse(replace(kWindowed, "window user calls 3 5 timestep ms 1000 -1", "window mpi seen")).window.mpi, "seen");
+}
+
+TEST(CountsRawFile, FormatTwoDeviationsAreErrors) {
+  EXPECT_NE(error_of(replace(kWindowed, "fn 1 0 0x1260 1", "fn 1 0 0x1260 7")).find("phase 7 is not 0, 1 or 2"),
+            std::string::npos);
+  EXPECT_NE(error_of(replace(kWindowed, "window user", "window other")).find("unknown window kind"), std::string::npos);
+  EXPECT_NE(error_of(replace(kWindowed, "phase 0 before light", "phase 0 before dim")).find("not full or light"),
+            std::string::npos);
+  EXPECT_NE(error_of(replace(kWindowed, "window user calls 3 5 timestep ms 1000 -1", "window mpi maybe"))
+                .find("unknown MPI window state"),
+            std::string::npos);
 }

@@ -17,7 +17,7 @@ calls="$(sed -n 's/.*rtrace-count: \([0-9]*\) helper calls.*/\1/p' "$work/stats.
 grep -q '^end$' "${raw[0]}" || { echo "raw file not complete"; exit 1; }
 
 # Per function: the 12 FLOP columns (fields 5..16 of a "c" row) summed over threads.
-sums="$(awk '$1 == "fn" { name[$2] = $5 } $1 == "c" { f = name[$3]; for (k = 5; k <= 16; k++) s[f, k] += $k; seen[f] = 1 }
+sums="$(awk '$1 == "fn" { name[$2] = $6 } $1 == "c" { f = name[$3]; for (k = 5; k <= 16; k++) s[f, k] += $k; seen[f] = 1 }
   END { for (f in seen) { printf "%s", f; for (k = 5; k <= 16; k++) printf " %d", s[f, k]; printf "\n" } }' "${raw[0]}")"
 fail=0
 check() {  # function, then the 12 expected per-iteration FLOPs (fp64 s/128/256/512, fp32 ..., fp16 ...)

@@ -12,7 +12,7 @@ VALGRIND_LIB="$lib" valgrind -q --tool=rtrace-count --out-dir="$work" "$app" "$n
 raw=("$work"/counts-*.txt)
 # FLOPs per function name suffix (_one, _two): sum of the 12 FLOP kinds.
 read -r buckets one two < <(awk '
-  $1 == "fn" && $5 ~ /^counted_function_with_a_very_long_name_/ { nb++; if ($5 ~ /_one$/) one[$2] = 1; else if ($5 ~ /_two$/) two[$2] = 1 }
+  $1 == "fn" && $6 ~ /^counted_function_with_a_very_long_name_/ { nb++; if ($6 ~ /_one$/) one[$2] = 1; else if ($6 ~ /_two$/) two[$2] = 1 }
   $1 == "c" { f = 0; for (k = 5; k <= 16; k++) f += $k; if ($3 in one) s1 += f; if ($3 in two) s2 += f }
   END { printf "%d %d %d\n", nb, s1, s2 }' "${raw[0]}")
 echo "buckets $buckets, flops _one $one _two $two (n=$n)"

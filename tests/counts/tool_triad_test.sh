@@ -22,7 +22,7 @@ run() {  # label, the last level's share in bytes, then tool options
   local raw=("$work"/counts-*.txt)
   # The triad function's row: instructions, 12 FLOP kinds, L1 r/w, L2 r/w, L3 r/w, DRAM r/w.
   local row
-  row="$(awk '$1 == "fn" && $5 == "triad" { id = $2 } $1 == "c" && $3 == id { for (k = 4; k <= NF; k++) s[k] += $k }
+  row="$(awk '$1 == "fn" && $6 == "triad" { id = $2 } $1 == "c" && $3 == id { for (k = 4; k <= NF; k++) s[k] += $k }
     END { for (k = 4; k <= 24; k++) printf "%d ", s[k]; printf "\n" }' "${raw[0]}")"
   read -r instr f1 f2 f3 f4 f5 f6 f7 f8 f9 f10 f11 f12 l1r l1w l2r l2w l3r l3w dr dw <<<"$row"
   local flops=$((f1 + f2 + f3 + f4 + f5 + f6 + f7 + f8 + f9 + f10 + f11 + f12))
@@ -37,7 +37,7 @@ run() {  # label, the last level's share in bytes, then tool options
   # What is still dirty at exit is written back then (its own row): a reaches
   # memory whole, and no more than the caches hold is written at exit.
   local exit_dw
-  exit_dw="$(awk '$1 == "fn" && $5 == "[dirty" { id = $2 } $1 == "c" && id != "" && $3 == id { s += $24 } END { printf "%d", s }' "${raw[0]}")"
+  exit_dw="$(awk '$1 == "fn" && $6 == "[dirty" { id = $2 } $1 == "c" && id != "" && $3 == id { s += $24 } END { printf "%d", s }' "${raw[0]}")"
   echo "$label: DRAM write at exit $exit_dw"
   if (( dw + exit_dw < 8 * n || exit_dw > last_level + 36864 )); then
     echo "FAIL $label: write-back at exit $exit_dw (triad $dw, 8n $((8 * n)))"; fail=1

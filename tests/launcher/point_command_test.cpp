@@ -293,8 +293,24 @@ TEST(LauncherPointCommand, CountsPmuTellsTheTracerAndTheCountingPassRunsUntraced
   // The counting pass: the same mpirun line, the app under the tool, no tracer.
   LaunchSetup untraced_setup = setup("none");
   auto untraced = build_point_command(plan.points[0], plan, o, untraced_setup, "");
-  auto inv = counting_invocation(untraced, "/abs/app", "/s/counts.h5", 1.5, o);
+  TimedRun timed_run;
+  timed_run.wall_s = 1.5;
+  timed_run.cpu_s = 3;
+  timed_run.dispatch_from = "/tmp";  // the tracer's trace directory (it exists)
+  o.counts_window = "step:2-3";
+  auto inv = counting_invocation(untraced, "/abs/app", "/s/counts.h5", timed_run, o, "/s/calibration.txt");
   EXPECT_EQ(inv.argv[1], "counts");
+  // The timed run's dispatch and the user's window reach `rtrace counts`; the
+  // cost forecast is a calibration run of its own, with the same caches.
+  EXPECT_TRUE(contains(inv.argv, "--dispatch-from"));
+  EXPECT_TRUE(contains(inv.argv, "--no-calibrate"));
+  const auto window = std::find(inv.argv.begin(), inv.argv.end(), "--counts-window");
+  ASSERT_NE(window, inv.argv.end());
+  EXPECT_EQ(*(window + 1), "step:2-3");
+  EXPECT_EQ(inv.calibrate_argv.at(2), "--calibrate");
+  EXPECT_TRUE(contains(inv.calibrate_argv, "--timed-cpu"));
+  EXPECT_TRUE(contains(inv.calibrate_argv, "/s/calibration.txt"));
+  EXPECT_TRUE(contains(inv.calibrate_argv, "--ranks-per-node"));
   const auto dashes = std::find(inv.argv.begin(), inv.argv.end(), "--");
   ASSERT_NE(dashes, inv.argv.end());
   const std::vector<std::string> command(dashes + 1, inv.argv.end());
@@ -317,7 +333,9 @@ TEST(LauncherPointCommand, CountsPmuTellsTheTracerAndTheCountingPassRunsUntraced
   EXPECT_EQ(inv.raw_dir, "/s/counts.raw");
   auto direct = build_point_command(make_sweep_plan({"threads=2"}, false, 1).points[0],
                                     make_sweep_plan({"threads=2"}, false, 1), o, untraced_setup, "");
-  auto dinv = counting_invocation(direct, "/abs/app", "/s/c.h5", 0, o);
+  auto dinv = counting_invocation(direct, "/abs/app", "/s/c.h5", TimedRun{}, o);
+  EXPECT_TRUE(dinv.calibrate_argv.empty());  // no timed time: no forecast
+  EXPECT_FALSE(contains(dinv.argv, "--dispatch-from"));
   const auto ddash = std::find(dinv.argv.begin(), dinv.argv.end(), "--");
   EXPECT_EQ(*(ddash + 1), "/abs/app");
   EXPECT_EQ(dinv.argv.back(), "in put");

@@ -417,6 +417,50 @@ TEST(RunFile, CountTablesRoundTripAndAreOptional) {
   EXPECT_DOUBLE_EQ(back.counts[0].flops_fp64_v256, 4e6);
   EXPECT_TRUE(std::isnan(back.counts[0].flops_fp32_scalar));
   EXPECT_DOUBLE_EQ(back.counts[0].bytes_dram_write, 8e6);
+  EXPECT_EQ(get_str(back.counts[0].window), "");   // the whole run
+}
+
+TEST(RunFile, CountedWindowAndDispatchRoundTrip) {
+  TempDir d;
+  RankRecords rec = synth::rank(0, 1, 1);
+  CountInfoRow info{};
+  set_str(info.source, "sim:rtrace-count 0.1.0 valgrind-3.19.0");
+  set_str(info.status, "ok");
+  set_str(info.window, "calls 10-20 of timestep");
+  set_str(info.steered, "OpenBLAS core Prescott (OPENBLAS_CORETYPE=Prescott)");
+  set_str(info.not_steered, "FFTW: plans differ run to run");
+  rec.counts_info.push_back(info);
+  CountRow inside{}, after{};
+  set_str(inside.window, "inside");
+  inside.flops_fp64_scalar = 6;
+  set_str(after.window, "after");
+  after.bytes_l1_read = kUnavailable;
+  rec.counts = {inside, after};
+  DispatchRow ob{};
+  set_str(ob.library, "openblas");
+  set_str(ob.item, "core");
+  set_str(ob.choice, "Prescott");
+  set_str(ob.detail, "OpenBLAS 0.3.21 DYNAMIC_ARCH Prescott");
+  rec.dispatch = {ob};
+  {
+    File f = File::create(d.file("trace.h5"));
+    Group ranks = f.root().create_group("ranks");
+    write_rank(ranks, rec);
+  }
+  File f = File::open(d.file("trace.h5"));
+  const Group g = f.root().open_group("ranks").open_group(rank_group_name(1));
+  RankRecords back = read_rank(g);
+  EXPECT_EQ(get_str(back.counts_info.at(0).window), "calls 10-20 of timestep");
+  EXPECT_EQ(get_str(back.counts_info.at(0).steered), "OpenBLAS core Prescott (OPENBLAS_CORETYPE=Prescott)");
+  EXPECT_EQ(get_str(back.counts_info.at(0).not_steered), "FFTW: plans differ run to run");
+  ASSERT_EQ(back.counts.size(), 2u);
+  EXPECT_EQ(get_str(back.counts[0].window), "inside");
+  EXPECT_EQ(get_str(back.counts[1].window), "after");
+  ASSERT_EQ(back.dispatch.size(), 1u);
+  EXPECT_EQ(get_str(back.dispatch[0].choice), "Prescott");
+  // Only what is asked for is read.
+  EXPECT_TRUE(read_rank_parts(g, kRankInfo).dispatch.empty());
+  EXPECT_EQ(read_rank_parts(g, kRankInfo | kRankDispatch).dispatch.size(), 1u);
 }
 
 TEST(RunFile, AttachCountsInternsNamesIntoTheRankAndReplacesOldTables) {

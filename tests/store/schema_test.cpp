@@ -46,9 +46,10 @@ TEST(Schema, LayoutsMatchJson) {
   expect_matches(t, CountInfoRow::layout());
   expect_matches(t, CountLevelRow::layout());
   expect_matches(t, CountRow::layout());
+  expect_matches(t, DispatchRow::layout());
   expect_matches(t, MachineLoadRow::layout());
   expect_matches(t, HostRow::layout());
-  EXPECT_EQ(t.size(), 18u) << "a table in the JSON has no C++ layout";
+  EXPECT_EQ(t.size(), 19u) << "a table in the JSON has no C++ layout";
 }
 
 TEST(Schema, CompiledInCopyIsTheSourceFile) {

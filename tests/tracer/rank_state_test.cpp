@@ -191,6 +191,15 @@ TEST_F(TracerRankState, RecordsPackAndUnpackWhole) {
   ASSERT_EQ(back.mpi.size(), 1u);
   EXPECT_EQ(back.mpi[0].bytes_sent, 80);
   EXPECT_EQ(back.info.pid, rec.info.pid);
+  // What the libraries chose at run time (here: glibc's CPU features and
+  // string-function variants) travels with the records too.
+  ASSERT_EQ(back.dispatch.size(), rec.dispatch.size());
+#if defined(__x86_64__) && __GLIBC__ == 2 && __GLIBC_MINOR__ >= 33
+  bool hwcaps = false;
+  for (const auto& d : back.dispatch)
+    hwcaps |= rtrace::store::get_str(d.library) == "glibc" && rtrace::store::get_str(d.item) == "hwcaps";
+  EXPECT_TRUE(hwcaps);
+#endif
   std::string cut = pack_records(rec);
   cut.resize(cut.size() / 2);
   EXPECT_THROW(unpack_records(cut), std::runtime_error);

@@ -25,7 +25,7 @@ namespace rtrace::tracer {
 
 namespace {
 
-constexpr int kTables = 7;  // info, regions, kernels, memcpy, mpi, sampling, callpaths
+constexpr int kTables = 8;  // info, regions, kernels, memcpy, mpi, sampling, callpaths, dispatch
 
 struct Pmpi {
   decltype(&PMPI_Comm_dup) comm_dup = RTRACE_PMPI(Comm_dup);
@@ -188,7 +188,8 @@ bool write_collective(RankState& state, std::string* error) noexcept {
                                     static_cast<std::int64_t>(rec.memcpy.size()),
                                     static_cast<std::int64_t>(rec.mpi.size()),
                                     static_cast<std::int64_t>(rec.sampling.size()),
-                                    static_cast<std::int64_t>(rec.callpaths.size())};
+                                    static_cast<std::int64_t>(rec.callpaths.size()),
+                                    static_cast<std::int64_t>(rec.dispatch.size())};
   std::vector<std::int64_t> sizes(static_cast<std::size_t>(size) * kTables);
   if (mpi.allgather(my_sizes, kTables, MPI_INT64_T, sizes.data(), kTables, MPI_INT64_T, comm) != MPI_SUCCESS) {
     *error = "MPI_Allgather of table sizes failed";
@@ -227,6 +228,10 @@ bool write_collective(RankState& state, std::string* error) noexcept {
       collective_table<store::CallPathRow>(g, "callpaths",
                                            "sampled call-path tree per thread: self and inclusive samples", s[6],
                                            own ? &rec.callpaths : nullptr);
+      if (s[7] > 0)  // as write_rank: only where the tracer observed something
+        collective_table<store::DispatchRow>(g, "dispatch",
+                                             "code libraries chose at run time in this process (the tracer observed it)",
+                                             s[7], own ? &rec.dispatch : nullptr);
     }
     }
     phase("tables written");

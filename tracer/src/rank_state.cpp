@@ -1,5 +1,6 @@
 #include "rank_state.hpp"
 
+#include "dispatch_probe.hpp"
 #include "pmu_counts.hpp"
 #include "sampler.hpp"
 #include "symbolize.hpp"
@@ -237,6 +238,9 @@ store::RankRecords RankState::snapshot(bool complete, int exit_status, bool bloc
     }
     for (auto& w : regions.warnings) rec.log.push_back("warning: " + w);
     add_samples(rec, names, blocking);  // after rec.log is filled: it appends its own lines
+    // What the libraries chose at run time (the counting pass steers its run
+    // to it); not at a fatal signal, where calling into them is not safe.
+    if (blocking) rec.dispatch = observe_dispatch(early_dispatch_);
     pmu::fill(rec, blocking);           // RTRACE_COUNTS=pmu|auto: counts_info and the counts rows
 
     store::RankInfoRow& info = rec.info;

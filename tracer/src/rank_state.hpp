@@ -95,8 +95,12 @@ class RankState {
   // The sampler was started for this process: snapshots stop it and add the
   // sampling row and the symbolised call paths.
   void set_sampling(bool on) noexcept { sampling_ = on; }
+  // OpenBLAS's/MKL's run-time choice, observed at start-up (observe_blas):
+  // the final snapshot adds the rest (dispatch_probe.hpp).
+  void set_early_dispatch(std::vector<store::DispatchRow> rows) noexcept { early_dispatch_ = std::move(rows); }
 
  private:
+  std::vector<store::DispatchRow> early_dispatch_;
   void log_counter_state() noexcept;
   void add_samples(store::RankRecords& rec, NameTable& names, bool blocking) noexcept;
   bool sampling_ = false;

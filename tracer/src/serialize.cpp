@@ -66,6 +66,7 @@ std::string pack_records(const store::RankRecords& rec) {
   pack_strings(rec.log, out);
   pack_rows(rec.sampling, out);
   pack_rows(rec.callpaths, out);
+  pack_rows(rec.dispatch, out);
   return out;
 }
 
@@ -83,6 +84,7 @@ store::RankRecords unpack_records(const std::string& in) {
   rec.log = unpack_strings(in, pos);
   rec.sampling = unpack_rows<store::SamplingRow>(in, pos);
   rec.callpaths = unpack_rows<store::CallPathRow>(in, pos);
+  rec.dispatch = unpack_rows<store::DispatchRow>(in, pos);
   return rec;
 }
 

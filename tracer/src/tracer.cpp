@@ -3,6 +3,7 @@
 #include "tracer.hpp"
 
 #include "config.hpp"
+#include "dispatch_probe.hpp"
 #include "rank_writer.hpp"
 #include "pmu_counts.hpp"
 #include "sampler.hpp"
@@ -164,6 +165,9 @@ __attribute__((constructor)) void rtrace_tracer_start() {
     pthread_atfork(nullptr, nullptr, on_fork_child);
     install_alt_stack();
     install_signal_handlers(/*chain_existing=*/false);
+    // The app's libraries are initialised by now, and shut down before the
+    // final write: their run-time choices are asked now.
+    g_state->set_early_dispatch(observe_blas());
     start_sampling();
     // After the sampler: both wrap the threads the app creates from here on.
     const std::string counts = pmu::start(g_state->config().counts_mode);

@@ -44,6 +44,14 @@ struct PointCounts {
   // The application's counted functions (runtime code excluded, raw names):
   // module and instructions, for the comparison with the timed run's samples.
   std::map<std::string, CountedCode> code;
+  // The counted window (counts_info.window, schema 1.8): "MPI_Init..MPI_Finalize",
+  // "calls 10-20 of timestep", ...; "" = the whole run (older files, PMU counts).
+  // The application's counts are those inside it, as the POP summary's time.
+  std::string window;
+  // A window the user chose (a function's calls, a time range): the timed run
+  // did not time it, so its counts get intensities but no rates.
+  bool user_window = false;
+  std::string steered, not_steered;   // the counting run's dispatch (counts_info)
 };
 
 // The counted kinds (not timed by the tracer: their time comes from the timed run).

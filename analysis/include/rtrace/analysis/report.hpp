@@ -20,7 +20,8 @@ namespace rtrace::analysis {
 // 1.6.0: step diagnoses `work-changed`, `code-differs`; counts' `runtime`, `mix_sentence`, `code_mismatches`,
 //        `work_notes`; kernel `counts_note`, `mix_sentence`, point `flop_mix`, `code_note`;
 //        `machine_vector_bits`; threshold `work_change`;
-//        ceilings' `unreliable`, `unreliable_reason`; steps' `machine_load` (issue 30)
+//        ceilings' `unreliable`, `unreliable_reason`; steps' `machine_load` (issue 30);
+//        counts' `window`, `user_window`, `steered`, `not_steered`
 inline constexpr const char* kAnalysisSchemaVersion = "1.6.0";
 extern const char* const kAnalysisSchemaJson;  // schemas/analysis-v1.json, compiled in
 

@@ -50,6 +50,13 @@ std::map<std::int64_t, CountedRank> build_rank_counts(const std::vector<RawProce
                                                       const RunOutcome& outcome, const FunctionNamer& namer,
                                                       const std::vector<std::string>& unfinished = {});
 
+// The counted window in words ("MPI_Init..MPI_Finalize", "calls 10-20 of
+// timestep", "the whole run (no MPI_Init)"); "" when the tool recorded none.
+std::string window_description(const RawWindow& w);
+// What went wrong with a user's window ("... never opened: timestep was
+// called 7 time(s)", "... ran to the end of the run"); "" nothing.
+std::string window_problem(const RawWindow& w);
+
 // The one-line reason a counting run could not count, for the user (AVX-512,
 // another undecodable instruction); "" when none.
 std::string unsupported_instruction_line(const RawProcess& p);

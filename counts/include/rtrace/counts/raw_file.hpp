@@ -2,7 +2,8 @@
 // counts-<rank>-<pid>.txt, written by the Valgrind tool (counts/tool/rc_main.c)
 // at the process's exit (temp file + rename). Format, one record per line:
 //
-//   rtrace-count-raw 1                         format version (first line)
+//   rtrace-count-raw 2                         format version (first line; 1 is read too:
+//                                               no window lines, `fn` without PHASE)
 //   tool rtrace-count 0.1.0 valgrind-3.19.0
 //   pid N | ppid N | forked 0|1 | rank R (-1: no rank variable)
 //   exit_code N                                from the exit syscall; -1: killed by a signal
@@ -16,11 +17,21 @@
 //                                               order), COPIES of them (older tools write no
 //                                               THREADS COPIES: private levels)
 //   nodecode 0xVADDR BYTE... | MODULE          an instruction Valgrind cannot run was reached
+//   window mpi seen|none|off                   the MPI window (MPI_Init's return .. MPI_Finalize):
+//                                               MPI_Init entered / never entered (the whole run
+//                                               is the window) / switched off (--mpi-window=no)
+//   window user [calls N M FUNC] [ms A B]      a user's window: calls N..M of FUNC (M 0: to the
+//                                               end) and/or A..B ms of the process (B -1: to the end)
+//   window_calls N                             calls of FUNC seen
+//   window_open_ms N | window_close_ms N       when the window opened / closed (absent: never)
+//   window_discards N                          translation discards the phase changes cost
+//   phase P NAME full|light                    phase 0 before, 1 inside, 2 after the window:
+//                                               light = instructions and FLOPs only (no bytes)
 //   module ID PATH
-//   fn ID MODULE_ID 0xVADDR SYMBOL|-            a function (or a 256-byte chunk of code
-//                                               without symbols), by ELF address; MODULE_ID
-//                                               -1 with a [bracketed] SYMBOL: the tool's own
-//                                               ([dirty lines written back at exit])
+//   fn ID MODULE_ID 0xVADDR PHASE SYMBOL|-      a function (or a 256-byte chunk of code
+//                                               without symbols) in one phase, by ELF address;
+//                                               MODULE_ID -1 with a [bracketed] SYMBOL: the
+//                                               tool's own ([dirty lines written back at exit])
 //   c THREAD FN INSTR F64S F64V128 F64V256 F64V512 F32S .. F16V512 L1R L1W L2R L2W L3R L3W MEMR MEMW
 //   end                                         the file is complete
 #pragma once
@@ -51,10 +62,28 @@ struct RawLevel {
   int copies = 0;                   // simulated caches of a shared level for the process; 0: private
 };
 
+// Phases of the counted window (the tool's RcPhase).
+enum class WindowPhase : int { Before = 0, Inside = 1, After = 2 };
+const char* to_string(WindowPhase p);   // "before", "inside", "after"
+
 struct RawFunction {
   std::int64_t module = -1;         // index into RawProcess::modules; -1: code outside any module
   std::uint64_t vaddr = 0;          // ELF address of its first instruction seen
   std::string symbol;               // Valgrind's name for it; "" when it has none
+  WindowPhase phase = WindowPhase::Inside;   // format 1: the whole run
+};
+
+// The counted window as the tool saw it (format 2; format 1: none recorded).
+struct RawWindow {
+  std::string kind;                 // "mpi", "user"; "" format 1
+  std::string mpi;                  // kind mpi: "seen" (MPI_Init entered), "none", "off"
+  std::string function;             // kind user: the function whose calls bound it ("" none)
+  std::int64_t first_call = 0, last_call = 0;   // 1-based; last 0: to the end
+  std::int64_t from_ms = -1, to_ms = -1;        // -1: none / to the end
+  std::int64_t calls = -1;          // calls of `function` seen
+  std::int64_t open_ms = -1, close_ms = -1;     // -1: never
+  std::int64_t discards = 0;
+  std::array<bool, 3> phase_full{{true, true, true}};   // false: instructions and FLOPs only
 };
 
 // Columns of a `c` row, in order.
@@ -91,6 +120,7 @@ struct RawProcess {
   std::string exe;
   std::vector<RawLevel> levels;
   std::optional<NoDecode> nodecode;
+  RawWindow window;
   std::vector<std::string> modules;
   std::vector<RawFunction> functions;
   std::vector<RawRow> rows;

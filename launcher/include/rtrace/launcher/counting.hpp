@@ -29,6 +29,9 @@ inline bool counted_point(const SweepPoint& p) { return p.repeat == 0; }
 
 struct CountingInvocation {
   std::string path;                 // rtrace itself
+  // `rtrace counts --calibrate ...` for the same caches and timed run (no
+  // command): the cost forecast; empty when there is no timed time.
+  std::vector<std::string> calibrate_argv;
   std::vector<std::string> argv;    // rtrace counts ... -- <the point's command without the tracer>
   Environment env;
   // Where every process under the tool writes its raw counts (--keep-raw):
@@ -36,10 +39,24 @@ struct CountingInvocation {
   // which ranks on other nodes reach (a local temporary directory they do not).
   std::string raw_dir;
 };
+// What the counting pass knows of the configuration's timed run.
+struct TimedRun {
+  double wall_s = 0;              // its wall time (progress, the cost prediction)
+  double cpu_s = 0;               // user + system of its processes (0 unknown)
+  std::string dispatch_from;      // where its tracer's dispatch rows are: the trace directory, or
+                                  // the run file (with dispatch_point); "" none
+  std::int64_t dispatch_point = -1;
+  // This app's own slowdown per timed process-second, measured on the
+  // sweep's previous counting run (CountingOutcome::app_slowdown); 0 none.
+  double app_slowdown = 0;
+};
+
 // `untraced`: the point's command built without the tracer (LaunchSetup with
-// tracer_mode "none"). `timed_wall_s`: the timed run's wall time (progress).
+// tracer_mode "none"). `calibration_file`: where the cost calibration is kept
+// for the sweep ("" none).
 CountingInvocation counting_invocation(const PointCommand& untraced, const std::string& app_path,
-                                       const std::string& out_file, double timed_wall_s, const RunOptions& o);
+                                       const std::string& out_file, const TimedRun& timed, const RunOptions& o,
+                                       const std::string& calibration_file = "");
 
 struct CountingOutcome {
   bool interrupted = false;   // ^C during the counting run: counts "interrupted", --resume reruns the pass
@@ -47,9 +64,24 @@ struct CountingOutcome {
   std::string failure;        // why there are no counts at all ("" when `file` holds them)
   std::string summary;        // "ok, 41 s (33x the timed run)" / "failed: ..."
   double wall_s = 0;
+  // The app's slowdown per timed process-second, from this run and its
+  // forecast's inputs (0 unknown): the next configuration's forecast uses it.
+  double app_slowdown = 0;
 };
 CountingOutcome run_counting_pass(const CountingInvocation& inv, const std::string& label, int ordinal,
                                   double timed_wall_s, const RunOptions& o, Progress& progress);
+
+// The counting pass's expected cost, before it runs: `rtrace counts
+// --calibrate` with the invocation's caches and the timed run's times (the
+// calibration is measured once and kept in the invocation's calibration
+// file). Empty when it cannot say (no timed time, no calibration program).
+struct CostForecast {
+  double factor = 0;              // expected counting run / timed run
+  double per_process_s = 0;       // the timed seconds the prediction slows down
+  double startup_s = 0;           // the tool's own start and exit
+  std::string line;               // "counting pass: expected about 22x the timed run's 8.1 s = 3.0 min (...)"
+};
+CostForecast forecast_counting_cost(const CountingInvocation& inv, const RunOptions& o);
 
 // Puts the counts of `c` into the point's rank groups, matched by rank
 // (ranks the timed run has no group for get one of their own); with no counts

@@ -43,6 +43,9 @@ struct RunOptions {
   LauncherChoice launcher = LauncherChoice::Auto;
   TracerChoice tracer = TracerChoice::Auto;
   CountsChoice counts = CountsChoice::Auto;
+  // --counts-window SPEC (with --counts sim): the part of the run the counts
+  // are inside of, as `rtrace counts --counts-window` takes it; "" = mpi.
+  std::string counts_window;
   double sample_hz = -1;           // --sample HZ: call-stack samples/s per thread; 0 off; -1 = default
   std::vector<std::pair<std::string, std::string>> env;  // --env NAME=VALUE, in order
   std::vector<std::string> env_deny;                      // extra deny patterns (fnmatch)

@@ -71,6 +71,10 @@ struct SweepSetup {
   std::string sweep_launcher;           // "none", "mpirun", "srun"
   std::string trace_dir(std::int64_t point_id) const;
   std::string counts_file(std::int64_t point_id) const;  // the counting pass's output (--counts sim)
+  std::string calibration_file() const;                  // the counting pass's cost calibration, once per sweep
+  // The app's own counting cost per timed process-second, from the sweep's
+  // last counting run: the next forecast's (0: none yet).
+  double counted_app_slowdown = 0;
 };
 // A point's command for the counting pass: as the timed run launches it, untraced.
 PointCommand counting_point_command(const SweepPoint& p, const SweepContext& ctx, const SweepSetup& setup);

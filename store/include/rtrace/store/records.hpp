@@ -282,6 +282,21 @@ struct MpiRow {
   static const RowLayout& layout();
 };
 
+// /points/<p>/ranks/<r>/dispatch (schema 1.8): the code libraries chose at
+// run time in this rank's process, as the tracer observed it (absent without
+// the tracer, or when it observed nothing): what the counting pass steers its
+// run to (docs/counts.md).
+struct DispatchRow {
+  char library[24];            // "openblas", "mkl", "glibc", "fftw"
+  char item[24];               // openblas "core"; mkl "cbwr_branch"; glibc "hwcaps" (active CPU
+                               // features) or a function ("memcpy"); fftw "loaded"
+  char choice[128];            // "Prescott"; "AVX2"; "AVX,AVX2,ERMS,...";
+                               // "__memmove_avx512_unaligned_erms"; the module's file name
+  char detail[160];            // the library's own words: OpenBLAS's config, the module and
+                               // offset of a resolved function, the library's path
+  static const RowLayout& layout();
+};
+
 // /points/<p>/ranks/<r>/sampling: one row, the statistical sampler's settings
 // and totals (absent when the tracer did not sample).
 struct SamplingRow {
@@ -360,6 +375,18 @@ struct CountInfoRow {
                                // virtual machine's: its L3 may be the host's), "given" (--geometry, $RTRACE_COUNTS_GEOMETRY)
   std::int32_t cache_threads;  // threads per rank the cache shares were planned for (0 unknown)
   std::uint8_t cache_threads_assumed;  // 1: not given (--threads, OMP_NUM_THREADS) but assumed: cores / ranks per node
+  // Also since 1.8 (read as "" from older files):
+  // the counted window, in words: "MPI_Init..MPI_Finalize", "the whole run
+  // (no MPI_Init)", "calls 10-20 of timestep", "0-600 s of the counting run";
+  // "" = the whole run (older files)
+  char window[96];
+  // Run-time dispatch the counting run was steered to, as the timed run chose
+  // it: "OpenBLAS core Prescott (OPENBLAS_CORETYPE=Prescott); ..."; "" none
+  char steered[256];
+  // Dispatch that differs or may differ and was not steered, and why:
+  // "glibc: timed AVX-512 string functions (memcpy __memmove_avx512_unaligned_erms),
+  // Valgrind 3.19 has no AVX-512; FFTW: ..."; "" none known
+  char not_steered[256];
   static const RowLayout& layout();
 };
 
@@ -417,6 +444,11 @@ struct CountRow {
   // that counts all FP operations together: AMD Zen's RETIRED_SSE_AVX_FLOPS),
   // in none of the flops_* fields above; NaN when the source splits them.
   double flops_unsplit = kUnavailable;
+  // Schema 1.8: where in the counted window (counts_info.window) the row's
+  // counts were made: "inside", "before" or "after" it; "" (older files,
+  // PMU counts) = the whole run. Rows of a part counted without the cache
+  // simulation (outside a user's window) have NaN bytes.
+  char window[8] = "";
   static const RowLayout& layout();
 };
 

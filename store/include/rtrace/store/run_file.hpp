@@ -111,6 +111,8 @@ struct RankRecords {
   std::vector<CountInfoRow> counts_info;  // zero or one row
   std::vector<CountLevelRow> count_levels;
   std::vector<CountRow> counts;           // names in `names`
+  // Run-time dispatch choices the tracer observed (schema 1.8; empty: none).
+  std::vector<DispatchRow> dispatch;
   // Which writer produced this rank's group (attribute `writer` of the rank
   // group, schema 1.4): "mpi-io" (parallel HDF5 ranks.h5), "gather" (ranks.h5
   // gathered to rank 0, written serially), "per-rank" (the process's own
@@ -141,6 +143,7 @@ enum RankPart : unsigned {
   // kernels only of a rank that can have them: not of a rank whose tracer ran
   // in cpu mode (or none) without a GPU, which never records a launch
   kRankGpuKernels = 1u << 9,
+  kRankDispatch = 1u << 10,  // dispatch, when present
   kRankAll = ~0u,
 };
 RankRecords read_rank_parts(const Group& rank_group, unsigned parts);
