@@ -1,5 +1,6 @@
 #include "rtrace/ert/cpu_runner.hpp"
 
+#include "rtrace/ert/clock.hpp"
 #include "rtrace/ert/cpu_kernels.hpp"
 
 #include <omp.h>
@@ -221,6 +222,7 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
   SpinBarrier barrier(threads);
   StartGate gate(threads);
   const long wake_delay_us = ranks.rank() == ranks.size() - 1 ? test_wake_delay_us() : 0;
+  std::vector<ClockCalibration> clocks(static_cast<std::size_t>(threads));
   const double node_id = node_clock_id();
 
   const bool debug = std::getenv("RTRACE_ERT_DEBUG") != nullptr;  // one line per timed run on stderr
@@ -262,7 +264,13 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
     {
       // Agree across ranks so nobody waits in a barrier forever.
       if (ranks.any(failures.load() > 0)) done = true;
+      result.setup_seconds = now_seconds() - start;
     }
+#pragma omp barrier
+    // Every worker brings its core to a steady clock before the first timed
+    // run (after idle a core can ramp up for a while: the first measurements
+    // would time the ramp).
+    if (!done) clocks[std::size_t(tid)] = calibrate_clock();
 #pragma omp barrier
     // From here on the threads only spin (SpinBarrier, StartGate): the OpenMP
     // barrier may put a thread to sleep, and waking it costs a scheduler tick.
@@ -349,6 +357,11 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
     result.rank_cpus.push_back(int(c));
   if (failures.load() > 0) throw CpuRunError("ERT: " + (failure.empty() ? std::string("another rank failed") : failure));
   result.seconds = now_seconds() - start;
+  for (const ClockCalibration& c : clocks) {
+    result.clock.seconds = std::max(result.clock.seconds, c.seconds);
+    result.clock.ghz = result.clock.ghz > 0 ? std::min(result.clock.ghz, c.ghz) : c.ghz;
+  }
+  result.clock.steady = std::all_of(clocks.begin(), clocks.end(), [](const ClockCalibration& c) { return c.steady; });
   result.runs = controller.runs_done();
   result.runs_redone = controller.runs_redone();
   result.runs_skewed = controller.runs_skewed();

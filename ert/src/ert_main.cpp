@@ -13,6 +13,9 @@
 
 #include <boost/program_options.hpp>
 
+#include <time.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -84,6 +87,28 @@ double read_cpu_mhz() {
   return n ? sum / n : std::nan("");
 }
 
+// Seconds since this process started (exec): what loading the binary and
+// its libraries took before main, on the first run after idle too (NaN
+// when /proc is not readable). /proc/self/stat field 22 is the start time in
+// clock ticks since boot.
+double seconds_since_process_start() {
+  std::ifstream in("/proc/self/stat");
+  std::string stat;
+  std::getline(in, stat);
+  const auto close = stat.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) return std::nan("");
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i)
+    if (i == 22) {
+      timespec now{};
+      clock_gettime(CLOCK_BOOTTIME, &now);
+      const double ticks = double(sysconf(_SC_CLK_TCK));
+      return double(now.tv_sec) + 1e-9 * double(now.tv_nsec) - std::atof(field.c_str()) / ticks;
+    }
+  return std::nan("");
+}
+
 double available_memory_bytes() {
   std::ifstream in("/proc/meminfo");
   std::string key;
@@ -101,7 +126,8 @@ void print_help(const po::options_description& desc) {
                "of one partition: N CPU threads (pinned), N MPI ranks (run under mpirun), or N SMs of a GPU.\n\n"
             << desc
             << "\nKernels (ERT 1.1.0): per element `beta = beta*A[i] + alpha` F/2 times (F = 1..1024 FLOPs),\n"
-               "2*sizeof(T) bytes per element and trial. Ceilings: median over repeats (min/max kept).\n"
+               "2*sizeof(T) bytes per element and trial. Ceilings: bandwidth the median over repeats, FLOPs the\n"
+               "best repeat (spread over the run; min/max kept).\n"
                "\nDurations, measured (bench/ert_speed.sh and bench/ert_trust.sh measure them on your node):\n"
                "  2-core AMD EPYC VM (2026-11-25, the ERT given most of the CPUs): 2 threads quick 0.7-1.7 s,\n"
                "  full 4.9 s; 2 ranks x 1 thread (mpirun --bind-to none, its ~0.5 s start included) quick\n"
@@ -272,6 +298,7 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   const int ranks = measuring.size();
 
   const auto started = std::chrono::steady_clock::now();
+  const double before_main_s = seconds_since_process_start();
   const std::vector<int> cpus = allowed_cpus();
   const int threads = o.threads > 0 ? o.threads : int(cpus.size());
   const char* bind_env = std::getenv("OMP_PROC_BIND");
@@ -296,21 +323,19 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   in.llc_capacity_bytes = levels.size() >= 2 ? levels[levels.size() - 2].capacity_bytes : 32.0 * 1048576;
   // At most half the available memory for the working set of all ranks.
   in.max_working_set_bytes = 0.5 * available_memory_bytes();
-  std::vector<Measurement> plan =
-      make_cpu_plan(in, kernel_block_elements(Precision::FP64), kernel_block_elements(Precision::FP32));
   // The one-worker reference of the plausibility checks (consistency.hpp):
-  // thread 0 of rank 0 alone, at the end of the plan.
+  // thread 0 of rank 0 alone, near the end of the plan (before the last
+  // group of FLOP repeats).
   const std::vector<MemoryLevel> one_worker_levels = memory_levels(machine.caches, 1);
-  if (pus > 1) {
-    std::int64_t flop_elements[2] = {0, 0};
-    for (const Measurement& m : plan)
-      if (m.series == Series::Flops) flop_elements[m.kernel.precision == Precision::FP64 ? 0 : 1] = m.elements_per_worker;
-    for (const Measurement& m : make_one_worker_plan(o.precisions,
-                                                     one_worker_working_sets(one_worker_levels, in.max_working_set_bytes),
-                                                     flop_elements[0], flop_elements[1],
-                                                     kernel_block_elements(Precision::FP64)))
-      plan.push_back(m);
-  }
+  std::vector<Measurement> one_worker_plan;
+  if (pus > 1)
+    one_worker_plan = make_one_worker_plan(
+        o.precisions, one_worker_working_sets(one_worker_levels, in.max_working_set_bytes),
+        flop_elements_per_worker(in, Precision::FP64, kernel_block_elements(Precision::FP64)),
+        flop_elements_per_worker(in, Precision::FP32, kernel_block_elements(Precision::FP32)),
+        kernel_block_elements(Precision::FP64));
+  const std::vector<Measurement> plan = make_cpu_plan(in, kernel_block_elements(Precision::FP64),
+                                                      kernel_block_elements(Precision::FP32), one_worker_plan);
 
   const double mhz_before = read_cpu_mhz();
   const TrialPolicy policy = default_policy(o.quick);
@@ -320,8 +345,18 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
       std::fprintf(stderr, "ert phase: %s at %.3f s\n", what,
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   };
+  auto since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+  if (debug && root && std::isfinite(before_main_s))
+    std::fprintf(stderr, "ert phase: process started %.3f s before\n", before_main_s);
   phase("plan ready");
+  const double plan_ready_s = since_start();
   CpuRunResult run = run_cpu_plan(plan, policy, threads, measuring);
+  if (debug && root) {
+    std::fprintf(stderr, "ert phase: buffers ready at %.3f s\n", plan_ready_s + run.setup_seconds);
+    std::fprintf(stderr, "ert phase: clock steady at %.3f s (%.2f GHz%s)\n",
+                 plan_ready_s + run.setup_seconds + run.clock.seconds, run.clock.ghz,
+                 run.clock.steady ? "" : ", never steady");
+  }
   phase("sweep done");
   // Physical consistency: every rank holds the same samples, so every rank
   // takes the same re-measure decisions (the re-measurement is collective).
@@ -377,8 +412,8 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   report.machine = std::move(machine);
   report.samples = std::move(run.samples);
   report.analysis = std::move(checked.analysis);
-  report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   mark_if_disturbed(report.analysis, run.runs, run.runs_redone);
+  report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::string pinning;
   for (std::size_t i = 0; i < run.thread_cpus.size(); ++i) pinning += (i ? "," : "") + std::to_string(run.thread_cpus[i]);
   std::string rank_pinning;
@@ -398,6 +433,10 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
                               {"runs_skewed", double(run.runs_skewed)},
                               {"runs_kept_disturbed", double(run.kept_disturbed)},
                               {"remeasured_series", double(checked.remeasured)},
+                              {"startup_seconds", std::isfinite(before_main_s) ? before_main_s + plan_ready_s : std::nan("")},
+                              {"buffer_setup_seconds", run.setup_seconds},
+                              {"clock_calibration_seconds", run.clock.seconds},
+                              {"clock_ghz_measured", run.clock.ghz > 0 ? run.clock.ghz : std::nan("")},
                               {"fp64_peak_theoretical", limits.fp64_peak_gflops},
                               {"fp32_peak_theoretical", limits.fp32_peak_gflops},
                               {"dram_peak_theoretical", limits.dram_peak_gbs > 0 ? limits.dram_peak_gbs : std::nan("")}};

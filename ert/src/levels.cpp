@@ -103,7 +103,7 @@ std::vector<MemoryLevel> memory_levels(const std::vector<store::CacheRow>& cache
     levels.push_back(MemoryLevel{store::get_str(c.name), static_cast<double>(used) * static_cast<double>(c.size_bytes),
                                  c.size_bytes});
   }
-  levels.push_back(MemoryLevel{"DRAM", std::numeric_limits<double>::infinity(), -1});
+  levels.push_back(MemoryLevel{"DRAM", std::numeric_limits<double>::infinity(), -1, 4.0});
   return levels;
 }
 
@@ -112,7 +112,8 @@ LevelRange level_range(const std::vector<MemoryLevel>& levels, std::size_t i) {
   r.high = levels.at(i).capacity_bytes;
   if (i > 0) {
     const double below = levels[i - 1].capacity_bytes;
-    r.low = 2.0 * below < r.high ? 2.0 * below : below;
+    const double start = levels[i].range_starts_at * below;
+    r.low = start < r.high ? start : below;
   }
   return r;
 }

@@ -46,6 +46,13 @@ struct MemoryLevel {
   std::string name;            // "L1d", "L2", "L3", "DRAM"
   double capacity_bytes = 0;   // total capacity usable by the partition; +inf for DRAM
   std::int64_t level_bytes = -1;  // one instance's size (CeilingRow::level_bytes); -1 for DRAM
+  // The level's working-set range starts above this multiple of the level
+  // below's capacity (level_range): 2 for a cache (points just past a
+  // capacity are partly cached), 4 for DRAM, whose range must also be past
+  // any cache the host may have beyond what a VM guest sees (on a 2-vCPU
+  // EPYC guest seeing a 32 MiB L3, the 2-thread curve still fell from 81 to
+  // 60 GB/s between 53 and 128 MiB).
+  double range_starts_at = 2.0;
 };
 
 // Data-cache levels from the machine's caches (L1d, L2, L3, ... in depth
@@ -67,9 +74,9 @@ struct LevelNaming {
   std::vector<std::string> notes;      // why a level is missing, ...
 };
 
-// The working-set range that belongs to level i of `levels`: above twice the
-// capacity of the level below (points just past a capacity are partly
-// cached), up to its own capacity.
+// The working-set range that belongs to level i of `levels`: above
+// MemoryLevel::range_starts_at (2; DRAM 4) times the capacity of the level
+// below, up to its own capacity.
 struct LevelRange {
   double low = 0;
   double high = std::numeric_limits<double>::infinity();
