@@ -376,6 +376,8 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   limits.one_worker_levels = one_worker_levels;
   RetryPolicy retry;
   retry.max_remeasures = o.quick ? 1 : 2;
+  if (machine_was_busy(run.runs, run.runs_redone))
+    retry.busy = std::to_string(run.runs_redone) + " of " + std::to_string(run.runs) + " runs redone";
   PlateauOptions popt;
   popt.min_points = o.quick ? 2 : 3;
   auto remeasure = [&](const RemeasureRequest& request) {

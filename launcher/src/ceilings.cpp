@@ -7,9 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <thread>
 #include <filesystem>
 
 namespace fs = std::filesystem;
@@ -398,19 +396,13 @@ PartitionCeilings CeilingProvider::measure(const Partition& p) {
   if (!c.error.empty()) return c;
   mark_other_sms(c);
   // A larger partition below a smaller one of the same kind, or above its
-  // workers' ratio times it: measured once more after a pause (a burst of
-  // load), then kept marked unreliable.
-  auto below = check_against_smaller(p, c.rows);
-  if (!below.empty()) {
-    if (verbose_) std::fprintf(stderr, "rtrace: %s: re-measuring (%s)\n", p.name().c_str(), below.front().c_str());
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-    PartitionCeilings again = run_ert(p, quick, tmp);
-    if (!again.error.empty()) return again;
-    c = std::move(again);
-    mark_other_sms(c);
-    below = check_against_smaller(p, c.rows);
-    mark_unreliable(c.rows, below);
-  }
+  // workers' ratio times it: marked unreliable, not measured again. A
+  // partition is measured at most once per sweep: on a busy machine the
+  // second ERT was as disturbed as the first, and counted sweeps of real
+  // codes spent 1-3.5 minutes re-measuring a 2-rank partition (issue 29).
+  // ERT itself re-measures a violating series (at most twice), on a quiet
+  // machine only.
+  mark_unreliable(c.rows, check_against_smaller(p, c.rows));
   // Unreliable results never enter the cache: they are kept beside it for
   // the record (the point's ceilings_source) and measured again next time.
   const std::string target = any_unreliable(c.rows) ? cached.substr(0, cached.size() - 3) + ".unreliable.h5" : cached;

@@ -276,6 +276,37 @@ TEST(ErtConsistency, ABusyMachineMarksEveryCeiling) {
   EXPECT_NE(busy.notes.back().find("unreliable on a machine this busy"), std::string::npos);
 }
 
+// Issue 29: on a busy machine a re-measurement was as disturbed as the run it
+// replaced, and counted sweeps spent minutes re-measuring. A run that was
+// busy (over a quarter of its runs redone) re-measures nothing: what violates
+// a check is marked at once, and the note says why it was not re-measured.
+TEST(ErtConsistency, ABusyMachineIsMarkedNotRemeasured) {
+  auto samples = curve(150, 220);  // L1d below L2
+  int remeasures = 0, pauses = 0;
+  RetryPolicy policy;
+  policy.busy = "308 of 650 runs redone";
+  auto checked = derive_checked_ceilings(
+      samples, levels(), PlateauOptions{}, ConsistencyLimits{}, policy,
+      [&](const RemeasureRequest&) {
+        ++remeasures;
+        return std::vector<Sample>{};
+      },
+      [&](double) { ++pauses; });
+  EXPECT_EQ(remeasures, 0);
+  EXPECT_EQ(pauses, 0);
+  EXPECT_EQ(checked.remeasured, 0);
+  const auto* l1 = find(checked.analysis, "L1d");
+  ASSERT_TRUE(l1);
+  EXPECT_EQ(l1->unreliable, 1);
+  EXPECT_NE(get_str(l1->unreliable_reason).find("L1d 150.0 GB/s below L2 220.0 GB/s"), std::string::npos);
+  bool said = false;
+  for (const auto& n : checked.analysis.notes)
+    said |= n.find("not re-measured: the machine was busy, 308 of 650 runs redone") != std::string::npos;
+  EXPECT_TRUE(said);
+  EXPECT_TRUE(machine_was_busy(650, 163));
+  EXPECT_FALSE(machine_was_busy(650, 162));
+}
+
 // ---- absolute plausibility (issue 23): the one-worker bound, the
 // theoretical peaks, the tolerance from the repeats' own spread.
 
