@@ -131,6 +131,16 @@ long test_wake_delay_us() {
   return v ? std::max(0L, std::atol(v)) : 0;
 }
 
+// Test seam (tests/ert/reference_test.sh): RTRACE_ERT_TEST_SLOWDOWN=N makes
+// every worker run each timed run's kernel N times while counting it once:
+// every ceiling comes out at 1/N of the machine's, for the whole run, with no
+// worker preempted (what a host SMT sibling running someone else's FMAs does
+// to a vCPU, issue 32). Only the machine's own history can tell.
+long test_slowdown() {
+  const char* v = std::getenv("RTRACE_ERT_TEST_SLOWDOWN");
+  return v ? std::max(1L, std::atol(v)) : 1;
+}
+
 // A shared-memory node's identity for comparing clocks across ranks: every
 // rank of a node reads the same CLOCK_MONOTONIC.
 double node_clock_id() {
@@ -222,6 +232,7 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
   SpinBarrier barrier(threads);
   StartGate gate(threads);
   const long wake_delay_us = ranks.rank() == ranks.size() - 1 ? test_wake_delay_us() : 0;
+  const long slowdown = test_slowdown();
   std::vector<ClockCalibration> clocks(static_cast<std::size_t>(threads));
   const double node_id = node_clock_id();
 
@@ -295,7 +306,7 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
       if (active) {
         const double wall0 = now_seconds();
         const double cpu0 = thread_cpu_seconds();
-        run_cpu_kernel(m.kernel, block.data, std::size_t(m.elements_per_worker), run.trials);
+        run_cpu_kernel(m.kernel, block.data, std::size_t(m.elements_per_worker), run.trials * slowdown);
         const double cpu = thread_cpu_seconds() - cpu0;
         const double wall1 = now_seconds();
         const double wall = wall1 - wall0;

@@ -8,6 +8,7 @@
 #include "rtrace/ert/cpu_runner.hpp"
 #include "rtrace/ert/gpu.hpp"
 #include "rtrace/ert/rank_group.hpp"
+#include "rtrace/ert/reference.hpp"
 #include "rtrace/ert/report.hpp"
 #include "rtrace/store/run_file.hpp"
 
@@ -53,6 +54,7 @@ struct Options {
   bool tensor_cores = true;
   bool list_gpus = false;
   bool per_node = false;  // each node measures its own ranks; the file keeps every node's ceilings
+  bool use_reference = true;  // judge against, and update, the machine's reference (reference.hpp)
 };
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -127,7 +129,9 @@ void print_help(const po::options_description& desc) {
             << desc
             << "\nKernels (ERT 1.1.0): per element `beta = beta*A[i] + alpha` F/2 times (F = 1..1024 FLOPs),\n"
                "2*sizeof(T) bytes per element and trial. Ceilings: bandwidth the median over repeats, FLOPs the\n"
-               "best repeat (spread over the run; min/max kept).\n"
+               "best repeat (spread over the run; min/max kept). A ceiling below the best this machine and partition\n"
+               "measured before (the machine's reference, in the rtrace cache) is marked unreliable and the reference\n"
+               "used; --no-reference measures without it.\n"
                "\nDurations, measured (bench/ert_speed.sh and bench/ert_trust.sh measure them on your node):\n"
                "  2-core AMD EPYC VM (2026-11-25, the ERT given most of the CPUs): 2 threads quick 0.7-1.7 s,\n"
                "  full 4.9 s; 2 ranks x 1 thread (mpirun --bind-to none, its ~0.5 s start included) quick\n"
@@ -154,6 +158,9 @@ Options parse(int argc, char** argv, bool& help) {
       ("precision", po::value<std::string>(&precision),
        "comma list: fp64,fp32 (CPU); fp64,fp32,fp16,tc (GPU); default: all")           //
       ("quiet", po::bool_switch(&o.quiet), "no table on stdout")  //
+      ("no-reference", "neither judge the ceilings against the machine's reference (the best this machine and "
+                       "partition measured before, kept in the rtrace cache: $RTRACE_CACHE_DIR, $XDG_CACHE_HOME/rtrace "
+                       "or ~/.cache/rtrace) nor update it")  //
       ("per-node", po::bool_switch(&o.per_node),
        "ranks on several nodes: each node measures its own ranks (its slice), all nodes at once; /ert/node_ceilings "
        "keeps every node's ceilings, /ert/ceilings is the slowest node's times the nodes")  //
@@ -171,6 +178,7 @@ Options parse(int argc, char** argv, bool& help) {
     help = true;
     return o;
   }
+  o.use_reference = vm.count("no-reference") == 0;
   if (vm.count("threads") && o.threads < 1)
     throw UsageError("--threads must be at least 1 (got " + std::to_string(o.threads) + ")");
   if (vm.count("ranks") && o.ranks < 1)
@@ -415,6 +423,34 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   report.samples = std::move(run.samples);
   report.analysis = std::move(checked.analysis);
   mark_if_disturbed(report.analysis, run.runs, run.runs_redone);
+  // The machine's own history (issue 32): a whole run that was slower than
+  // this machine has shown it can be is marked, and every marked ceiling
+  // takes the reference. One node's partitions only (a --per-node run keeps
+  // every node's own ceilings).
+  std::string reference_file;
+  if (o.use_reference && !o.per_node) {
+    const ReferenceKey key = reference_key(report.machine, threads, ranks,
+                                           std::string(cpu_kernel_isa()) + " x" +
+                                               std::to_string(kernel_block_elements(Precision::FP64)));
+    reference_file = reference_path(store::cache_dir(std::getenv("RTRACE_CACHE_DIR"), std::getenv("XDG_CACHE_HOME"),
+                                                     std::getenv("HOME")),
+                                    key);
+    std::string problem;
+    MachineReference reference = read_reference(reference_file, problem);
+    if (!problem.empty()) report.analysis.notes.push_back("warning: " + problem);
+    for (std::string& n : judge_against_reference(report.analysis.ceilings, reference, limits.tolerance_floor,
+                                                  limits.tolerance_cap))
+      report.analysis.notes.push_back(std::move(n));
+    MachineReference updated = updated_reference(reference, report.analysis.ceilings, utc_date_today());
+    updated.machine = key.identity;
+    if (const std::string failed = write_reference(reference_file, updated); !failed.empty())
+      report.analysis.notes.push_back("warning: the machine's reference was not updated: " + failed);
+  } else {
+    for (auto& c : report.analysis.ceilings) {
+      store::set_str(c.source, "measured");
+      c.measured = c.value;
+    }
+  }
   report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::string pinning;
   for (std::size_t i = 0; i < run.thread_cpus.size(); ++i) pinning += (i ? "," : "") + std::to_string(run.thread_cpus[i]);
@@ -443,6 +479,7 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
                               {"fp32_peak_theoretical", limits.fp32_peak_gflops},
                               {"dram_peak_theoretical", limits.dram_peak_gbs > 0 ? limits.dram_peak_gbs : std::nan("")}};
   report.text_attributes.emplace_back("peak_basis", limits.peak_basis);
+  report.text_attributes.emplace_back("reference_file", reference_file);
   report.text_attributes.emplace_back("dram_peak_basis", limits.dram_peak_basis);
   report.one_worker = std::move(checked.one_worker);
   if (o.per_node) {

@@ -15,10 +15,9 @@ namespace fs = std::filesystem;
 namespace rtrace::launcher {
 
 std::string cache_dir(const Environment& env) {
-  if (auto d = env.get("RTRACE_CACHE_DIR"); !d.empty()) return d;
-  if (auto d = env.get("XDG_CACHE_HOME"); !d.empty()) return d + "/rtrace";
-  if (auto h = env.get("HOME"); !h.empty()) return h + "/.cache/rtrace";
-  return (fs::temp_directory_path() / "rtrace-cache").string();
+  // The rule ERT uses for the machines' references (store::cache_dir).
+  return store::cache_dir(env.get("RTRACE_CACHE_DIR").c_str(), env.get("XDG_CACHE_HOME").c_str(),
+                          env.get("HOME").c_str());
 }
 
 std::string ert_cache_file(const Environment& env, const Partition& p, bool quick,
@@ -180,6 +179,10 @@ PartitionCeilings CeilingProvider::import_file(const Partition& p) const {
   PartitionCeilings c;
   try {
     c.rows = read_ceilings_from(opts_.ert_file, p, c.source, &c.node_rows);
+    // The report says these came from the user's file, whatever the file
+    // said of them (it keeps `measured` and any reference date).
+    for (auto* rows : {&c.rows, &c.node_rows})
+      for (auto& r : *rows) store::set_str(r.source, "file");
   } catch (const std::exception& e) {
     c.error = std::string("--ert ") + opts_.ert_file + ": " + e.what();
   }

@@ -430,6 +430,7 @@ TEST_F(LauncherCli, CeilingsFromAFileAndFromTheCache) {
       ASSERT_EQ(c.size(), 2u);
       EXPECT_EQ(store::get_str(c[0].name), "DRAM");
       EXPECT_EQ(c[0].value, 42);
+      EXPECT_EQ(store::get_str(c[0].source), "file");  // issue 32: the report says where each ceiling came from
     }
   }
   // --ert FILE also takes a run file: a point of the same partition.
