@@ -186,6 +186,8 @@ std::string render_text(const AnalysisResult& res, int width) {
     }
   }
 
+  os << render_ceilings_used_text(res, width);
+
   if (!res.counts_notes.empty()) {
     os << "\nDeclared vs counted (more than " << num(100 * kCountsDisagreement, 2) << "% apart):\n";
     for (const auto& n : res.counts_notes) os << wrap(n, static_cast<std::size_t>(width), "  ");

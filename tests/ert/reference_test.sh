@@ -8,8 +8,9 @@
 # run's kernel twice while counting it once: every ceiling at half speed, for
 # the whole run, no worker preempted. Against the machine's reference (the
 # first, normal run here) every ceiling must be marked unreliable with the
-# numbers and the date, and take the reference's value. The code before the
-# reference gave every ceiling of the slowed run as reliable.
+# numbers and the date, and take the reference's value; a sweep measured that
+# way must be analysed on the reference, and the report must say so. The code
+# before the reference gave every ceiling of the slowed run as reliable.
 set -u
 rtrace=$1
 demo=${2:-none}
@@ -80,4 +81,28 @@ if bad:
 PY
 grep -q "(reference of .*; measured " "$dir/b.txt" || { cat "$dir/b.txt"; fail "the table does not say the reference is used"; }
 
+# 3. A sweep measured that way: the analysis uses the reference and says so.
+[ "$demo" != none ] && [ -x "$demo" ] || { echo "ok (no demo app: the analysis part skipped)"; exit 0; }
+RTRACE_ERT_TEST_SLOWDOWN=2 "$rtrace" --sweep threads=2 --ert quick --quiet -o "$dir/run.h5" -- "$demo" triad \
+  --size 400000 --iters 3 >"$dir/run.txt" 2>&1 || { cat "$dir/run.txt"; fail "rtrace run exited $?"; }
+"$rtrace" analyze "$dir/run.h5" --json "$dir/an.json" --html "$dir/an.html" >"$dir/an.txt" 2>&1 ||
+  { cat "$dir/an.txt"; fail "rtrace analyze exited $?"; }
+"$py" - "$dir/an.json" "$ref" <<'PY' || { cat "$dir/an.txt"; fail "the analysis"; }
+import json, sys
+doc = json.load(open(sys.argv[1]))
+ref = {c["name"]: c for c in json.load(open(sys.argv[2]))["ceilings"]}
+used = [c for c in doc["configurations"][0]["ceilings"] if c["used"]]
+if not used:
+    sys.exit("no ceiling used by the roofline")
+for c in used:
+    r = ref[c["name"]]
+    if c["source"] != "reference" or abs(c["value"]["value"] - r["value"]) > 1e-6 * r["value"] or not c["marked"]:
+        sys.exit(f"{c['name']}: used {c['value']} from {c['source']} (marked {c['marked']}), not the reference {r['value']}")
+    if not c["measured"]["value"] < c["value"]["value"]:
+        sys.exit(f"{c['name']}: the point's own value {c['measured']} is not kept")
+print("ok: the analysis uses the reference for " + ", ".join(f"{c['name']} {c['value']['value']:.1f} "
+      f"(measured {c['measured']['value']:.1f})" for c in used))
+PY
+grep -q "the machine's reference of" "$dir/an.txt" || { cat "$dir/an.txt"; fail "the text report does not say so"; }
+grep -q "machine reference of" "$dir/an.html" || fail "the HTML report does not say so"
 echo "ok"
