@@ -14,8 +14,8 @@
 #      against `peakflops[_sp]_<width>_fma` (L1-resident), each bandwidth level
 #      against `update_<width>` (one read and one write per element, like
 #      ERT's F = 1 kernel) in the middle of the level's range (sysfs cache
-#      sizes; L1/L2 per core, L3 shared; DRAM at 6x the L3: ERT's DRAM range
-#      is 4x-8x the L3 the guest sees). Target: no ceiling that a run calls
+#      sizes; L1/L2 per core, L3 shared; DRAM inside ERT's DRAM range, 1.25x
+#      its start: 5x the L3, in a VM 5x the L3 per thread). Target: no ceiling that a run calls
 #      reliable outside 0.85 .. 1.15 x LIKWID; a marked one (unreliable, and
 #      the machine's reference used when there is one) is shown, not judged;
 #   3. the quick ceilings against the full run's (quick must not trade
@@ -67,11 +67,15 @@ l1=$(cache_kib 0) l2=$(cache_kib 2) l3=$(cache_kib 3)
 [ "$l1" -gt 0 ] && [ "$l2" -gt 0 ] && [ "$l3" -gt 0 ] || { echo "ert_speed: cache sizes not in sysfs" >&2; exit 2; }
 # Working sets of all N threads (KiB): the middle of each level's range as
 # ERT names it (above twice the level below, up to the level's capacity;
-# DRAM above 4x the L3).
+# DRAM 1.25x its range's start: 4x the L3, in a VM 4x the L3 per thread:
+# ert/src/levels.cpp; a guest seeing one L3 instance assumed).
 l1_ws=$((threads * l1 / 2))
 l2_ws=$(echo "sqrt(2 * $threads * $l1 * $threads * $l2)" | bc)
 l3_ws=$(echo "sqrt(2 * $threads * $l2 * $l3)" | bc)
-dram_ws=$((6 * l3))
+case "$flags" in
+  *hypervisor*) dram_ws=$((5 * l3 * threads)) ;;
+  *) dram_ws=$((5 * l3)) ;;
+esac
 likwid() {  # likwid KERNEL KIB: GFLOP/s (peakflops*) or GB/s (update*) on N threads
   out=$(likwid-bench -s "$likwid_s" -t "$1" -W "N:${2}kB:$threads" 2>&1) || { echo "$out" >&2; echo nan; return; }
   case "$1" in

@@ -21,6 +21,7 @@
 #include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <xmmintrin.h>
 #endif
 
@@ -163,6 +164,14 @@ std::vector<int> allowed_cpus() {
   }
   if (cpus.empty()) cpus.push_back(0);
   return cpus;
+}
+
+bool running_in_virtual_machine() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(1, &a, &b, &c, &d)) return (c >> 31) & 1u;
+#endif
+  return false;
 }
 
 namespace {

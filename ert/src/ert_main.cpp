@@ -319,7 +319,9 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   // The partition: threads x ranks processing units (one node assumed for
   // cache capacities; on several nodes each node's caches add up the same way).
   const int pus = threads * ranks;
-  const std::vector<MemoryLevel> levels = memory_levels(machine.caches, pus);
+  // In a VM the host's caches may be larger than the guest's (levels.hpp).
+  const bool virtual_machine = running_in_virtual_machine();
+  const std::vector<MemoryLevel> levels = memory_levels(machine.caches, pus, virtual_machine);
 
   CpuPlanInputs in;
   in.threads = threads;
@@ -329,12 +331,13 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   for (const auto& c : machine.caches)
     if (store::get_str(c.name) == "L1d") in.l1_bytes_per_thread = double(c.size_bytes) / std::max(c.shared_by, 1);
   in.llc_capacity_bytes = levels.size() >= 2 ? levels[levels.size() - 2].capacity_bytes : 32.0 * 1048576;
+  in.dram_start_bytes = level_range(levels, levels.size() - 1).low;
   // At most half the available memory for the working set of all ranks.
   in.max_working_set_bytes = 0.5 * available_memory_bytes();
   // The one-worker reference of the plausibility checks (consistency.hpp):
   // thread 0 of rank 0 alone, near the end of the plan (before the last
   // group of FLOP repeats).
-  const std::vector<MemoryLevel> one_worker_levels = memory_levels(machine.caches, 1);
+  const std::vector<MemoryLevel> one_worker_levels = memory_levels(machine.caches, 1, virtual_machine);
   std::vector<Measurement> one_worker_plan;
   if (pus > 1)
     one_worker_plan = make_one_worker_plan(

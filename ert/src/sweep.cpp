@@ -176,18 +176,26 @@ std::vector<double> bandwidth_working_sets(const CpuPlanInputs& in) {
   const double workers = double(std::max(in.threads, 1)) * std::max(in.ranks, 1);
   const double start = 4096.0 * workers;
   const double llc = in.llc_capacity_bytes;
-  double end = std::max(kDramSweepEndLlcs * llc, 4.0 * start);
+  const double dram = in.dram_start_bytes > 0 ? std::max(in.dram_start_bytes, llc) : 4.0 * llc;
+  double end = std::max(dram * (in.quick ? kDramRangeSweptQuick : kDramRangeSwept), 4.0 * start);
   if (in.max_working_set_bytes > 0) end = std::min(end, std::max(in.max_working_set_bytes, 4.0 * start));
   const double cache_step = std::pow(2.0, in.quick ? 0.5 : 0.25);
-  // Between the LLC and DRAM's range (4x the LLC) the curve only falls: no
-  // ceiling comes from there, 2 points per octave show the fall.
+  // Between the LLC and DRAM's range the curve only falls: no ceiling comes
+  // from there, 2 points per octave show the fall.
   const double transition_step = std::pow(2.0, 0.5);
   const double dram_step = std::pow(2.0, 0.25);
   std::vector<double> sizes;
   // Exact powers of two in the low part keep the cache boundaries on the grid.
   for (double ws = start; ws <= end * 1.0001;) {
     sizes.push_back(ws);
-    ws *= ws >= 4.0 * llc * 0.9999 ? dram_step : ws >= llc ? transition_step : cache_step;
+    if (ws >= dram * 0.98) {
+      ws = std::max(ws, dram) * dram_step;
+      continue;
+    }
+    // The transition ends just below DRAM's range (rounded to whole register
+    // blocks it stays out of it), whose first point is a DRAM step past it.
+    const double next = ws * (ws >= llc ? transition_step : cache_step);
+    ws = next > dram ? dram * 0.99 : next;
   }
   if (sizes.back() < end * 0.999) sizes.push_back(end);
   return sizes;
@@ -253,9 +261,9 @@ std::vector<double> one_worker_working_sets(const std::vector<MemoryLevel>& leve
   for (std::size_t i = 0; i < levels.size(); ++i) {
     const LevelRange r = level_range(levels, i);
     double ws = 0;
-    // DRAM: 5x the last cache, inside its range (4x..8x: levels.hpp) and no
-    // larger than it must be (first-touching memory is slow on a VM).
-    if (std::isinf(r.high)) ws = i > 0 ? 5.0 * levels[i - 1].capacity_bytes : 64.0 * 1048576;
+    // DRAM: a quarter above its range's start (levels.hpp), no larger than
+    // it must be (first-touching memory is slow on a VM).
+    if (std::isinf(r.high)) ws = i > 0 ? 1.25 * r.low : 64.0 * 1048576;
     else if (i == 0) ws = r.high / 2;                                // the first cache: half of it
     else if (r.low < r.high) ws = std::sqrt(r.low * r.high);         // geometric middle of the range
     if (max_working_set_bytes > 0) ws = std::min(ws, max_working_set_bytes);

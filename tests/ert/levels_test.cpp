@@ -219,6 +219,22 @@ TEST(LevelNaming, RangesSkipTheTransitionAboveEachCapacity) {
   EXPECT_TRUE(std::isinf(d.high));
 }
 
+// Issue 32: a VM guest told "L3 32 MiB, 1 instance" for its 2 vCPUs streamed
+// 2 x 96 MiB at 64 GB/s per vCPU (each vCPU on its own host cache, larger
+// than the guest's): DRAM's range starts at 4x one instance per PU used
+// there. A guest that sees several instances has the host's layout; bare
+// metal is what it says.
+TEST(LevelNaming, DramInAVmStartsPastOneLastCachePerVcpu) {
+  std::vector<rtrace::store::CacheRow> vm = {cache("L1d", 1, 48 * KiB, 2, 1), cache("L2", 2, 1 * MiB, 2, 1),
+                                             cache("L3", 3, 32 * MiB, 1, 2)};
+  EXPECT_DOUBLE_EQ(level_range(memory_levels(vm, 2, true), 3).low, 4 * 2 * 32 * MiB);
+  EXPECT_DOUBLE_EQ(level_range(memory_levels(vm, 1, true), 3).low, 4 * 32 * MiB);
+  EXPECT_DOUBLE_EQ(level_range(memory_levels(vm, 2, false), 3).low, 4 * 32 * MiB);
+  std::vector<rtrace::store::CacheRow> big = {cache("L1d", 1, 32 * KiB, 64, 1), cache("L2", 2, 1 * MiB, 64, 1),
+                                              cache("L3", 3, 32 * MiB, 8, 8)};
+  EXPECT_DOUBLE_EQ(level_range(memory_levels(big, 64, true), 3).low, 4 * 8 * 32 * MiB);
+}
+
 // Issue 32: on a 2-vCPU VM seeing a 32 MiB L3 the curve still fell between
 // 2x and 4x the L3 (81 GB/s at 53 MiB, 60 at 128 MiB): those points are the
 // host's caches, not DRAM, and must not make the DRAM ceiling.

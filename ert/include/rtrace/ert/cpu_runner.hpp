@@ -30,6 +30,9 @@ struct CpuRunResult {
 
 // The CPUs this process may run on (sched_getaffinity), ascending.
 std::vector<int> allowed_cpus();
+// CPUID's hypervisor bit: a guest, whose caches may not be the host's
+// (memory_levels). False off x86.
+bool running_in_virtual_machine() noexcept;
 
 // Every thread is pinned to its own CPU from allowed_cpus() (round-robin when
 // there are more threads than CPUs), allocates and first-touches its own

@@ -157,16 +157,20 @@ struct CpuPlanInputs {
   bool quick = false;
   double l1_bytes_per_thread = 32 * 1024.0;     // data-cache share of one thread
   double llc_capacity_bytes = 32 * 1048576.0;   // last-level cache usable by the whole partition
+  double dram_start_bytes = 0;                  // where DRAM's range starts (levels.hpp); 0: 4x the LLC
   double max_working_set_bytes = 0;             // memory cap for the sweep (0 = none)
   std::vector<Precision> precisions{Precision::FP64, Precision::FP32};
 };
 
-// Working sets (total bytes) of the bandwidth sweep: from 4 KiB per worker to
-// kDramSweepEndLlcs x the LLC capacity (or the memory cap), geometric: 4
-// points per octave below the LLC (2 when quick), 2 from the LLC to 4x the
-// LLC (the fall towards DRAM; no ceiling comes from there) and 4 in DRAM's
-// range (above 4x the LLC: levels.hpp), where its plateau needs the points.
-inline constexpr double kDramSweepEndLlcs = 8.0;
+// Working sets (total bytes) of the bandwidth sweep: from 4 KiB per worker
+// into DRAM's range (dram_start_bytes, level_range) up to kDramRangeSwept
+// (quick: kDramRangeSweptQuick) times its start (or the memory cap),
+// geometric: 4 points per octave below the LLC (2 when quick), 2 from the
+// LLC to DRAM's range (the fall towards DRAM; no ceiling comes from there)
+// and 4 in DRAM's range, where its plateau needs the points (full: 4, quick:
+// 2, the first just past the start).
+inline constexpr double kDramRangeSwept = 2.0;
+inline constexpr double kDramRangeSweptQuick = 1.4143;  // sqrt(2): two points at 4 per octave
 std::vector<double> bandwidth_working_sets(const CpuPlanInputs& in);
 
 // The elements per worker of the FLOP series of precision `p`: a block that
@@ -195,7 +199,7 @@ std::vector<Measurement> make_cpu_plan(const CpuPlanInputs& in, std::size_t bloc
 // highest F on the FLOP series' L1 block (`flop_elements(p)`), and one
 // bandwidth working set per level of the hierarchy as one worker sees it
 // (`one_worker_levels`: memory_levels(caches, 1)), in the middle of the
-// level's range (DRAM: 5x the last cache, capped by `max_working_set_bytes`).
+// level's range (DRAM: 1.25x its range's start, capped by `max_working_set_bytes`).
 std::vector<double> one_worker_working_sets(const std::vector<MemoryLevel>& one_worker_levels,
                                             double max_working_set_bytes);
 std::vector<Measurement> make_one_worker_plan(const std::vector<Precision>& precisions,
