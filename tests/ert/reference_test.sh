@@ -83,8 +83,10 @@ grep -q "(reference of .*; measured " "$dir/b.txt" || { cat "$dir/b.txt"; fail "
 
 # 3. A sweep measured that way: the analysis uses the reference and says so.
 [ "$demo" != none ] && [ -x "$demo" ] || { echo "ok (no demo app: the analysis part skipped)"; exit 0; }
-RTRACE_ERT_TEST_SLOWDOWN=2 "$rtrace" --sweep threads=2 --ert quick --quiet -o "$dir/run.h5" -- "$demo" triad \
+RTRACE_ERT_TEST_SLOWDOWN=2 "$rtrace" --sweep threads=2 --ert quick -o "$dir/run.h5" -- "$demo" triad \
   --size 400000 --iters 3 >"$dir/run.txt" 2>&1 || { cat "$dir/run.txt"; fail "rtrace run exited $?"; }
+grep -q "unreliable ceilings: .*(the machine's reference used)" "$dir/run.txt" ||
+  { cat "$dir/run.txt"; fail "the progress line does not say the machine's reference was used"; }
 "$rtrace" analyze "$dir/run.h5" --json "$dir/an.json" --html "$dir/an.html" >"$dir/an.txt" 2>&1 ||
   { cat "$dir/an.txt"; fail "rtrace analyze exited $?"; }
 "$py" - "$dir/an.json" "$ref" <<'PY' || { cat "$dir/an.txt"; fail "the analysis"; }
