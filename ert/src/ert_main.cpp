@@ -441,6 +441,25 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
     std::string problem;
     MachineReference reference = read_reference(reference_file, problem);
     if (!problem.empty()) report.analysis.notes.push_back("warning: " + problem);
+    // A reference above what the hardware can do (a shared cache written by
+    // someone else, an older rtrace) would stand in for every measurement.
+    auto bound = [&](const ReferenceCeiling& r) {
+      if (r.kind == "compute" && r.name.rfind("FP64", 0) == 0) return limits.fp64_peak_gflops;
+      if (r.kind == "compute" && r.name.rfind("FP32", 0) == 0) return limits.fp32_peak_gflops;
+      if (r.name == "DRAM") return limits.dram_peak_gbs;
+      return 0.0;
+    };
+    for (auto it = reference.ceilings.begin(); it != reference.ceilings.end();) {
+      const double peak = bound(*it);
+      if (peak > 0 && it->value > peak * 1.02) {
+        report.analysis.notes.push_back("warning: the machine's reference " + it->name + " " +
+                                        std::to_string(int(it->value)) + " " + it->unit +
+                                        " is above the theoretical peak " + std::to_string(int(peak)) + ": not used");
+        it = reference.ceilings.erase(it);
+      } else {
+        ++it;
+      }
+    }
     for (std::string& n : judge_against_reference(report.analysis.ceilings, reference, limits.tolerance_floor,
                                                   limits.tolerance_cap))
       report.analysis.notes.push_back(std::move(n));

@@ -81,6 +81,28 @@ if bad:
 PY
 grep -q "(reference of .*; measured " "$dir/b.txt" || { cat "$dir/b.txt"; fail "the table does not say the reference is used"; }
 
+# 2b. A reference above what the hardware can do (a shared cache, an older
+# rtrace) never stands in: it is said and dropped.
+"$py" - "$ref" <<'PY' || fail "writing a bogus reference"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for c in doc["ceilings"]:
+    if c["name"] == "FP64 FMA":
+        c["value"] = c["min"] = c["max"] = 1e7
+json.dump(doc, open(sys.argv[1], "w"))
+PY
+"$rtrace" ert --threads 2 --quick --quiet --precision fp64 --json "$dir/c.json" || fail "the run after a bogus reference exited $?"
+"$py" - "$dir/c.json" <<'PY' || fail "a reference above the theoretical peak"
+import json, sys
+d = json.load(open(sys.argv[1]))["rtrace"]
+fma = next(c for c in d["ceilings"] if c["name"] == "FP64 FMA")
+if fma["source"] != "measured" or fma["value"] > 1e6:
+    sys.exit(f"FP64 FMA {fma['value']} from {fma['source']}: the bogus reference was used")
+if not any("FP64 FMA 10000000 GFLOP/s is above the theoretical peak" in n for n in d["notes"]):
+    sys.exit("no note on the dropped reference: " + "; ".join(d["notes"]))
+print("ok: a reference above the theoretical peak is dropped and said")
+PY
+
 # 3. A sweep measured that way: the analysis uses the reference and says so.
 [ "$demo" != none ] && [ -x "$demo" ] || { echo "ok (no demo app: the analysis part skipped)"; exit 0; }
 RTRACE_ERT_TEST_SLOWDOWN=2 "$rtrace" --sweep threads=2 --ert quick -o "$dir/run.h5" -- "$demo" triad \
