@@ -333,3 +333,25 @@ TEST(SweepController, AOneWorkerMeasurementCountsOneWorker) {
   EXPECT_DOUBLE_EQ(s.flops, 256.0 * 4096 * double(s.trials));
   EXPECT_EQ(s.rank_seconds.size(), 1u);
 }
+
+// Issue 32: a cache's bandwidth falls across its range (two Zen 5 workers:
+// 1050 GB/s at 4 KiB each in L1, 780 at 24 KiB). The partition's ceiling is
+// the best over its plateau, so one worker's is measured at three working
+// sets across the range (L1: from the sweep's smallest, 4 KiB, to half the
+// cache), or the one-worker bound (the partition at most 2x one worker)
+// fails in every other run.
+TEST(CpuPlan, OneWorkerCachesAtThreeWorkingSetsAcrossTheirRange) {
+  const std::vector<MemoryLevel> levels = {{"L1d", 48 * 1024.0, 48 * 1024}, {"L2", 1048576.0, 1048576},
+                                           {"DRAM", INFINITY, -1, 4.0}};
+  const auto sizes = one_worker_working_sets(levels, 0);
+  ASSERT_EQ(sizes.size(), 7u);  // L1d and L2 three each, DRAM one
+  EXPECT_DOUBLE_EQ(sizes[0], 4096);
+  EXPECT_DOUBLE_EQ(sizes[2], 24 * 1024);
+  EXPECT_GT(sizes[1], sizes[0]);
+  EXPECT_LT(sizes[1], sizes[2]);
+  for (int k = 3; k < 6; ++k) {
+    EXPECT_GT(sizes[k], 2 * 48 * 1024.0);  // inside L2's range
+    EXPECT_LT(sizes[k], 1048576.0);
+  }
+  EXPECT_DOUBLE_EQ(sizes[6], 1.25 * 4 * 1048576);
+}

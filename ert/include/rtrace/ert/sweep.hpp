@@ -199,7 +199,9 @@ std::vector<Measurement> make_cpu_plan(const CpuPlanInputs& in, std::size_t bloc
 // highest F on the FLOP series' L1 block (`flop_elements(p)`), and one
 // bandwidth working set per level of the hierarchy as one worker sees it
 // (`one_worker_levels`: memory_levels(caches, 1)), in the middle of the
-// level's range (DRAM: 1.25x its range's start, capped by `max_working_set_bytes`).
+// level's range (DRAM: 1.25x its range's start, capped by
+// `max_working_set_bytes`); the first cache three, from 4 KiB to half of it
+// (its bandwidth falls across them: the partition's L1 ceiling is its best).
 std::vector<double> one_worker_working_sets(const std::vector<MemoryLevel>& one_worker_levels,
                                             double max_working_set_bytes);
 std::vector<Measurement> make_one_worker_plan(const std::vector<Precision>& precisions,
