@@ -408,6 +408,23 @@ std::string fixed_key(const Configuration& c, const std::string& axis) {
   return out;
 }
 
+std::vector<CeilingUsed> ceilings_used(const std::vector<Configuration>& configs,
+                                       const std::vector<KernelSeries>& kernels) {
+  std::vector<CeilingUsed> out;
+  for (int ci = 0; ci < static_cast<int>(configs.size()); ++ci)
+    for (const Ceiling& c : configs[ci].ceilings.all()) {
+      MemLevel level{};
+      const bool is_level = level_from_ceiling_name(c.name, level);
+      const bool used = std::any_of(kernels.begin(), kernels.end(), [&](const KernelSeries& s) {
+        if (ci >= static_cast<int>(s.eval.size())) return false;
+        const RooflineEval& e = s.eval[ci];
+        return is_level ? available(e.level_bound[static_cast<int>(level)]) : e.peak_name == c.name;
+      });
+      if (used) out.push_back(CeilingUsed{ci, c});
+    }
+  return out;
+}
+
 AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
   options.thresholds.validate();
   AnalysisResult res;
@@ -441,6 +458,7 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
       if (available(k.time_s)) s.total_time_s += k.time_s;
     }
   }
+  res.ceilings_used = ceilings_used(configs, res.kernels);
   // Time shares: regions and kernels of their summed time; the application
   // is the whole; a counted function's is its sampled time over the application's.
   double all_time = 0, app_time = 0;

@@ -878,7 +878,7 @@ void select_counted_functions(std::vector<Configuration>& configs, int max_funct
   }
 }
 
-CeilingSet to_ceiling_set(const std::vector<store::CeilingRow>& rows) {
+CeilingSet to_ceiling_set(const std::vector<store::CeilingRow>& rows, const std::string& source_file) {
   std::vector<Ceiling> out;
   for (const auto& r : rows) {
     Ceiling c;
@@ -890,9 +890,16 @@ CeilingSet to_ceiling_set(const std::vector<store::CeilingRow>& rows) {
     c.value = r.value;
     c.min = r.min;
     c.max = r.max;
-    c.unreliable = r.unreliable > 0;  // -1: written before the checks existed
+    c.marked = r.unreliable > 0;  // -1: written before the checks existed
     c.unreliable_reason = store::get_str(r.unreliable_reason);
     c.host = store::get_str(r.host);
+    if (!store::get_str(r.source).empty()) c.source = store::get_str(r.source);  // "" before schema 1.8: measured
+    c.source_file = source_file;
+    c.reference_date = store::get_str(r.reference_date);
+    c.measured = c.source == "reference" ? r.measured : c.source == "measured" ? r.value : kNaN;
+    // A marked measurement the machine's reference stands in for is not used:
+    // the reference passed every check when it was measured.
+    c.unreliable = c.marked && c.source != "reference";
     out.push_back(std::move(c));
   }
   return CeilingSet(std::move(out));
@@ -964,9 +971,11 @@ RunData load_run(const std::string& path) {
           throw InputError(path + ": point " + std::to_string(row.point_id) + " is marked complete but /points/" +
                            pname + " is missing");
         store::Group pg = points_group.open_group(pname);
-        if (ceilings.empty() && pg.exists("ceilings")) ceilings = to_ceiling_set(store::read_ceilings(pg));
+        const std::string ceilings_file = pg.has_attr("ceilings_source") ? pg.attr_string("ceilings_source") : "";
+        if (ceilings.empty() && pg.exists("ceilings"))
+          ceilings = to_ceiling_set(store::read_ceilings(pg), ceilings_file);
         if (node_ceilings.empty() && pg.exists("node_ceilings"))
-          node_ceilings = to_ceiling_set(pg.read_table<store::CeilingRow>("node_ceilings")).all();
+          node_ceilings = to_ceiling_set(pg.read_table<store::CeilingRow>("node_ceilings"), ceilings_file).all();
         // One rank at a time, only the tables the aggregates use.
         RankFolder folder;
         if (pg.exists("ranks")) {

@@ -178,6 +178,7 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
   bool any_roofline = false;
   for (const auto& c : charts)
     any_roofline |= c.file.compare(0, 9, "roofline-") == 0 || c.file.compare(0, 12, "instruction-") == 0;
+  h << render_ceilings_used_html(res);
   if (any_roofline) h << "<h2>Rooflines per configuration</h2>\n";
   for (int ci = 0; ci < static_cast<int>(configs.size()) && any_roofline; ++ci) {
     char name[32];

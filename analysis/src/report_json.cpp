@@ -154,13 +154,25 @@ json to_json(const AnalysisResult& res) {
   json jc = json::array();
   for (std::size_t ci = 0; ci < configs.size(); ++ci) {
     const auto& c = configs[ci];
-    auto ceilings_json = [&](const std::vector<Ceiling>& all) {
+    auto ceilings_json = [&](const std::vector<Ceiling>& all, bool partition) {
       json out = json::array();
       for (const auto& x : all) {
+        const char* unit = x.kind == "bandwidth" ? "GB/s" : "GFLOP/s";
         json one = {{"name", x.name},
                     {"kind", x.kind},
                     {"precision", x.precision},
-                    {"value", q(x.value, x.kind == "bandwidth" ? "GB/s" : "GFLOP/s")}};
+                    {"value", q(x.value, unit)},
+                    // Where value comes from, and whether it was marked (1.6.0).
+                    {"source", x.source},
+                    {"source_file", s_or_null(x.source_file)},
+                    {"reference_date", s_or_null(x.reference_date)},
+                    {"measured", q(x.measured, unit)},
+                    {"marked", x.marked},
+                    {"marked_reason", x.marked ? json(x.unreliable_reason) : json(nullptr)},
+                    {"used", partition && std::any_of(res.ceilings_used.begin(), res.ceilings_used.end(),
+                                                      [&](const CeilingUsed& u) {
+                                                        return u.config == static_cast<int>(ci) && u.ceiling.name == x.name;
+                                                      })}};
         if (!x.host.empty()) one["host"] = x.host;
         // 1.6.0: the ERT's own verdict, so a reader draws the ceiling as unreliable.
         one["unreliable"] = x.unreliable;
@@ -169,7 +181,7 @@ json to_json(const AnalysisResult& res) {
       }
       return out;
     };
-    json ceil = ceilings_json(c.ceilings.all());
+    json ceil = ceilings_json(c.ceilings.all(), true);
     json hosts = json::array();
     for (const auto& n : c.hosts.nodes)
       hosts.push_back({{"host", n.host},
@@ -199,7 +211,7 @@ json to_json(const AnalysisResult& res) {
                   {"node_balance", json_num(c.hosts.balance)},
                   {"slowest_node", s_or_null(c.hosts.slowest)},
                   {"slowest_node_over_others", json_num(c.hosts.slowest_over_others)},
-                  {"node_ceilings", ceilings_json(c.node_ceilings)}});
+                  {"node_ceilings", ceilings_json(c.node_ceilings, false)}});
   }
   doc["configurations"] = jc;
 

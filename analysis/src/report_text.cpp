@@ -202,6 +202,7 @@ std::string render_text(const AnalysisResult& res, int width) {
     }
   }
 
+  os << render_ceilings_used_text(res, width);
   if (!res.counted_work_notes.empty()) {
     os << "\nCounted work (what the counting pass saw besides the rooflines):\n";
     for (const auto& n : res.counted_work_notes) os << wrap(n, static_cast<std::size_t>(width), "  ");

@@ -277,8 +277,10 @@ void mark_unreliable(std::vector<store::CeilingRow>& ceilings, const std::vector
   }
 }
 
+bool machine_was_busy(std::size_t runs, std::size_t runs_redone) noexcept { return runs_redone * 4 > runs; }
+
 bool mark_if_disturbed(CeilingAnalysis& analysis, std::size_t runs, std::size_t runs_redone) {
-  if (runs_redone * 4 <= runs) return false;
+  if (!machine_was_busy(runs, runs_redone)) return false;
   const std::string busy = std::to_string(runs_redone) + " of " + std::to_string(runs) +
                            " runs were disturbed by other processes (threads preempted)";
   analysis.notes.push_back("warning: " + busy + "; the ceilings are unreliable on a machine this busy");
@@ -299,6 +301,7 @@ CheckedCeilings derive_checked_ceilings(std::vector<Sample>& samples, const std:
     out.violations = check_consistency(out.analysis.ceilings, limits, out.one_worker);
     for (auto& v : check_disturbed(out.analysis)) out.violations.push_back(std::move(v));
     RemeasureRequest redo;
+    if (!policy.busy.empty()) break;
     if (has_series(out.violations, Series::Bandwidth) && retries_bw < policy.max_remeasures) {
       redo.series = Series::Bandwidth;
       violating_range(out.violations, levels, redo);
@@ -319,8 +322,11 @@ CheckedCeilings derive_checked_ceilings(std::vector<Sample>& samples, const std:
   }
   mark_unreliable(out.analysis.ceilings, out.violations);
   for (const auto& v : out.violations)
-    out.analysis.notes.push_back("warning: unreliable after " + std::to_string(out.remeasured) +
-                                 " re-measurement(s): " + v.reason);
+    out.analysis.notes.push_back(
+        "warning: unreliable " +
+        (policy.busy.empty() ? "after " + std::to_string(out.remeasured) + " re-measurement(s)"
+                             : std::string("(not re-measured: the machine was busy, ") + policy.busy + ")") +
+        ": " + v.reason);
   return out;
 }
 

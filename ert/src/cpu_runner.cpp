@@ -1,5 +1,6 @@
 #include "rtrace/ert/cpu_runner.hpp"
 
+#include "rtrace/ert/clock.hpp"
 #include "rtrace/ert/cpu_kernels.hpp"
 
 #include <omp.h>
@@ -20,6 +21,7 @@
 #include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <xmmintrin.h>
 #endif
 
@@ -130,6 +132,16 @@ long test_wake_delay_us() {
   return v ? std::max(0L, std::atol(v)) : 0;
 }
 
+// Test seam (tests/ert/reference_test.sh): RTRACE_ERT_TEST_SLOWDOWN=N makes
+// every worker run each timed run's kernel N times while counting it once:
+// every ceiling comes out at 1/N of the machine's, for the whole run, with no
+// worker preempted (what a host SMT sibling running someone else's FMAs does
+// to a vCPU, issue 32). Only the machine's own history can tell.
+long test_slowdown() {
+  const char* v = std::getenv("RTRACE_ERT_TEST_SLOWDOWN");
+  return v ? std::max(1L, std::atol(v)) : 1;
+}
+
 // A shared-memory node's identity for comparing clocks across ranks: every
 // rank of a node reads the same CLOCK_MONOTONIC.
 double node_clock_id() {
@@ -152,6 +164,14 @@ std::vector<int> allowed_cpus() {
   }
   if (cpus.empty()) cpus.push_back(0);
   return cpus;
+}
+
+bool running_in_virtual_machine() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(1, &a, &b, &c, &d)) return (c >> 31) & 1u;
+#endif
+  return false;
 }
 
 namespace {
@@ -221,6 +241,8 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
   SpinBarrier barrier(threads);
   StartGate gate(threads);
   const long wake_delay_us = ranks.rank() == ranks.size() - 1 ? test_wake_delay_us() : 0;
+  const long slowdown = test_slowdown();
+  std::vector<ClockCalibration> clocks(static_cast<std::size_t>(threads));
   const double node_id = node_clock_id();
 
   const bool debug = std::getenv("RTRACE_ERT_DEBUG") != nullptr;  // one line per timed run on stderr
@@ -262,7 +284,13 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
     {
       // Agree across ranks so nobody waits in a barrier forever.
       if (ranks.any(failures.load() > 0)) done = true;
+      result.setup_seconds = now_seconds() - start;
     }
+#pragma omp barrier
+    // Every worker brings its core to a steady clock before the first timed
+    // run (after idle a core can ramp up for a while: the first measurements
+    // would time the ramp).
+    if (!done) clocks[std::size_t(tid)] = calibrate_clock();
 #pragma omp barrier
     // From here on the threads only spin (SpinBarrier, StartGate): the OpenMP
     // barrier may put a thread to sleep, and waking it costs a scheduler tick.
@@ -287,7 +315,7 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
       if (active) {
         const double wall0 = now_seconds();
         const double cpu0 = thread_cpu_seconds();
-        run_cpu_kernel(m.kernel, block.data, std::size_t(m.elements_per_worker), run.trials);
+        run_cpu_kernel(m.kernel, block.data, std::size_t(m.elements_per_worker), run.trials * slowdown);
         const double cpu = thread_cpu_seconds() - cpu0;
         const double wall1 = now_seconds();
         const double wall = wall1 - wall0;
@@ -349,6 +377,11 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
     result.rank_cpus.push_back(int(c));
   if (failures.load() > 0) throw CpuRunError("ERT: " + (failure.empty() ? std::string("another rank failed") : failure));
   result.seconds = now_seconds() - start;
+  for (const ClockCalibration& c : clocks) {
+    result.clock.seconds = std::max(result.clock.seconds, c.seconds);
+    result.clock.ghz = result.clock.ghz > 0 ? std::min(result.clock.ghz, c.ghz) : c.ghz;
+  }
+  result.clock.steady = std::all_of(clocks.begin(), clocks.end(), [](const ClockCalibration& c) { return c.steady; });
   result.runs = controller.runs_done();
   result.runs_redone = controller.runs_redone();
   result.runs_skewed = controller.runs_skewed();

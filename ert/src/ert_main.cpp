@@ -8,10 +8,14 @@
 #include "rtrace/ert/cpu_runner.hpp"
 #include "rtrace/ert/gpu.hpp"
 #include "rtrace/ert/rank_group.hpp"
+#include "rtrace/ert/reference.hpp"
 #include "rtrace/ert/report.hpp"
 #include "rtrace/store/run_file.hpp"
 
 #include <boost/program_options.hpp>
+
+#include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -50,6 +54,7 @@ struct Options {
   bool tensor_cores = true;
   bool list_gpus = false;
   bool per_node = false;  // each node measures its own ranks; the file keeps every node's ceilings
+  bool use_reference = true;  // judge against, and update, the machine's reference (reference.hpp)
 };
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -84,6 +89,28 @@ double read_cpu_mhz() {
   return n ? sum / n : std::nan("");
 }
 
+// Seconds since this process started (exec): what loading the binary and
+// its libraries took before main, on the first run after idle too (NaN
+// when /proc is not readable). /proc/self/stat field 22 is the start time in
+// clock ticks since boot.
+double seconds_since_process_start() {
+  std::ifstream in("/proc/self/stat");
+  std::string stat;
+  std::getline(in, stat);
+  const auto close = stat.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) return std::nan("");
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i)
+    if (i == 22) {
+      timespec now{};
+      clock_gettime(CLOCK_BOOTTIME, &now);
+      const double ticks = double(sysconf(_SC_CLK_TCK));
+      return double(now.tv_sec) + 1e-9 * double(now.tv_nsec) - std::atof(field.c_str()) / ticks;
+    }
+  return std::nan("");
+}
+
 double available_memory_bytes() {
   std::ifstream in("/proc/meminfo");
   std::string key;
@@ -101,7 +128,10 @@ void print_help(const po::options_description& desc) {
                "of one partition: N CPU threads (pinned), N MPI ranks (run under mpirun), or N SMs of a GPU.\n\n"
             << desc
             << "\nKernels (ERT 1.1.0): per element `beta = beta*A[i] + alpha` F/2 times (F = 1..1024 FLOPs),\n"
-               "2*sizeof(T) bytes per element and trial. Ceilings: median over repeats (min/max kept).\n"
+               "2*sizeof(T) bytes per element and trial. Ceilings: bandwidth the median over repeats, FLOPs the\n"
+               "best repeat (spread over the run; min/max kept). A ceiling below the best this machine and partition\n"
+               "measured before (the machine's reference, in the rtrace cache) is marked unreliable and the reference\n"
+               "used; --no-reference measures without it.\n"
                "\nDurations, measured (bench/ert_speed.sh and bench/ert_trust.sh measure them on your node):\n"
                "  2-core AMD EPYC VM (2026-11-25, the ERT given most of the CPUs): 2 threads quick 0.7-1.7 s,\n"
                "  full 4.9 s; 2 ranks x 1 thread (mpirun --bind-to none, its ~0.5 s start included) quick\n"
@@ -128,6 +158,9 @@ Options parse(int argc, char** argv, bool& help) {
       ("precision", po::value<std::string>(&precision),
        "comma list: fp64,fp32 (CPU); fp64,fp32,fp16,tc (GPU); default: all")           //
       ("quiet", po::bool_switch(&o.quiet), "no table on stdout")  //
+      ("no-reference", "neither judge the ceilings against the machine's reference (the best this machine and "
+                       "partition measured before, kept in the rtrace cache: $RTRACE_CACHE_DIR, $XDG_CACHE_HOME/rtrace "
+                       "or ~/.cache/rtrace) nor update it")  //
       ("per-node", po::bool_switch(&o.per_node),
        "ranks on several nodes: each node measures its own ranks (its slice), all nodes at once; /ert/node_ceilings "
        "keeps every node's ceilings, /ert/ceilings is the slowest node's times the nodes")  //
@@ -145,6 +178,7 @@ Options parse(int argc, char** argv, bool& help) {
     help = true;
     return o;
   }
+  o.use_reference = vm.count("no-reference") == 0;
   if (vm.count("threads") && o.threads < 1)
     throw UsageError("--threads must be at least 1 (got " + std::to_string(o.threads) + ")");
   if (vm.count("ranks") && o.ranks < 1)
@@ -272,6 +306,7 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   const int ranks = measuring.size();
 
   const auto started = std::chrono::steady_clock::now();
+  const double before_main_s = seconds_since_process_start();
   const std::vector<int> cpus = allowed_cpus();
   const int threads = o.threads > 0 ? o.threads : int(cpus.size());
   const char* bind_env = std::getenv("OMP_PROC_BIND");
@@ -284,7 +319,9 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   // The partition: threads x ranks processing units (one node assumed for
   // cache capacities; on several nodes each node's caches add up the same way).
   const int pus = threads * ranks;
-  const std::vector<MemoryLevel> levels = memory_levels(machine.caches, pus);
+  // In a VM the host's caches may be larger than the guest's (levels.hpp).
+  const bool virtual_machine = running_in_virtual_machine();
+  const std::vector<MemoryLevel> levels = memory_levels(machine.caches, pus, virtual_machine);
 
   CpuPlanInputs in;
   in.threads = threads;
@@ -294,23 +331,22 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   for (const auto& c : machine.caches)
     if (store::get_str(c.name) == "L1d") in.l1_bytes_per_thread = double(c.size_bytes) / std::max(c.shared_by, 1);
   in.llc_capacity_bytes = levels.size() >= 2 ? levels[levels.size() - 2].capacity_bytes : 32.0 * 1048576;
+  in.dram_start_bytes = level_range(levels, levels.size() - 1).low;
   // At most half the available memory for the working set of all ranks.
   in.max_working_set_bytes = 0.5 * available_memory_bytes();
-  std::vector<Measurement> plan =
-      make_cpu_plan(in, kernel_block_elements(Precision::FP64), kernel_block_elements(Precision::FP32));
   // The one-worker reference of the plausibility checks (consistency.hpp):
-  // thread 0 of rank 0 alone, at the end of the plan.
-  const std::vector<MemoryLevel> one_worker_levels = memory_levels(machine.caches, 1);
-  if (pus > 1) {
-    std::int64_t flop_elements[2] = {0, 0};
-    for (const Measurement& m : plan)
-      if (m.series == Series::Flops) flop_elements[m.kernel.precision == Precision::FP64 ? 0 : 1] = m.elements_per_worker;
-    for (const Measurement& m : make_one_worker_plan(o.precisions,
-                                                     one_worker_working_sets(one_worker_levels, in.max_working_set_bytes),
-                                                     flop_elements[0], flop_elements[1],
-                                                     kernel_block_elements(Precision::FP64)))
-      plan.push_back(m);
-  }
+  // thread 0 of rank 0 alone, near the end of the plan (before the last
+  // group of FLOP repeats).
+  const std::vector<MemoryLevel> one_worker_levels = memory_levels(machine.caches, 1, virtual_machine);
+  std::vector<Measurement> one_worker_plan;
+  if (pus > 1)
+    one_worker_plan = make_one_worker_plan(
+        o.precisions, one_worker_working_sets(one_worker_levels, in.max_working_set_bytes),
+        flop_elements_per_worker(in, Precision::FP64, kernel_block_elements(Precision::FP64)),
+        flop_elements_per_worker(in, Precision::FP32, kernel_block_elements(Precision::FP32)),
+        kernel_block_elements(Precision::FP64));
+  const std::vector<Measurement> plan = make_cpu_plan(in, kernel_block_elements(Precision::FP64),
+                                                      kernel_block_elements(Precision::FP32), one_worker_plan);
 
   const double mhz_before = read_cpu_mhz();
   const TrialPolicy policy = default_policy(o.quick);
@@ -320,8 +356,18 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
       std::fprintf(stderr, "ert phase: %s at %.3f s\n", what,
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   };
+  auto since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+  if (debug && root && std::isfinite(before_main_s))
+    std::fprintf(stderr, "ert phase: process started %.3f s before\n", before_main_s);
   phase("plan ready");
+  const double plan_ready_s = since_start();
   CpuRunResult run = run_cpu_plan(plan, policy, threads, measuring);
+  if (debug && root) {
+    std::fprintf(stderr, "ert phase: buffers ready at %.3f s\n", plan_ready_s + run.setup_seconds);
+    std::fprintf(stderr, "ert phase: clock steady at %.3f s (%.2f GHz%s)\n",
+                 plan_ready_s + run.setup_seconds + run.clock.seconds, run.clock.ghz,
+                 run.clock.steady ? "" : ", never steady");
+  }
   phase("sweep done");
   // Physical consistency: every rank holds the same samples, so every rank
   // takes the same re-measure decisions (the re-measurement is collective).
@@ -341,6 +387,8 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   limits.one_worker_levels = one_worker_levels;
   RetryPolicy retry;
   retry.max_remeasures = o.quick ? 1 : 2;
+  if (machine_was_busy(run.runs, run.runs_redone))
+    retry.busy = std::to_string(run.runs_redone) + " of " + std::to_string(run.runs) + " runs redone";
   PlateauOptions popt;
   popt.min_points = o.quick ? 2 : 3;
   auto remeasure = [&](const RemeasureRequest& request) {
@@ -377,8 +425,55 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   report.machine = std::move(machine);
   report.samples = std::move(run.samples);
   report.analysis = std::move(checked.analysis);
-  report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   mark_if_disturbed(report.analysis, run.runs, run.runs_redone);
+  // The machine's own history (issue 32): a whole run that was slower than
+  // this machine has shown it can be is marked, and every marked ceiling
+  // takes the reference. One node's partitions only (a --per-node run keeps
+  // every node's own ceilings).
+  std::string reference_file;
+  if (o.use_reference && !o.per_node) {
+    const ReferenceKey key = reference_key(report.machine, threads, ranks,
+                                           std::string(cpu_kernel_isa()) + " x" +
+                                               std::to_string(kernel_block_elements(Precision::FP64)));
+    reference_file = reference_path(store::cache_dir(std::getenv("RTRACE_CACHE_DIR"), std::getenv("XDG_CACHE_HOME"),
+                                                     std::getenv("HOME")),
+                                    key);
+    std::string problem;
+    MachineReference reference = read_reference(reference_file, problem);
+    if (!problem.empty()) report.analysis.notes.push_back("warning: " + problem);
+    // A reference above what the hardware can do (a shared cache written by
+    // someone else, an older rtrace) would stand in for every measurement.
+    auto bound = [&](const ReferenceCeiling& r) {
+      if (r.kind == "compute" && r.name.rfind("FP64", 0) == 0) return limits.fp64_peak_gflops;
+      if (r.kind == "compute" && r.name.rfind("FP32", 0) == 0) return limits.fp32_peak_gflops;
+      if (r.name == "DRAM") return limits.dram_peak_gbs;
+      return 0.0;
+    };
+    for (auto it = reference.ceilings.begin(); it != reference.ceilings.end();) {
+      const double peak = bound(*it);
+      if (peak > 0 && it->value > peak * 1.02) {
+        report.analysis.notes.push_back("warning: the machine's reference " + it->name + " " +
+                                        std::to_string(int(it->value)) + " " + it->unit +
+                                        " is above the theoretical peak " + std::to_string(int(peak)) + ": not used");
+        it = reference.ceilings.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (std::string& n : judge_against_reference(report.analysis.ceilings, reference, limits.tolerance_floor,
+                                                  limits.tolerance_cap))
+      report.analysis.notes.push_back(std::move(n));
+    MachineReference updated = updated_reference(reference, report.analysis.ceilings, utc_date_today());
+    updated.machine = key.identity;
+    if (const std::string failed = write_reference(reference_file, updated); !failed.empty())
+      report.analysis.notes.push_back("warning: the machine's reference was not updated: " + failed);
+  } else {
+    for (auto& c : report.analysis.ceilings) {
+      store::set_str(c.source, "measured");
+      c.measured = c.value;
+    }
+  }
+  report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::string pinning;
   for (std::size_t i = 0; i < run.thread_cpus.size(); ++i) pinning += (i ? "," : "") + std::to_string(run.thread_cpus[i]);
   std::string rank_pinning;
@@ -398,10 +493,15 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
                               {"runs_skewed", double(run.runs_skewed)},
                               {"runs_kept_disturbed", double(run.kept_disturbed)},
                               {"remeasured_series", double(checked.remeasured)},
+                              {"startup_seconds", std::isfinite(before_main_s) ? before_main_s + plan_ready_s : std::nan("")},
+                              {"buffer_setup_seconds", run.setup_seconds},
+                              {"clock_calibration_seconds", run.clock.seconds},
+                              {"clock_ghz_measured", run.clock.ghz > 0 ? run.clock.ghz : std::nan("")},
                               {"fp64_peak_theoretical", limits.fp64_peak_gflops},
                               {"fp32_peak_theoretical", limits.fp32_peak_gflops},
                               {"dram_peak_theoretical", limits.dram_peak_gbs > 0 ? limits.dram_peak_gbs : std::nan("")}};
   report.text_attributes.emplace_back("peak_basis", limits.peak_basis);
+  report.text_attributes.emplace_back("reference_file", reference_file);
   report.text_attributes.emplace_back("dram_peak_basis", limits.dram_peak_basis);
   report.one_worker = std::move(checked.one_worker);
   if (o.per_node) {

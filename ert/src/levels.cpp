@@ -85,7 +85,7 @@ std::vector<Plateau> detect_plateaus(const std::vector<CurvePoint>& curve, const
   return plateaus;
 }
 
-std::vector<MemoryLevel> memory_levels(const std::vector<store::CacheRow>& caches, int pus_used) {
+std::vector<MemoryLevel> memory_levels(const std::vector<store::CacheRow>& caches, int pus_used, bool virtual_machine) {
   std::vector<store::CacheRow> data_caches;
   for (const auto& c : caches) {
     const std::string name = store::get_str(c.name);
@@ -103,7 +103,16 @@ std::vector<MemoryLevel> memory_levels(const std::vector<store::CacheRow>& cache
     levels.push_back(MemoryLevel{store::get_str(c.name), static_cast<double>(used) * static_cast<double>(c.size_bytes),
                                  c.size_bytes});
   }
-  levels.push_back(MemoryLevel{"DRAM", std::numeric_limits<double>::infinity(), -1});
+  // DRAM's range starts at 4x the last cache. A VM whose guest sees one
+  // instance of its last cache for all the PUs used cannot tell where its
+  // vCPUs sit: the host may give each its own (and a larger one than the
+  // guest is told): count one instance per PU used. A guest that sees
+  // several instances has the host's layout.
+  double dram_start = 4.0;
+  if (virtual_machine && !levels.empty() && levels.back().level_bytes > 0 &&
+      levels.back().capacity_bytes <= double(levels.back().level_bytes))
+    dram_start *= double(pus);
+  levels.push_back(MemoryLevel{"DRAM", std::numeric_limits<double>::infinity(), -1, std::max(dram_start, 4.0)});
   return levels;
 }
 
@@ -112,7 +121,8 @@ LevelRange level_range(const std::vector<MemoryLevel>& levels, std::size_t i) {
   r.high = levels.at(i).capacity_bytes;
   if (i > 0) {
     const double below = levels[i - 1].capacity_bytes;
-    r.low = 2.0 * below < r.high ? 2.0 * below : below;
+    const double start = levels[i].range_starts_at * below;
+    r.low = start < r.high ? start : below;
   }
   return r;
 }

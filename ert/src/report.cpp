@@ -104,7 +104,8 @@ void write_ert_file(const std::string& path, const ErtReport& report) {
       if (!report.analysis.notes.empty()) ert.set_attr("notes", report.analysis.notes);
       ert.write_table<store::CeilingRow>("ceilings", report.analysis.ceilings,
                                          report.node_ceilings.empty()
-                                             ? "roofline ceilings of this partition (value = median over repeats)"
+                                             ? "roofline ceilings of this partition (value: bandwidth the median over "
+                                               "repeats, compute the best repeat; source says where it comes from)"
                                              : "roofline ceilings of this partition: per ceiling the slowest node's "
                                                "(host) times the nodes");
       if (!report.one_worker.empty())
@@ -160,7 +161,14 @@ nlohmann::json roofline_json(const ErtReport& report) {
                         {"unit", store::get_str(c.unit)},
                         {"level_bytes", c.level_bytes},
                         {"unreliable", c.unreliable < 0 ? json(nullptr) : json(c.unreliable > 0)},  // null: not checked
-                        {"unreliable_reason", c.unreliable > 0 ? json(store::get_str(c.unreliable_reason)) : json(nullptr)}});
+                        {"unreliable_reason", c.unreliable > 0 ? json(store::get_str(c.unreliable_reason)) : json(nullptr)},
+                        // Where value comes from: this run ("measured") or the machine's reference
+                        // ("reference", of reference_date; this run's own value in measured).
+                        {"source", store::get_str(c.source).empty() ? "measured" : store::get_str(c.source)},
+                        {"measured", std::isfinite(c.measured) && c.measured > 0 ? json(c.measured) : json(c.value)},
+                        {"reference_date", store::get_str(c.reference_date).empty()
+                                               ? json(nullptr)
+                                               : json(store::get_str(c.reference_date))}});
   }
   json meta = {{"TIMESTAMP_DATA", store::iso8601_utc_now()},
                {"TOOL", "rtrace ert"},
@@ -217,13 +225,21 @@ std::string format_summary(const ErtReport& report) {
                   report.threads, report.threads == 1 ? "" : "s", report.ranks, report.ranks == 1 ? "" : "s",
                   report.samples.size(), report.wall_seconds, report.quick ? " (quick)" : "");
   os << line;
-  std::snprintf(line, sizeof line, "  %-16s %10s %10s %10s  %-8s %s\n", "ceiling", "median", "min", "max", "unit",
+  std::snprintf(line, sizeof line, "  %-16s %10s %10s %10s  %-8s %s\n", "ceiling", "value", "min", "max", "unit",
                 "level size");
   os << line;
   for (const auto& c : report.analysis.ceilings) {
-    std::snprintf(line, sizeof line, "  %-16s %10.1f %10.1f %10.1f  %-8s %s%s\n", store::get_str(c.name).c_str(),
+    // A marked ceiling that took the machine's reference says so, with what this run measured.
+    std::string from;
+    if (store::get_str(c.source) == "reference") {
+      char ref[96];
+      std::snprintf(ref, sizeof ref, "  (reference of %s; measured %.1f)", store::get_str(c.reference_date).c_str(),
+                    c.measured);
+      from = ref;
+    }
+    std::snprintf(line, sizeof line, "  %-16s %10.1f %10.1f %10.1f  %-8s %s%s%s\n", store::get_str(c.name).c_str(),
                   c.value, c.min, c.max, store::get_str(c.unit).c_str(), human_bytes(c.level_bytes).c_str(),
-                  c.unreliable > 0 ? "  unreliable" : "");
+                  c.unreliable > 0 ? "  unreliable" : "", from.c_str());
     os << line;
   }
   if (!report.one_worker.empty()) {

@@ -152,7 +152,7 @@ void SweepController::record(const RunTiming& t) {
   s.trials = last_.trials;
   s.workers = workers;
   s.ranks = ranks;
-  s.repeat = kept_;
+  s.repeat = m.first_repeat + kept_;
   s.disturbed = preempted || skewed;
   if (s.disturbed) ++kept_disturbed_;
   s.seconds = seconds;
@@ -161,7 +161,7 @@ void SweepController::record(const RunTiming& t) {
   s.bytes = cost.bytes;
   s.flops = cost.flops;
   samples_.push_back(std::move(s));
-  if (++kept_ >= policy_.repeats) {
+  if (++kept_ >= (m.repeats > 0 ? m.repeats : policy_.repeats)) {
     ++current_;
     started_ = false;
   }
@@ -175,42 +175,80 @@ std::int64_t measurement_working_set_bytes(const Measurement& m, int workers, in
 std::vector<double> bandwidth_working_sets(const CpuPlanInputs& in) {
   const double workers = double(std::max(in.threads, 1)) * std::max(in.ranks, 1);
   const double start = 4096.0 * workers;
-  double end = std::max(4.0 * in.llc_capacity_bytes, 4.0 * start);
+  const double llc = in.llc_capacity_bytes;
+  const double dram = in.dram_start_bytes > 0 ? std::max(in.dram_start_bytes, llc) : 4.0 * llc;
+  double end = std::max(dram * (in.quick ? kDramRangeSweptQuick : kDramRangeSwept), 4.0 * start);
   if (in.max_working_set_bytes > 0) end = std::min(end, std::max(in.max_working_set_bytes, 4.0 * start));
-  const double low_step = std::pow(2.0, in.quick ? 0.5 : 0.25);
-  const double high_step = std::pow(2.0, 0.25);
+  const double cache_step = std::pow(2.0, in.quick ? 0.5 : 0.25);
+  // Between the LLC and DRAM's range the curve only falls: no ceiling comes
+  // from there, 2 points per octave show the fall.
+  const double transition_step = std::pow(2.0, 0.5);
+  const double dram_step = std::pow(2.0, 0.25);
   std::vector<double> sizes;
   // Exact powers of two in the low part keep the cache boundaries on the grid.
   for (double ws = start; ws <= end * 1.0001;) {
     sizes.push_back(ws);
-    ws *= ws >= in.llc_capacity_bytes ? high_step : low_step;
+    if (ws >= dram * 0.98) {
+      ws = std::max(ws, dram) * dram_step;
+      continue;
+    }
+    // The transition ends just below DRAM's range (rounded to whole register
+    // blocks it stays out of it), whose first point is a DRAM step past it.
+    const double next = ws * (ws >= llc ? transition_step : cache_step);
+    ws = next > dram ? dram * 0.99 : next;
   }
   if (sizes.back() < end * 0.999) sizes.push_back(end);
   return sizes;
 }
 
-std::vector<Measurement> make_cpu_plan(const CpuPlanInputs& in, std::size_t block_fp64, std::size_t block_fp32) {
+std::int64_t flop_elements_per_worker(const CpuPlanInputs& in, Precision p, std::size_t block_elements) {
+  const double l1_block_bytes = std::clamp(in.l1_bytes_per_thread / 2.0, 2048.0, 16384.0);
+  const std::int64_t b = std::int64_t(std::max<std::size_t>(block_elements, 1));
+  return std::max<std::int64_t>(b, std::int64_t(l1_block_bytes / element_bytes(p) / double(b)) * b);
+}
+
+int flop_group_repeats(bool quick) {
+  return (default_policy(quick).repeats + kFlopTimeGroups - 1) / kFlopTimeGroups;
+}
+
+std::vector<Measurement> make_cpu_plan(const CpuPlanInputs& in, std::size_t block_fp64, std::size_t block_fp32,
+                                       const std::vector<Measurement>& before_end) {
   const std::int64_t workers = std::int64_t(std::max(in.threads, 1)) * std::max(in.ranks, 1);
+  const std::vector<int> high = high_intensity_flops(supported_flops_per_element());
+  const int group_repeats = flop_group_repeats(in.quick);
+  auto flop_kernels = [&](bool high_f, int group, std::vector<Measurement>& plan) {
+    for (Precision p : in.precisions) {
+      if (p != Precision::FP64 && p != Precision::FP32) continue;
+      const std::int64_t elems = flop_elements_per_worker(in, p, p == Precision::FP64 ? block_fp64 : block_fp32);
+      for (Variant v : {Variant::Fma, Variant::NoFma})
+        for (int f : supported_flops_per_element()) {
+          const bool is_high = std::find(high.begin(), high.end(), f) != high.end();
+          if (is_high != high_f) continue;
+          Measurement m{Series::Flops, KernelSpec{p, v, f}, elems};
+          if (high_f) {
+            m.repeats = group_repeats;
+            m.first_repeat = group * group_repeats;
+          }
+          plan.push_back(m);
+        }
+    }
+  };
   std::vector<Measurement> plan;
+  flop_kernels(true, 0, plan);  // the start
   const std::size_t block = std::max<std::size_t>(block_fp64, 1);
+  std::int64_t last_elems = -1;
   for (double ws : bandwidth_working_sets(in)) {
     const double per_worker_elems = ws / double(workers) / 8.0;
     std::int64_t elems = std::max<std::int64_t>(
         std::int64_t(block), std::int64_t(std::llround(per_worker_elems / double(block))) * std::int64_t(block));
-    if (!plan.empty() && plan.back().elements_per_worker == elems) continue;
+    if (elems == last_elems) continue;
+    last_elems = elems;
     plan.push_back(Measurement{Series::Bandwidth, KernelSpec{Precision::FP64, Variant::Fma, 1}, elems});
   }
-  // FLOP peaks: a block in L1 (half a thread's share, at most 16 KiB).
-  const double l1_block_bytes = std::clamp(in.l1_bytes_per_thread / 2.0, 2048.0, 16384.0);
-  for (Precision p : in.precisions) {
-    if (p != Precision::FP64 && p != Precision::FP32) continue;
-    const std::size_t b = std::max<std::size_t>(p == Precision::FP64 ? block_fp64 : block_fp32, 1);
-    const std::int64_t elems = std::max<std::int64_t>(
-        std::int64_t(b), std::int64_t(l1_block_bytes / element_bytes(p) / double(b)) * std::int64_t(b));
-    for (Variant v : {Variant::Fma, Variant::NoFma})
-      for (int f : supported_flops_per_element())
-        plan.push_back(Measurement{Series::Flops, KernelSpec{p, v, f}, elems});
-  }
+  flop_kernels(false, 0, plan);
+  flop_kernels(true, 1, plan);  // the middle
+  plan.insert(plan.end(), before_end.begin(), before_end.end());
+  flop_kernels(true, 2, plan);  // the end
   return plan;
 }
 
@@ -220,14 +258,31 @@ namespace rtrace::ert {
 
 std::vector<double> one_worker_working_sets(const std::vector<MemoryLevel>& levels, double max_working_set_bytes) {
   std::vector<double> sizes;
-  for (std::size_t i = 0; i < levels.size(); ++i) {
-    const LevelRange r = level_range(levels, i);
-    double ws = 0;
-    if (std::isinf(r.high)) ws = i > 0 ? 4.0 * levels[i - 1].capacity_bytes : 64.0 * 1048576;  // DRAM
-    else if (i == 0) ws = r.high / 2;                                // the first cache: half of it
-    else if (r.low < r.high) ws = std::sqrt(r.low * r.high);         // geometric middle of the range
+  auto add = [&](double ws, const LevelRange& r) {
     if (max_working_set_bytes > 0) ws = std::min(ws, max_working_set_bytes);
     if (ws > r.low && ws <= r.high) sizes.push_back(ws);
+  };
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    const LevelRange r = level_range(levels, i);
+    if (std::isinf(r.high)) {
+      // DRAM: a quarter above its range's start (levels.hpp), no larger than
+      // it must be (first-touching memory is slow on a VM).
+      add(i > 0 ? 1.25 * r.low : 64.0 * 1048576, r);
+      continue;
+    }
+    // A cache: three working sets across its range, the best counting, as
+    // the partition's ceiling is the best over its plateau (issue 32: on a
+    // Zen 5 VM two workers moved 1050 GB/s at 4 KiB each in L1 and 780 at
+    // 24 KiB; against one worker at 24 KiB alone, 390, the partition was
+    // "above 2 x one worker's" in half the runs, and re-measured). The first
+    // cache from the sweep's smallest working set (4 KiB) to half of it.
+    const double low = i == 0 ? std::min(4096.0, r.high / 2) : r.low, high = i == 0 ? r.high / 2 : r.high;
+    if (!(low > 0) || high <= 2 * low) {
+      add(i == 0 ? high : std::sqrt(r.low * r.high), r);  // a narrow range: its middle
+      continue;
+    }
+    for (double f : i == 0 ? std::vector<double>{0, 0.5, 1} : std::vector<double>{0.25, 0.5, 0.75})
+      add(low * std::pow(high / low, f), r);
   }
   return sizes;
 }

@@ -570,8 +570,12 @@ PointCeilings ceilings_of_partition(CeilingProvider& provider, const Partition& 
     log.push_back("warning: no ceilings for partition " + part.name() + ": " + ceil.error);
     progress.note("warning: no ceilings for partition " + part.name() + ": " + ceil.error);
   }
-  // Unreliable ceilings are used (they are what this node gave) but never silently.
-  for (const auto& name : unreliable_names(ceil.rows)) out.unreliable += (out.unreliable.empty() ? "" : ", ") + name;
+  // Unreliable ceilings are used (they are what this node gave) but never
+  // silently; one the machine's reference stood in for says so (ERT: issue 32).
+  for (const auto& r : ceil.rows)
+    if (r.unreliable > 0)
+      out.unreliable += (out.unreliable.empty() ? "" : ", ") + store::get_str(r.name) +
+                        (store::get_str(r.source) == "reference" ? " (the machine's reference used)" : "");
   if (!out.unreliable.empty())
     log.push_back("warning: unreliable ceilings of partition " + part.name() + ": " + unreliable_summary(ceil.rows));
   return out;

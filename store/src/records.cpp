@@ -84,7 +84,10 @@ const RowLayout& CeilingRow::layout() {
                                  .add("level_bytes", &R::level_bytes, "B")
                                  .add_optional("unreliable", &R::unreliable, "1")
                                  .add_optional("unreliable_reason", &R::unreliable_reason)
-                                 .add_optional("host", &R::host);
+                                 .add_optional("host", &R::host)
+                                 .add_optional("source", &R::source)
+                                 .add_optional("measured", &R::measured, "@unit")
+                                 .add_optional("reference_date", &R::reference_date);
   return l;
 }
 

@@ -1,5 +1,7 @@
 #include "rtrace/store/run_file.hpp"
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -35,6 +37,14 @@ std::string hostname() {
   char buf[256] = {0};
   if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
   return buf;
+}
+
+std::string cache_dir(const char* rtrace_cache_dir, const char* xdg_cache_home, const char* home) {
+  auto set = [](const char* v) { return v && *v; };
+  if (set(rtrace_cache_dir)) return rtrace_cache_dir;
+  if (set(xdg_cache_home)) return std::string(xdg_cache_home) + "/rtrace";
+  if (set(home)) return std::string(home) + "/.cache/rtrace";
+  return (std::filesystem::temp_directory_path() / "rtrace-cache").string();
 }
 
 void write_root_attributes(Group& root, const std::string& file_kind, const std::string& command_line) {

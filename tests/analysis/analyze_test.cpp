@@ -532,3 +532,67 @@ TEST(Analyze, TextTablesNeverCutACell) {
   // "call" padded to 24, a space, "calls" right-aligned in 9.
   EXPECT_NE(text.find("    call" + std::string(20 + 1 + 4, ' ') + "calls "), std::string::npos) << text;
 }
+
+// Issue 32: a point whose FP64 FMA was measured at half the machine (marked
+// against the machine's reference, which stands in) is analysed on the
+// reference, keeps its own value, and every report says where each ceiling
+// used came from and whether it was marked.
+TEST(Analyze, EveryCeilingUsedSaysWhereItComesFrom) {
+  auto a = cpu_point(0, 1, 1, 40, 86, {1.0}, 40e9, 10e9);
+  auto b = cpu_point(1, 2, 1, 45, 172, {0.5}, 40e9, 10e9);
+  for (auto* p : {&a, &b})
+    for (auto& c : p->ceilings) {
+      store::set_str(c.source, "measured");
+      c.measured = c.value;
+    }
+  auto& fma = b.ceilings[1];
+  fma.unreliable = 1;
+  store::set_str(fma.unreliable_reason,
+                 "FP64 FMA 87.5 GFLOP/s, 0.51x the 172.0 measured on this machine on 2026-11-28: the machine was "
+                 "slower or busier now");
+  store::set_str(fma.source, "reference");
+  store::set_str(fma.reference_date, "2026-11-28");
+  fma.measured = 87.5;
+  const AnalysisResult res = run_two_points("provenance", a, b, "threads");
+  ASSERT_EQ(res.kernels.size(), 1u);
+  EXPECT_DOUBLE_EQ(res.kernels[0].eval[1].peak_gflops, 172);  // the reference, not 87.5
+  const Ceiling* peak = res.run.configs[1].ceilings.peak("fp64");
+  ASSERT_TRUE(peak);
+  EXPECT_FALSE(peak->unreliable);  // the reference stands in: verdicts may rest on it
+  EXPECT_TRUE(peak->marked);
+  EXPECT_DOUBLE_EQ(peak->measured, 87.5);
+  ASSERT_EQ(res.ceilings_used.size(), 4u);  // DRAM and FP64 FMA at both points
+
+  const std::string text = render_text(res);
+  EXPECT_NE(text.find("Ceilings used (where each comes from):"), std::string::npos) << text;
+  EXPECT_NE(text.find("threads=1 ranks=1: DRAM 40 GB/s, FP64 FMA 86 GFLOP/s measured by this point's ERT"),
+            std::string::npos)
+      << text;
+  // The line wraps at the report's width: read it with its wraps undone.
+  std::string unwrapped = text;
+  for (std::size_t at; (at = unwrapped.find("\n    ")) != std::string::npos;) unwrapped.replace(at, 5, " ");
+  EXPECT_NE(unwrapped.find("threads=2 ranks=1: FP64 FMA 172 GFLOP/s the machine's reference of 2026-11-28, not this "
+                           "point's 87.5 (marked: FP64 FMA 87.5 GFLOP/s, 0.51x the 172.0"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("! unreliable ceiling"), std::string::npos) << text;
+
+  nlohmann::json doc = to_json(res);
+  auto errors = validate_json(doc, nlohmann::json::parse(kAnalysisSchemaJson));
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  const auto& c2 = doc["configurations"][1]["ceilings"];
+  ASSERT_EQ(c2.size(), 2u);
+  EXPECT_EQ(c2[1]["name"], "FP64 FMA");
+  EXPECT_EQ(c2[1]["source"], "reference");
+  EXPECT_EQ(c2[1]["reference_date"], "2026-11-28");
+  EXPECT_EQ(c2[1]["value"]["value"], 172.0);
+  EXPECT_EQ(c2[1]["measured"]["value"], 87.5);
+  EXPECT_EQ(c2[1]["marked"], true);
+  EXPECT_EQ(c2[1]["used"], true);
+  EXPECT_EQ(c2[0]["source"], "measured");
+  EXPECT_EQ(c2[0]["marked"], false);
+
+  const std::string html = render_html(res, {});
+  EXPECT_NE(html.find("<h2>Ceilings used</h2>"), std::string::npos);
+  EXPECT_NE(html.find("machine reference of 2026-11-28"), std::string::npos);
+}

@@ -278,7 +278,7 @@ TEST(ErtConsistency, ABusyMachineMarksEveryCeiling) {
 }
 
 // A ceiling with a reason already (the 2-rank DRAM below the 1-rank one) that a
-// busy machine marks too: the two reasons overflow the file's 160 bytes and
+// busy machine marks too: the two reasons overflow the file's field (320 bytes) and
 // the stored text ends between words (issue 30: "measured on a busy mac)").
 TEST(ErtConsistency, ReasonsThatOverflowTheFieldEndBetweenWords) {
   auto samples = curve(300, 150);
@@ -286,7 +286,10 @@ TEST(ErtConsistency, ReasonsThatOverflowTheFieldEndBetweenWords) {
                                          [](const RemeasureRequest&) { return std::vector<Sample>{}; }, nullptr);
   ASSERT_FALSE(checked.analysis.ceilings.empty());
   CeilingAnalysis busy = checked.analysis;
-  const std::string first = "DRAM 14.3 GB/s at 2 ranks below 39.2 GB/s at 1 rank (the aggregate bandwidth fell)";
+  const std::string first =
+      "DRAM 14.3 GB/s at 2 ranks below 39.2 GB/s at 1 rank (the aggregate bandwidth fell); DRAM 14.3 GB/s, 0.37x "
+      "the 39.2 measured on this machine on 2026-11-28 (the machine was slower or busier now); one worker's DRAM "
+      "26.1 GB/s above the 2-worker aggregate";
   set_str(busy.ceilings[0].unreliable_reason, first);
   busy.ceilings[0].unreliable = 1;
   ASSERT_TRUE(mark_if_disturbed(busy, 650, 308));
@@ -300,6 +303,37 @@ TEST(ErtConsistency, ReasonsThatOverflowTheFieldEndBetweenWords) {
   ASSERT_EQ(full.compare(0, kept.size(), kept), 0) << reason;
   EXPECT_EQ(full[kept.size()], ' ') << "a word was cut: " << reason;
   EXPECT_EQ(std::count(kept.begin(), kept.end(), '('), std::count(kept.begin(), kept.end(), ')')) << reason;
+}
+
+// Issue 29: on a busy machine a re-measurement was as disturbed as the run it
+// replaced, and counted sweeps spent minutes re-measuring. A run that was
+// busy (over a quarter of its runs redone) re-measures nothing: what violates
+// a check is marked at once, and the note says why it was not re-measured.
+TEST(ErtConsistency, ABusyMachineIsMarkedNotRemeasured) {
+  auto samples = curve(150, 220);  // L1d below L2
+  int remeasures = 0, pauses = 0;
+  RetryPolicy policy;
+  policy.busy = "308 of 650 runs redone";
+  auto checked = derive_checked_ceilings(
+      samples, levels(), PlateauOptions{}, ConsistencyLimits{}, policy,
+      [&](const RemeasureRequest&) {
+        ++remeasures;
+        return std::vector<Sample>{};
+      },
+      [&](double) { ++pauses; });
+  EXPECT_EQ(remeasures, 0);
+  EXPECT_EQ(pauses, 0);
+  EXPECT_EQ(checked.remeasured, 0);
+  const auto* l1 = find(checked.analysis, "L1d");
+  ASSERT_TRUE(l1);
+  EXPECT_EQ(l1->unreliable, 1);
+  EXPECT_NE(get_str(l1->unreliable_reason).find("L1d 150.0 GB/s below L2 220.0 GB/s"), std::string::npos);
+  bool said = false;
+  for (const auto& n : checked.analysis.notes)
+    said |= n.find("not re-measured: the machine was busy, 308 of 650 runs redone") != std::string::npos;
+  EXPECT_TRUE(said);
+  EXPECT_TRUE(machine_was_busy(650, 163));
+  EXPECT_FALSE(machine_was_busy(650, 162));
 }
 
 // ---- absolute plausibility (issue 23): the one-worker bound, the

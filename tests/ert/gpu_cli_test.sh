@@ -5,6 +5,8 @@
 set -u
 rtrace=$1
 dir=$(mktemp -d)
+# The machine's reference (issue 32) lives in the rtrace cache: this test's own.
+export RTRACE_CACHE_DIR="$dir/cache"
 trap 'rm -rf "$dir"' EXIT
 out=$("$rtrace" ert --sms 8 --quick -o "$dir/g.h5" --json "$dir/g.json" 2>&1)
 rc=$?

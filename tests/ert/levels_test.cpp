@@ -152,7 +152,7 @@ TEST(MemoryLevels, CapacitiesFollowThreadsAndSharing) {
 
 TEST(LevelNaming, FourLevelsOfTheTwoCoreVm) {
   auto levels = memory_levels(two_core_vm(), 2);
-  auto c = curve(8 * KiB, 420 * MiB, {{96 * KiB, 400}, {4 * MiB, 250}, {105 * MiB, 120}, {1e18, 25}}, 0.03, 3);
+  auto c = curve(8 * KiB, 840 * MiB, {{96 * KiB, 400}, {4 * MiB, 250}, {105 * MiB, 120}, {1e18, 25}}, 0.03, 3);
   auto n = name_levels(c, detect_plateaus(c), levels);
   EXPECT_EQ(names(n), (std::vector<std::string>{"L1d", "L2", "L3", "DRAM"}));
   EXPECT_NEAR(level_value(c, n.levels[0]), 400, 400 * 0.04);
@@ -166,7 +166,7 @@ TEST(LevelNaming, MissingLevelIsReportedNotShifted) {
   // DRAM-speed data in the L3 range, so L3 and DRAM share that plateau and
   // nothing is called L3 that is really L2.
   auto levels = memory_levels(two_core_vm(), 2);
-  auto c = curve(8 * KiB, 420 * MiB, {{96 * KiB, 400}, {4 * MiB, 250}, {1e18, 25}});
+  auto c = curve(8 * KiB, 840 * MiB, {{96 * KiB, 400}, {4 * MiB, 250}, {1e18, 25}});
   auto p = detect_plateaus(c);
   ASSERT_EQ(p.size(), 3u);
   auto n = name_levels(c, p, levels);
@@ -179,7 +179,7 @@ TEST(LevelNaming, LevelWithoutPlateauInItsRangeIsNotObserved) {
   // The L2 range is one long slope (no flat part): L2 is missing, with a note.
   auto levels = memory_levels(two_core_vm(), 2);
   std::vector<CurvePoint> c;
-  for (double ws = 8 * KiB; ws <= 420 * MiB; ws *= std::pow(2.0, 0.25)) {
+  for (double ws = 8 * KiB; ws <= 840 * MiB; ws *= std::pow(2.0, 0.25)) {
     double v = ws <= 96 * KiB ? 400 : ws <= 8 * MiB ? 400 * std::pow(ws / (96 * KiB), -0.6) : ws <= 105 * MiB ? 25 : 12;
     c.push_back({ws, v});
   }
@@ -213,9 +213,44 @@ TEST(LevelNaming, RangesSkipTheTransitionAboveEachCapacity) {
   auto r = level_range(levels, 1);  // L2: above 2 x L1 capacity, up to its own
   EXPECT_DOUBLE_EQ(r.low, 2 * 96 * KiB);
   EXPECT_DOUBLE_EQ(r.high, 4 * MiB);
+  // DRAM: above 4 x the L3 (a VM's host may cache more than the guest sees).
   auto d = level_range(levels, 3);
-  EXPECT_DOUBLE_EQ(d.low, 2 * 105 * MiB);
+  EXPECT_DOUBLE_EQ(d.low, 4 * 105 * MiB);
   EXPECT_TRUE(std::isinf(d.high));
+}
+
+// Issue 32: a VM guest told "L3 32 MiB, 1 instance" for its 2 vCPUs streamed
+// 2 x 96 MiB at 64 GB/s per vCPU (each vCPU on its own host cache, larger
+// than the guest's): DRAM's range starts at 4x one instance per PU used
+// there. A guest that sees several instances has the host's layout; bare
+// metal is what it says.
+TEST(LevelNaming, DramInAVmStartsPastOneLastCachePerVcpu) {
+  std::vector<rtrace::store::CacheRow> vm = {cache("L1d", 1, 48 * KiB, 2, 1), cache("L2", 2, 1 * MiB, 2, 1),
+                                             cache("L3", 3, 32 * MiB, 1, 2)};
+  EXPECT_DOUBLE_EQ(level_range(memory_levels(vm, 2, true), 3).low, 4 * 2 * 32 * MiB);
+  EXPECT_DOUBLE_EQ(level_range(memory_levels(vm, 1, true), 3).low, 4 * 32 * MiB);
+  EXPECT_DOUBLE_EQ(level_range(memory_levels(vm, 2, false), 3).low, 4 * 32 * MiB);
+  std::vector<rtrace::store::CacheRow> big = {cache("L1d", 1, 32 * KiB, 64, 1), cache("L2", 2, 1 * MiB, 64, 1),
+                                              cache("L3", 3, 32 * MiB, 8, 8)};
+  EXPECT_DOUBLE_EQ(level_range(memory_levels(big, 64, true), 3).low, 4 * 8 * 32 * MiB);
+}
+
+// Issue 32: on a 2-vCPU VM seeing a 32 MiB L3 the curve still fell between
+// 2x and 4x the L3 (81 GB/s at 53 MiB, 60 at 128 MiB): those points are the
+// host's caches, not DRAM, and must not make the DRAM ceiling.
+TEST(LevelNaming, DramStartsAboveFourTimesTheLastCache) {
+  std::vector<rtrace::store::CacheRow> vm = {cache("L1d", 1, 48 * KiB, 2, 1), cache("L2", 2, 1 * MiB, 2, 1),
+                                             cache("L3", 3, 32 * MiB, 1, 2)};
+  auto levels = memory_levels(vm, 2);
+  std::vector<CurvePoint> c;
+  for (double ws = 8 * KiB; ws <= 256 * MiB * 1.0001; ws *= std::pow(2.0, 0.25)) {
+    const double v = ws <= 96 * KiB ? 900 : ws <= 2 * MiB ? 700 : ws <= 32 * MiB ? 400 : ws <= 128 * MiB ? 80 : 55;
+    c.push_back({ws, v});
+  }
+  auto n = name_levels(c, detect_plateaus(c, PlateauOptions{0.12, 2}), levels, 2);
+  ASSERT_EQ(n.levels.back().name, "DRAM");
+  for (std::size_t k : n.levels.back().points) EXPECT_GT(c[k].working_set_bytes, 128 * MiB);
+  EXPECT_NEAR(level_value(c, n.levels.back()), 55, 1e-9);
 }
 
 TEST(LevelNaming, DramWithoutAPlateauStillGetsACeiling) {
@@ -223,10 +258,10 @@ TEST(LevelNaming, DramWithoutAPlateauStillGetsACeiling) {
   // (preempted runs), so no plateau forms there. DRAM must not be dropped:
   // streaming kernels would otherwise be judged against a compute ceiling.
   auto levels = memory_levels(two_core_vm(), 1);
-  auto c = curve(8 * KiB, 420 * MiB, {{96 * KiB, 400}, {4 * MiB, 250}, {105 * MiB, 120}, {1e18, 50}});
+  auto c = curve(8 * KiB, 840 * MiB, {{96 * KiB, 400}, {4 * MiB, 250}, {105 * MiB, 120}, {1e18, 50}});
   bool low = false;
   for (auto& p : c)
-    if (p.working_set_bytes > 2 * 105 * MiB) p.value = (low = !low) ? 30 : 50;
+    if (p.working_set_bytes > 4 * 105 * MiB) p.value = (low = !low) ? 30 : 50;
   auto n = name_levels(c, detect_plateaus(c), levels);
   ASSERT_FALSE(n.levels.empty());
   EXPECT_EQ(n.levels.back().name, "DRAM");

@@ -137,6 +137,29 @@ TEST(RooflineJson, UnreliableCeilingsCarryTheirReason) {
   }
 }
 
+// Issue 32: a ceiling that took the machine's reference says so, with the
+// run's own value, in the JSON and the table.
+TEST(RooflineJson, ACeilingFromTheMachinesReferenceSaysSo) {
+  ErtReport r = sample_report();
+  ASSERT_GE(r.analysis.ceilings.size(), 2u);
+  auto& c = r.analysis.ceilings[0];
+  c.unreliable = 1;
+  rtrace::store::set_str(c.unreliable_reason, "L1d 150.0 GB/s, 0.50x the 300.0 measured on this machine on 2026-11-28");
+  rtrace::store::set_str(c.source, "reference");
+  rtrace::store::set_str(c.reference_date, "2026-11-28");
+  c.measured = 150.0;
+  r.analysis.ceilings[1].measured = r.analysis.ceilings[1].value;
+  rtrace::store::set_str(r.analysis.ceilings[1].source, "measured");
+  auto j = roofline_json(r);
+  EXPECT_EQ(j["rtrace"]["ceilings"][0]["source"], "reference");
+  EXPECT_EQ(j["rtrace"]["ceilings"][0]["reference_date"], "2026-11-28");
+  EXPECT_EQ(j["rtrace"]["ceilings"][0]["measured"], 150.0);
+  EXPECT_EQ(j["rtrace"]["ceilings"][1]["source"], "measured");
+  EXPECT_TRUE(j["rtrace"]["ceilings"][1]["reference_date"].is_null());
+  const std::string table = format_summary(r);
+  EXPECT_NE(table.find("unreliable  (reference of 2026-11-28; measured 150.0)"), std::string::npos) << table;
+}
+
 TEST(Summary, TableHasEveryCeilingAndNote) {
   const std::string t = format_summary(sample_report());
   EXPECT_NE(t.find("L1d"), std::string::npos);

@@ -430,6 +430,7 @@ TEST_F(LauncherCli, CeilingsFromAFileAndFromTheCache) {
       ASSERT_EQ(c.size(), 2u);
       EXPECT_EQ(store::get_str(c[0].name), "DRAM");
       EXPECT_EQ(c[0].value, 42);
+      EXPECT_EQ(store::get_str(c[0].source), "file");  // issue 32: the report says where each ceiling came from
     }
   }
   // --ert FILE also takes a run file: a point of the same partition.
@@ -479,6 +480,33 @@ TEST_F(LauncherCli, ACachedCeilingBelowTheCachedOneWorkerIsMeasuredAgain) {
     EXPECT_GT(c.value, 1.0) << "the bogus cache entry was used";
   }
   EXPECT_NE(g.attr_string("ceilings_source"), bogus);
+}
+
+// Issue 29: a partition's ceilings are measured at most once per sweep. A
+// fresh measurement that fails against a smaller partition (here the cached
+// t1 claims 1e6 GFLOP/s and 1e5 GB/s, so the real t2 is below it) is marked
+// unreliable with the reason, not measured again (a busy machine made counted
+// sweeps re-measure a 2-rank partition for minutes).
+TEST_F(LauncherCli, AFreshCeilingBelowASmallerPartitionIsMarkedNotMeasuredAgain) {
+  if (!fs::exists(kTracerLib)) GTEST_SKIP() << "an annotated point needs " << kTracerLib;
+  if (rtrace({"ert", "--help"}).status != 0) GTEST_SKIP() << "this rtrace has no `ert`";
+  write_fake_ert(path("cache") + "/ert/" + store::hostname() + "-t1-" + store::rtrace_version() + "-quick.h5", 1e5,
+                 false, 1e6);
+  const auto out = path("t2.h5");
+  auto r = rtrace({"--sweep", "threads=2", "--ert", "quick", "-v", "-o", out, "--", kApp, "annotated"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("re-measuring"), std::string::npos) << r.err;
+  auto f = store::File::open(out);
+  bool marked = false;
+  for (const auto& c : store::read_ceilings(point_group(f, 0)))
+    if (store::get_str(c.name) == "FP64 FMA") {
+      marked = true;
+      EXPECT_EQ(c.unreliable, 1);
+      EXPECT_NE(store::get_str(c.unreliable_reason).find("below 1000000.0 on the smaller partition t1"),
+                std::string::npos)
+          << store::get_str(c.unreliable_reason);
+    }
+  EXPECT_TRUE(marked);
 }
 
 // --ert auto measures a partition only for points with counts to place on a

@@ -11,7 +11,15 @@
 
 #if defined(__x86_64__) && defined(__has_include)
 #if __has_include(<sys/platform/x86.h>)
-#include <sys/platform/x86.h>  // glibc >= 2.33: the x86_cpu_* feature indices (the function by dlsym)
+// glibc >= 2.33: the x86_cpu_* feature indices (the function by dlsym). The
+// header's inline helpers return C's _Bool, which clang rejects in C++.
+#if defined(__clang__)
+#define _Bool bool
+#include <sys/platform/x86.h>
+#undef _Bool
+#else
+#include <sys/platform/x86.h>
+#endif
 #define RTRACE_HAVE_GLIBC_X86_FEATURES 1
 #endif
 #endif

@@ -96,6 +96,17 @@ struct InstructionPoint {
   double gtxn_l1 = kNaN, gtxn_l2 = kNaN, gtxn_dram = kNaN;  // bandwidth ceilings in GTXN/s (32-byte transactions)
 };
 
+// A ceiling a configuration's roofline used (a kernel's peak, or a level's
+// bandwidth that bounds a kernel with counts there), with where it comes
+// from and whether it was marked (Ceiling::source, marked): the report's
+// "ceilings used", in text, JSON and HTML.
+struct CeilingUsed {
+  int config = -1;
+  Ceiling ceiling;
+};
+std::vector<CeilingUsed> ceilings_used(const std::vector<Configuration>& configs,
+                                       const std::vector<KernelSeries>& kernels);
+
 struct AnalysisResult {
   RunData run;
   std::string axis;                  // "" when no concurrency axis varies
@@ -120,6 +131,7 @@ struct AnalysisResult {
   bool counts_available = false;     // any kernel has operation counts
   bool mpi = false;                  // some configuration initialised MPI
   ProfileResult profile;             // sampled call paths (profile.cpp); available=false without samples
+  std::vector<CeilingUsed> ceilings_used;  // by configuration, in each one's ceiling order
 };
 
 AnalysisResult analyze(RunData run, const AnalyzeOptions& options);

@@ -192,6 +192,7 @@ RunData load_run(const std::string& path);
 // `max_functions`, the largest share first. The others leave `kernels`.
 void select_counted_functions(std::vector<Configuration>& configs, int max_functions = 5, double min_share = 0.05);
 
-CeilingSet to_ceiling_set(const std::vector<store::CeilingRow>& rows);
+// `source_file`: the file the rows came from (the point's ceilings_source).
+CeilingSet to_ceiling_set(const std::vector<store::CeilingRow>& rows, const std::string& source_file = "");
 
 }  // namespace rtrace::analysis

@@ -47,9 +47,21 @@ struct Ceiling {
   std::string variant;    // "fma" | "nofma" | "half2" | "mma" | ""
   std::string unit;       // "GB/s" | "GFLOP/s"
   double value = kNaN, min = kNaN, max = kNaN;
-  bool unreliable = false;        // failed ERT's physical-consistency checks (run-file schema 1.5)
-  std::string unreliable_reason;
+  // Not to be trusted: its measurement was marked (ERT's checks, the
+  // launcher's, run-file schema 1.5) and nothing better replaced it.
+  bool unreliable = false;
+  std::string unreliable_reason;  // why it was marked (also when `marked` alone)
   std::string host;               // the node it comes from (schema 1.7): "" for one node; else the slowest
+  // Where `value` comes from (run-file schema 1.8): "measured" (the point's
+  // own ERT), "reference" (the machine's reference of `reference_date`: the
+  // point's own measurement, `measured`, was marked and is not used) or
+  // "file" (a file the user gave, --ert FILE). `source_file`: the file the
+  // point's ceilings came from (the ERT cache entry or the user's file).
+  std::string source = "measured";
+  std::string source_file;
+  std::string reference_date;
+  double measured = kNaN;         // the point's own ERT value (= value unless source is "reference")
+  bool marked = false;            // the measurement was marked unreliable (a reference may stand in)
   // (max - min) / value over the ERT repeats; 0 when unknown.
   double relative_spread() const noexcept;
 };

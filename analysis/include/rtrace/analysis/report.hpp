@@ -21,7 +21,8 @@ namespace rtrace::analysis {
 //        `work_notes`; kernel `counts_note`, `mix_sentence`, point `flop_mix`, `code_note`;
 //        `machine_vector_bits`; threshold `work_change`;
 //        ceilings' `unreliable`, `unreliable_reason`; steps' `machine_load` (issue 30);
-//        counts' `window`, `user_window`, `steered`, `not_steered`
+//        counts' `window`, `user_window`, `steered`, `not_steered`;
+//        each ceiling's `source`, `source_file`, `reference_date`, `measured`, `marked`, `marked_reason`, `used` (issue 32)
 inline constexpr const char* kAnalysisSchemaVersion = "1.6.0";
 extern const char* const kAnalysisSchemaJson;  // schemas/analysis-v1.json, compiled in
 
@@ -65,6 +66,16 @@ std::string render_pop_text(const AnalysisResult& res, const AppSummary& sum, in
 // and, for ceilings measured per node, which node each ceiling comes from.
 // "" when every configuration ran on one host.
 std::string render_nodes_text(const AnalysisResult& res, int width);
+// Where every ceiling the rooflines used comes from (report_ceilings.cpp):
+// per configuration one line of the ceilings its own ERT measured, one per
+// ceiling taken from the machine's reference or a user's file or marked
+// unreliable. "" when no ceiling was used.
+std::string render_ceilings_used_text(const AnalysisResult& res, int width);
+std::string render_ceilings_used_html(const AnalysisResult& res);
+// "measured by this point's ERT (file)", "the machine's reference of
+// 2026-11-28, not this point's 87.5 (marked: ...)", "from the file given with
+// --ert (file)"; a marked one adds the reason.
+std::string ceiling_origin(const Ceiling& c);
 nlohmann::json pop_json(const PopPoint& p);
 nlohmann::json app_step_json(const AppStep& st);
 nlohmann::json mpi_calls_json(const std::vector<MpiCallStats>& calls);

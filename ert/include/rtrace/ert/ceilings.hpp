@@ -3,10 +3,12 @@
 // Bandwidth: the bandwidth series gives one curve point per working set (its
 // value is the median over repeats); plateaus are detected and named; for a
 // named level, each repeat's ceiling is its best sample over the level's
-// plateau points. Compute: for each precision/variant, each repeat's
+// plateau points; a CeilingRow holds the median over repeats (`value`), the
+// max and the min. Compute: for each precision/variant, each repeat's
 // ceiling is its best GFLOP/s over the high-intensity end (the largest F and
-// the two F values below it). A CeilingRow holds the median over repeats
-// (`value`), the max and the min.
+// the two F values below it); the row's `value` is the best repeat (the
+// repeats are spread over the run: make_cpu_plan), with the max and the min.
+// Repeats further apart than kFlopSpreadNoted get a note.
 #pragma once
 
 #include "rtrace/ert/levels.hpp"
@@ -27,6 +29,8 @@ struct CeilingAnalysis {
   // kept although disturbed (Sample::disturbed: the redo budget was spent).
   std::vector<int> disturbed_repeats;
 };
+
+inline constexpr double kFlopSpreadNoted = 0.12;  // the plateau tolerance (levels.hpp)
 
 struct SpreadStats {
   double median = 0, max = 0, min = 0;

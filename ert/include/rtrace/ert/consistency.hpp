@@ -91,10 +91,17 @@ void mark_unreliable(std::vector<store::CeilingRow>& ceilings, const std::vector
 // ceiling unreliable (so the launcher never caches them as good), adds the
 // note, and returns true.
 bool mark_if_disturbed(CeilingAnalysis& analysis, std::size_t runs, std::size_t runs_redone);
+// The condition of mark_if_disturbed: over a quarter of the runs redone.
+bool machine_was_busy(std::size_t runs, std::size_t runs_redone) noexcept;
 
 struct RetryPolicy {
   int max_remeasures = 2;   // per series
   double pause_s = 0.5;     // before each re-measurement (let a burst of load pass)
+  // Non-empty: the machine was busy while the sweep ran (machine_was_busy;
+  // says how busy). Nothing is re-measured then: a re-measurement on a
+  // machine that stays busy is as disturbed, and it cost minutes (issue 29);
+  // the violating ceilings are marked at once.
+  std::string busy;
 };
 
 struct CheckedCeilings {

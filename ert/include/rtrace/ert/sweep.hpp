@@ -35,6 +35,13 @@ struct Measurement {
   // The one-worker reference of the plausibility checks (consistency.hpp):
   // only thread 0 of rank 0 runs it, the other workers wait.
   bool one_worker = false;
+  // Kept runs of this measurement (0: TrialPolicy::repeats) and the repeat
+  // number of its first: the FLOP kernels the ceilings come from run in
+  // groups at the start, the middle and the end of the plan, each group its
+  // own repeats (make_cpu_plan), so a slowdown of part of the run is one
+  // group's and the best group is the ceiling.
+  int repeats = 0;
+  int first_repeat = 0;
 };
 
 struct TrialPolicy {
@@ -150,27 +157,51 @@ struct CpuPlanInputs {
   bool quick = false;
   double l1_bytes_per_thread = 32 * 1024.0;     // data-cache share of one thread
   double llc_capacity_bytes = 32 * 1048576.0;   // last-level cache usable by the whole partition
+  double dram_start_bytes = 0;                  // where DRAM's range starts (levels.hpp); 0: 4x the LLC
   double max_working_set_bytes = 0;             // memory cap for the sweep (0 = none)
   std::vector<Precision> precisions{Precision::FP64, Precision::FP32};
 };
 
-// Working sets (total bytes) of the bandwidth sweep: from 4 KiB per worker to
-// 4x the LLC capacity (or the memory cap), geometric with 4 points per octave
-// (2 below the LLC when quick) and 4 per octave above the LLC, where the DRAM
-// plateau must have enough points.
+// Working sets (total bytes) of the bandwidth sweep: from 4 KiB per worker
+// into DRAM's range (dram_start_bytes, level_range) up to kDramRangeSwept
+// (quick: kDramRangeSweptQuick) times its start (or the memory cap),
+// geometric: 4 points per octave below the LLC (2 when quick), 2 from the
+// LLC to DRAM's range (the fall towards DRAM; no ceiling comes from there)
+// and 4 in DRAM's range, where its plateau needs the points (full: 4, quick:
+// 2, the first just past the start).
+inline constexpr double kDramRangeSwept = 2.0;
+inline constexpr double kDramRangeSweptQuick = 1.4143;  // sqrt(2): two points at 4 per octave
 std::vector<double> bandwidth_working_sets(const CpuPlanInputs& in);
 
-// The whole CPU plan: FP64 F=1 over bandwidth_working_sets(), then for each
-// precision, FMA and no-FMA, every F = 1..1024 on a block that fits in L1.
+// The elements per worker of the FLOP series of precision `p`: a block that
+// fits in L1 (half a thread's share, at most 16 KiB), whole register blocks.
+std::int64_t flop_elements_per_worker(const CpuPlanInputs& in, Precision p, std::size_t block_elements);
+
+// How many groups the FLOP kernels the ceilings come from are spread over
+// (start, middle, end of the plan), and the kept runs of each group: the
+// policy's repeats over the groups, rounded up (quick: 1 each, full: 2).
+inline constexpr int kFlopTimeGroups = 3;
+int flop_group_repeats(bool quick);
+
+// The whole CPU plan, in this order: the high-F FLOP kernels (the three
+// highest F of each precision and variant: the ceilings' samples) as group 0
+// (the start), FP64 F=1 over bandwidth_working_sets(), every other F of each
+// precision and variant, the high-F kernels again as group 1 (the middle),
+// `before_end` (the one-worker reference), and group 2 (the end). Each
+// group's measurements have flop_group_repeats() kept runs, numbered from
+// group x flop_group_repeats() (Sample::repeat).
 std::vector<Measurement> make_cpu_plan(const CpuPlanInputs& in, std::size_t block_elements_fp64,
-                                       std::size_t block_elements_fp32);
+                                       std::size_t block_elements_fp32,
+                                       const std::vector<Measurement>& before_end = {});
 
 // The one-worker reference of a partition of several workers (appended to
 // its plan): for every precision and variant the FLOP kernels of the three
 // highest F on the FLOP series' L1 block (`flop_elements(p)`), and one
 // bandwidth working set per level of the hierarchy as one worker sees it
 // (`one_worker_levels`: memory_levels(caches, 1)), in the middle of the
-// level's range (DRAM: 4x the last cache, capped by `max_working_set_bytes`).
+// level's range (DRAM: 1.25x its range's start, capped by
+// `max_working_set_bytes`); the first cache three, from 4 KiB to half of it
+// (its bandwidth falls across them: the partition's L1 ceiling is its best).
 std::vector<double> one_worker_working_sets(const std::vector<MemoryLevel>& one_worker_levels,
                                             double max_working_set_bytes);
 std::vector<Measurement> make_one_worker_plan(const std::vector<Precision>& precisions,

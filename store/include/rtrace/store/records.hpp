@@ -70,12 +70,20 @@ struct CeilingRow {
   // a smaller partition's) after bounded re-measurement; 0 when it passed or
   // was not checked; -1 in files written before 1.5. Reason in `unreliable_reason`.
   std::int32_t unreliable = 0;
-  char unreliable_reason[160] = {};
+  char unreliable_reason[320] = {};  // 160 before schema 1.8 (several reasons were cut)
   // The node the value comes from (schema 1.7): empty for a partition of one
   // node; in node_ceilings each node's own ceilings of its slice; in the
   // ceilings of a multi-node partition the slowest node, whose value times
   // the partition's nodes is the ceiling.
   char host[64] = {};
+  // Where `value` comes from (schema 1.8): "measured" (this partition's ERT),
+  // "reference" (the machine's reference: the best this partition measured
+  // on this machine, on `reference_date`; used because the ERT's own
+  // measurement, `measured`, was marked unreliable), "file" (a file the user
+  // gave: --ert FILE). "" in older files: measured.
+  char source[16] = {};
+  double measured = 0;           // the ERT's own value (= value unless source is "reference"); NaN in older files
+  char reference_date[16] = {};  // "2026-11-28": when the reference value was measured ("" otherwise)
   static const RowLayout& layout();
 };
 

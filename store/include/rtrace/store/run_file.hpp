@@ -54,6 +54,11 @@ const char* rtrace_version() noexcept;   // project version, e.g. "0.1.0"
 
 std::string iso8601_utc_now();
 std::string hostname();
+// rtrace's per-user cache (the ERT cache, the machines' ceiling references):
+// $RTRACE_CACHE_DIR, else $XDG_CACHE_HOME/rtrace, else $HOME/.cache/rtrace,
+// else <tmp>/rtrace-cache; the three values as the environment has them
+// (empty or null: unset).
+std::string cache_dir(const char* rtrace_cache_dir, const char* xdg_cache_home, const char* home);
 
 // Writes schema_name, schema_version, rtrace_version, created, command_line,
 // hostname and file_kind ("run", "ert", "trace") on the root group.
