@@ -10,7 +10,7 @@ rm -rf "$DIR" && mkdir -p "$DIR" && cd "$DIR" || exit 1
 fail() { echo "FAIL: $*"; exit 1; }
 "$SYNTH" counts-demo -o counts.h5 || fail "synth counts-demo"
 "$RTRACE" validate counts.h5 > validate.txt || fail "validate rejects the count tables: $(cat validate.txt)"
-grep -q "schema 1.7.0" validate.txt || fail "validate: $(cat validate.txt)"
+grep -q "schema 1.8.0" validate.txt || fail "validate: $(cat validate.txt)"
 "$RTRACE" analyze counts.h5 --json counts.json --svg svg --html counts.html > table.txt || fail "analyze"
 grep -q "application (whole program, counted)" table.txt || fail "no application trajectory"
 grep -q "counts: sim:rtrace-count 0.1.0 valgrind-3.19.0" table.txt || fail "no counts source in the table"

@@ -23,7 +23,7 @@ export RTRACE_COUNTS_GEOMETRY="L1=4K,4,64;L2=16K,4,64;L3=128K,8,64"
 "$RTRACE" run --sweep threads=1,2 --ert none --counts sim --quiet -o omp.h5 -- "$OMP_APP" 98304 20 60 \
   2> omp-run.txt || fail "rtrace run --counts sim (OpenMP): $(cat omp-run.txt)"
 "$RTRACE" validate omp.h5 > omp-validate.txt || fail "validate rejects the counted run: $(cat omp-validate.txt)"
-grep -q "schema 1.7.0" omp-validate.txt || fail "validate: $(cat omp-validate.txt)"
+grep -q "schema 1.8.0" omp-validate.txt || fail "validate: $(cat omp-validate.txt)"
 "$RTRACE" analyze omp.h5 --json omp.json > omp.txt 2> omp-analyze-err.txt ||
   fail "analyze (OpenMP): $(cat omp-analyze-err.txt)"
 grep -q "application (whole program, counted)" omp.txt || fail "no counted application trajectory: $(cat omp.txt)"
