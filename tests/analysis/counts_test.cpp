@@ -344,7 +344,7 @@ TEST(Counts, ReportsCarryTheSourceAndJsonValidates) {
   nlohmann::json doc = to_json(res);
   auto errors = validate_json(doc, nlohmann::json::parse(kAnalysisSchemaJson));
   EXPECT_TRUE(errors.empty()) << errors.front();
-  EXPECT_EQ(doc["schema_version"], "1.5.0");
+  EXPECT_EQ(doc["schema_version"], "1.6.0");
   EXPECT_EQ(doc["kernels"][0]["kind"], "application");
   EXPECT_EQ(doc["kernels"][0]["points"][0]["counts_source"], kSim);
   EXPECT_EQ(doc["counts"]["configurations"][1]["levels"][0]["size_bytes"], 16 << 20);

@@ -17,7 +17,8 @@ namespace rtrace::analysis {
 //      `failed_points` and profile `cpu_s`, `unnamed_modules` (issue 25); kernel `metrics_provenance`
 //      steps' `causes` list, `offsetting`, `lock-wait`, the thread basis, the launcher's machine load;
 //      hosts, node_balance, slowest_node, node_ceilings, ceiling host
-inline constexpr const char* kAnalysisSchemaVersion = "1.5.0";
+// 1.6: rtrace's own work per point (`tracer` in pop and configurations), MPI calls' `time_method`
+inline constexpr const char* kAnalysisSchemaVersion = "1.6.0";
 extern const char* const kAnalysisSchemaJson;  // schemas/analysis-v1.json, compiled in
 
 // Terminal report: per kernel (sorted by time share) one block of rows, each <= width columns.
@@ -61,6 +62,8 @@ std::string render_pop_text(const AnalysisResult& res, const AppSummary& sum, in
 // "" when every configuration ran on one host.
 std::string render_nodes_text(const AnalysisResult& res, int width);
 nlohmann::json pop_json(const PopPoint& p);
+// rtrace's own work at a point: its share of the ranks' time and its parts.
+nlohmann::json tracer_json(const PopPoint& p);
 nlohmann::json app_step_json(const AppStep& st);
 nlohmann::json mpi_calls_json(const std::vector<MpiCallStats>& calls);
 void write_pop_csv(const AnalysisResult& res, const std::string& dir, std::vector<std::string>& written);
