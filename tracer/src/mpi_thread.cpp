@@ -49,7 +49,10 @@ void MpiThreadTable::estimated(int i) noexcept {
   const auto ns = static_cast<std::int64_t>(rate_[i].mean_ns);
   fn_[i].time_ns.add(ns);
   fn_[i].estimated_calls.add(1);
-  if (run_open_) excluded_ns_ += ns;
+  if (run_open_) {
+    excluded_ns_ += ns;
+    polls_since_done_ = 0;  // another MPI call: the polls before it were a loop of their own
+  }
 }
 
 void MpiThreadTable::end_timed(MpiFn fn, std::int64_t start_ns, std::int64_t end_ns, std::int64_t sent,
@@ -67,8 +70,12 @@ void MpiThreadTable::end_timed(MpiFn fn, std::int64_t start_ns, std::int64_t end
     // A short call inside a polling run (the Irecv a poll loop posts next, the
     // Recv after an Iprobe) keeps the run; its time is its own. A long one
     // (a blocking wait) ends the run where it began.
-    if (ns > kIntervalSlackNs) close_run(start_ns);
-    else excluded_ns_ += ns;
+    if (ns > kIntervalSlackNs) {
+      close_run(start_ns);
+    } else {
+      excluded_ns_ += ns;
+      polls_since_done_ = 0;  // another MPI call: the polls before it were a loop of their own
+    }
   } else {
     // Any other call between two polls: the gap rule starts again.
     last_poll_end_ns_ = 0;

@@ -70,7 +70,11 @@ class MpiThreadTable {
   static constexpr int kRunAfter = 8;                      // polls in a row with short gaps that start a run
   static constexpr int kFirstInterval = 16;                // polls in a run's first interval (doubling from there)
   static constexpr int kMaxInterval = 256;
-  static constexpr int kLoopEndPolls = 64;
+  // A loop of this many polls since the last completion (or other MPI call)
+  // is a wait: its completing poll closes the run's interval. Shorter loops
+  // (HPCC's RandomAccess: a completion every few dozen polls, then an
+  // MPI_Irecv) stay on the C wrappers' fast path, which cannot see the flag.
+  static constexpr int kLoopEndPolls = 256;
   static constexpr double kIntervalFactor = 2;
   static constexpr std::int64_t kIntervalSlackNs = 50'000;  // interrupts, a page fault
   // A sampler signal costs the thread CPU time beyond the handler's own
@@ -116,6 +120,18 @@ class MpiThreadTable {
       return true;
     }
     return false;
+  }
+  // The fast path of a C poll wrapper: inside a polling run, an interval not
+  // ending here and a loop still short enough that its completion does not
+  // matter, the poll is counted (true) and nothing is left to do after the
+  // call; false: the wrapper takes the full path (begin, end_timed or
+  // poll_completed). No call in here, so the wrapper needs no frame.
+  __attribute__((always_inline)) bool count_poll(MpiFn fn) noexcept {
+    if (!run_open_ || countdown_ <= 1 || polls_since_done_ >= kLoopEndPolls) return false;
+    --countdown_;
+    fn_[static_cast<int>(fn)].calls.add(1);
+    ++polls_since_done_;
+    return true;
   }
   void end_timed(MpiFn fn, std::int64_t start_ns, std::int64_t end_ns, std::int64_t sent,
                  std::int64_t received) noexcept;
