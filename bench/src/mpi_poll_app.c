@@ -8,10 +8,10 @@
  *                                 library's progress engine), then the message is sent:
  *                                 nothing but polling, the worst case for a wrapper
  *   mpi_poll_app updates N [OUT]  N iterations over the ranks of HPCC's RandomAccess loop
- *                                 in small: an update of a 64 MiB table at a random index
- *                                 (or queued for the next rank, sent in batches of 64),
- *                                 then MPI_Test of the receive of the previous rank's batch
- *                                 (HPCC makes about 4e8 such calls at 2 ranks)
+ *                                 in small: an update of a 64 MiB table at a random index,
+ *                                 then MPI_Test of the receive of the previous rank's next
+ *                                 batch of 1024 updates, one every 2048 iterations (HPCC
+ *                                 makes about 4e8 such calls at 2 ranks)
  *   mpi_poll_app mixed MS [OUT]   polling as apps do it (any number of ranks, best 2): rank r
  *                                 computes MS ms while the others poll its message with
  *                                 MPI_Test, in turns; then tests between compute chunks
@@ -108,12 +108,15 @@ static void pending_tests(long long n) {
   report(t, 0, n, c);
 }
 
-/* HPCC's RandomAccess in small, N iterations over the ranks: each one
- * updates a 64 MiB table at a random index (HPCC's xorshift stream) or, one
- * update in `size`, queues it for the next rank, and tests the receive of the
- * previous rank's batch with MPI_Test; a full batch of 64 goes out with
- * MPI_Isend. A received batch is applied and the receive posted again. */
-enum { kBatch = 64 };
+/* The loop of HPCC's RandomAccess in small, N iterations over the ranks:
+ * an update of a 64 MiB table at a random index (HPCC's xorshift stream),
+ * then MPI_Test of the receive of the previous rank's next batch of updates
+ * (applied and the receive posted again when it came), and every 2 x kBatch
+ * iterations a batch of kBatch updates to the next rank with MPI_Isend, once
+ * the batch before it has gone (MPI_Test; HPCC sends its buckets so: half of
+ * the updates of 2 ranks are the other's). No rank waits for another inside
+ * the loop. */
+enum { kBatch = 1024 };  /* HPCC: LOCAL_BUFFER_SIZE */
 static void updates(long long n) {
   const unsigned long long words = 1ull << 23;
   unsigned long long* table = malloc(words * sizeof *table);
@@ -122,28 +125,20 @@ static void updates(long long n) {
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   for (unsigned long long i = 0; i < words; ++i) table[i] = i;
+  static unsigned long long in[kBatch], out[2][kBatch];
   const int from = (rank + size - 1) % size, to = (rank + 1) % size;
-  const long long iters = n / size, batches = iters / ((long long)size * kBatch);
-  unsigned long long in[kBatch], out[2][kBatch], ran = 0x123456789abcdefull + (unsigned long long)rank;
+  const long long iters = n / size, every = 2 * kBatch, batches = iters / every;
+  unsigned long long ran = 0x123456789abcdefull + (unsigned long long)rank;
   MPI_Request inreq, outreq = MPI_REQUEST_NULL;
-  long long received = 0, sent = 0, calls = 0;
-  int queued = 0, buf = 0, flag = 0;
+  long long received = 0, sent = 0, due = 0;
+  int buf = 0, flag = 0;
+  long long calls = 0;
   if (batches > 0) MPI_Irecv(in, kBatch, MPI_UNSIGNED_LONG_LONG, from, 97, MPI_COMM_WORLD, &inreq);
   const double t0 = now(), c0 = cpu_now();
   for (long long i = 0; i < iters; ++i) {
     ran = (ran << 1) ^ ((long long)ran < 0 ? 7ull : 0ull);
-    if (i % size == 0 && sent < batches) {
-      out[buf][queued++] = ran;
-      if (queued == kBatch) {
-        MPI_Wait(&outreq, MPI_STATUS_IGNORE);  /* the batch before: long gone */
-        MPI_Isend(out[buf], kBatch, MPI_UNSIGNED_LONG_LONG, to, 97, MPI_COMM_WORLD, &outreq);
-        buf ^= 1;
-        queued = 0;
-        ++sent;
-      }
-    } else {
-      table[ran & (words - 1)] ^= ran;
-    }
+    table[ran & (words - 1)] ^= ran;
+    out[buf][i % kBatch] = ran;
     if (received < batches) {
       MPI_Test(&inreq, &flag, MPI_STATUS_IGNORE);
       ++calls;
@@ -152,14 +147,34 @@ static void updates(long long n) {
         if (++received < batches) MPI_Irecv(in, kBatch, MPI_UNSIGNED_LONG_LONG, from, 97, MPI_COMM_WORLD, &inreq);
       }
     }
+    if (i % every == every - 1 && due < batches) ++due;
+    if (sent < due) {
+      int gone = 1;
+      if (outreq != MPI_REQUEST_NULL) {
+        MPI_Test(&outreq, &gone, MPI_STATUS_IGNORE);
+        ++calls;
+      }
+      if (gone) {
+        MPI_Isend(out[buf], kBatch, MPI_UNSIGNED_LONG_LONG, to, 97, MPI_COMM_WORLD, &outreq);
+        buf ^= 1;
+        ++sent;
+      }
+    }
   }
-  while (received < batches) { /* the previous rank is behind: wait for the rest */
+  const double t = now() - t0, c = cpu_now() - c0;
+  /* A rank behind the others sends and receives the rest now. */
+  while (sent < batches) {
+    MPI_Wait(&outreq, MPI_STATUS_IGNORE);
+    MPI_Isend(out[buf], kBatch, MPI_UNSIGNED_LONG_LONG, to, 97, MPI_COMM_WORLD, &outreq);
+    buf ^= 1;
+    ++sent;
+  }
+  while (received < batches) {
     MPI_Wait(&inreq, MPI_STATUS_IGNORE);
     for (int k = 0; k < kBatch; ++k) table[in[k] & (words - 1)] ^= in[k];
     if (++received < batches) MPI_Irecv(in, kBatch, MPI_UNSIGNED_LONG_LONG, from, 97, MPI_COMM_WORLD, &inreq);
   }
   MPI_Wait(&outreq, MPI_STATUS_IGNORE);
-  const double t = now() - t0, c = cpu_now() - c0;
   unsigned long long sum = 0;
   for (unsigned long long i = 0; i < words; i += 4096) sum += table[i];
   sink = (double)sum;

@@ -6,6 +6,10 @@
 #include "mpi_thread.hpp"
 
 #include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "names.hpp"
 
 namespace rtrace::tracer {
 namespace {
@@ -42,6 +46,17 @@ class MpiThreadTableTest : public ::testing::Test {
   }
   void polls(int n, std::int64_t ns = 95, MpiFn fn = MpiFn::Test) {
     for (int i = 0; i < n; ++i) call(fn, ns);
+  }
+  // A poll as the C wrapper makes it: the fast path (count_poll, then a jump
+  // to PMPI_*) when the table allows it, else the full path. Returns whether
+  // it took the fast path.
+  bool wrapper_poll(std::int64_t ns, std::int64_t gap_ns, bool done = false) {
+    if (!table.count_poll(MpiFn::Test)) {
+      call(MpiFn::Test, ns, done, gap_ns);
+      return false;
+    }
+    run(ns + gap_ns);
+    return true;
   }
   static void run(std::int64_t ns) {
     g_wall += ns;
@@ -114,6 +129,30 @@ TEST_F(MpiThreadTableTest, WorkAndBlockingInsideALoopWithoutCompletionAreNotMpiT
   EXPECT_EQ(table.work_intervals(), 2);
 }
 
+// The C wrappers' fast path cannot see the flag a poll returns. A loop that
+// calls other MPI every so often (HPCC's RandomAccess: an update and a test
+// an iteration, an MPI_Irecv after each batch received) keeps it; a loop of
+// kLoopEndPolls polls and nothing else is a wait, watched for the poll that
+// ends it.
+TEST_F(MpiThreadTableTest, AWorkingLoopKeepsTheFastPathAWaitingLoopIsWatchedForItsEnd) {
+  int fast = 0;
+  for (int i = 0; i < 20'000; ++i) {
+    fast += wrapper_poll(30, 120, i % 1000 == 999);  // an update between polls
+    if (i % 1000 == 999) call(MpiFn::Irecv, 400);
+  }
+  EXPECT_GT(fast, 19'500);
+  table.close_run(g_wall);
+  fast = 0;
+  const std::int64_t t0 = g_wall;
+  for (int i = 0; i < 20'000; ++i) fast += wrapper_poll(95, 5, i == 19'999);  // nothing between polls
+  const double wait_s = static_cast<double>(g_wall - t0) * 1e-9;
+  run(3'000'000);  // the app's work after the wait: not the poll's
+  table.close_run(g_wall);
+  EXPECT_LT(fast, MpiThreadTable::kLoopEndPolls + 100);
+  EXPECT_EQ(calls(MpiFn::Test), 40'000);
+  EXPECT_NEAR(seconds(MpiFn::Test), 20'000 * 150e-9 + wait_s, 0.02 * wait_s);
+}
+
 TEST_F(MpiThreadTableTest, PollsBetweenComputeChunksAreTimedOneByOne) {
   // HPL tests for its panel between update chunks: no run starts.
   for (int chunk = 0; chunk < 200; ++chunk) {
@@ -173,6 +212,45 @@ TEST_F(MpiThreadTableTest, ResetForgetsEverything) {
   EXPECT_FALSE(table.run_open());
   polls(5);  // timed one by one again: no run before kRunAfter short gaps
   EXPECT_EQ(table.timed_calls(), 5);
+}
+
+// MPI_THREAD_MULTIPLE: every thread books in a table of its own; the rank's
+// rows are their sum, exact, also for tables a finished thread gave back and
+// the next thread took over.
+TEST(MpiStatsThreads, TablesOfManyThreadsSumToTheRanksRows) {
+  MpiStats stats;
+  auto work = [&stats](int calls) {
+    MpiThreadTable* t = stats.attach();
+    ASSERT_NE(t, nullptr);
+    for (int i = 0; i < calls; ++i) {
+      if (!t->begin(MpiFn::Iprobe)) t->end_timed(MpiFn::Iprobe, 1'000 + 100 * i, 1'050 + 100 * i, 0, 0);
+      if (!t->begin(MpiFn::Isend)) t->end_timed(MpiFn::Isend, 5'000, 5'400, 16, 0);
+      else t->add_bytes(MpiFn::Isend, 16, 0);
+    }
+    t->close_run(1'000'000'000);
+    stats.release(t);
+  };
+  for (int round = 0; round < 2; ++round) {
+    std::vector<std::thread> threads;
+    for (int k = 0; k < 4; ++k) threads.emplace_back(work, 10'000 + k);
+    for (auto& th : threads) th.join();
+  }
+  NameTable names;
+  const auto rows = stats.rows(names);
+  const auto names_list = names.take();
+  std::int64_t probes = -1, sends = -1, sent = -1;
+  for (const auto& r : rows) {
+    const std::string& n = names_list.at(static_cast<std::size_t>(r.name_id));
+    if (n == "MPI_Iprobe") probes = r.calls;
+    if (n == "MPI_Isend") {
+      sends = r.calls;
+      sent = r.bytes_sent;
+    }
+  }
+  const std::int64_t calls = 2 * (4 * 10'000 + 0 + 1 + 2 + 3);
+  EXPECT_EQ(probes, calls);
+  EXPECT_EQ(sends, calls);
+  EXPECT_EQ(sent, 16 * calls);
 }
 
 }  // namespace

@@ -70,11 +70,13 @@ class MpiThreadTable {
   static constexpr int kRunAfter = 8;                      // polls in a row with short gaps that start a run
   static constexpr int kFirstInterval = 16;                // polls in a run's first interval (doubling from there)
   static constexpr int kMaxInterval = 256;
-  // A loop of this many polls since the last completion (or other MPI call)
-  // is a wait: its completing poll closes the run's interval. Shorter loops
-  // (HPCC's RandomAccess: a completion every few dozen polls, then an
-  // MPI_Irecv) stay on the C wrappers' fast path, which cannot see the flag.
-  static constexpr int kLoopEndPolls = 256;
+  // A loop of this many polls without a completion seen or another MPI call
+  // is a wait: from there on each poll takes the full path, where the poll
+  // that completes it closes the run's interval (the app's work after it is
+  // in no interval). The C wrappers' fast path cannot see the flag a poll
+  // returns; HPCC's RandomAccess (a random table update and a test an
+  // iteration, an MPI_Irecv or MPI_Isend every thousand or so) stays on it.
+  static constexpr int kLoopEndPolls = 4096;
   static constexpr double kIntervalFactor = 2;
   static constexpr std::int64_t kIntervalSlackNs = 50'000;  // interrupts, a page fault
   // A sampler signal costs the thread CPU time beyond the handler's own
