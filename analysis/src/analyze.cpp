@@ -98,8 +98,59 @@ std::string key_without(const Configuration& c, const std::string& axis, const s
   return out;
 }
 
+// rtrace's own work above this share of a point's time is said first, with
+// the way to lower it (issue 30: a tracer that doubled HPCC's time and called
+// its cost the app's loss).
+constexpr double kTracerShareSaid = 0.02;
+
+std::string pct_of(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * share);
+  return buf;
+}
+
+// "rtrace's own work took 6.2% of the ranks' time at 'ranks=2' (...)", or ""
+// when no point's share exceeds kTracerShareSaid.
+std::string tracer_cost_warning(const AnalysisResult& res) {
+  const Configuration* worst = nullptr;
+  for (const auto& c : res.run.configs) {
+    const PopPoint& p = c.pop.pop;
+    if (available(p.tracer_share) && p.tracer_share > kTracerShareSaid &&
+        (!worst || p.tracer_share > worst->pop.pop.tracer_share))
+      worst = &c;
+  }
+  if (!worst) return "";
+  const PopPoint& p = worst->pop.pop;
+  const double wall = p.tracer_s / p.tracer_share;  // the ranks' wall time
+  struct Part { const char* what; double s; };
+  const Part parts[] = {{"the sampler's signal handler", p.tracer_sampler_s},
+                        {"its MPI wrappers' bookkeeping", p.tracer_wrapper_s},
+                        {"its own code (region API, counters)", p.tracer_code_s},
+                        {"building the records at the end (symbolising the samples)", p.tracer_exit_s}};
+  std::string list;
+  const Part* largest = nullptr;
+  for (const Part& part : parts) {
+    if (!available(part.s) || part.s <= 0) continue;
+    if (!list.empty()) list += ", ";
+    list += std::string(part.what) + " " + pct_of(part.s / wall);
+    if (!largest || part.s > largest->s) largest = &part;
+  }
+  std::string way_out;
+  if (largest == &parts[0] || largest == &parts[3])
+    way_out = "rerun with a lower sampling rate (`--sample 50`) or none (`--sample 0`: no sampled call paths)";
+  else if (largest == &parts[1])
+    way_out = "the wrappers time each MPI call that is neither a poll nor called more than 50000 times a second; "
+              "`--tracer none` runs the app untraced (no MPI or sampled data)";
+  else
+    way_out = "annotate fewer, longer regions";
+  return "rtrace's own work took " + pct_of(p.tracer_share) + " of the ranks' time at '" + worst->label + "' (" +
+         list + "): it is taken out of the app's window and useful time, never counted as the app's loss; to lower it, " +
+         way_out;
+}
+
 // What the MPI and repeat data cannot tell, said once per run.
 void add_usage_warnings(AnalysisResult& res) {
+  if (std::string w = tracer_cost_warning(res); !w.empty()) res.warnings.insert(res.warnings.begin(), std::move(w));
   bool old_file = false, single = true, any_steps = res.run.configs.size() > 1;
   for (const auto& c : res.run.configs) {
     const PopPoint& p = c.pop.pop;

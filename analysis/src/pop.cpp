@@ -31,9 +31,11 @@ constexpr double kMinTakenCpuS = 0.05;
 
 // Per thread of a rank: samples of work (app code, and system code it called)
 // and of waiting in a runtime (MPI, OpenMP, the tracer). System code counts
-// for the category of its first non-system caller, as in the profile.
-struct ThreadSamples { double work = 0, wait = 0; };
-std::map<int, ThreadSamples> sampled_threads(const store::RankRecords& rec) {
+// for the category of its first non-system caller, as in the profile. Where
+// the rank recorded the tracer's own cost (`tracer_apart`), the tracer's code
+// is neither: its time is taken out as a whole.
+struct ThreadSamples { double work = 0, wait = 0, tracer = 0; };
+std::map<int, ThreadSamples> sampled_threads(const store::RankRecords& rec, bool tracer_apart) {
   std::map<int, ThreadSamples> out;
   const auto& rows = rec.callpaths;
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -44,6 +46,7 @@ std::map<int, ThreadSamples> sampled_threads(const store::RankRecords& rec) {
       cat = store::get_str(rows[static_cast<std::size_t>(n)].category);
     auto& t = out[rows[i].thread];
     if (cat == "app" || cat == "system") t.work += static_cast<double>(rows[i].self_samples);
+    else if (cat == "rtrace" && tracer_apart) t.tracer += static_cast<double>(rows[i].self_samples);
     else t.wait += static_cast<double>(rows[i].self_samples);
   }
   return out;
@@ -85,19 +88,28 @@ MachineLoadUsage machine_load_usage(const store::MachineLoadRow& row) {
   return m;
 }
 
+double RankUsage::tracer_run_s() const noexcept {
+  double s = 0;
+  for (double v : {tracer_wrapper_s, tracer_sampler_s, tracer_code_s})
+    if (available(v) && v > 0) s += v;
+  return s;
+}
+
 double RankUsage::window_s() const noexcept {
   if (!available(wall_s)) return kNaN;
-  if (!mpi_initialised) return wall_s;
-  double start = available(init_end_s) ? init_end_s : 0;
-  double end = available(finalize_start_s) ? finalize_start_s : wall_s;
+  if (!mpi_initialised) return wall_s;  // already the app's own
+  const double start = available(init_end_s) ? init_end_s : 0;
+  const double end = available(finalize_start_s) ? finalize_start_s - tracer_run_s() : wall_s;
   return end > start ? end - start : kNaN;
 }
 double RankUsage::startup_s() const noexcept {
   return mpi_initialised && available(init_end_s) ? init_end_s : 0;
 }
 double RankUsage::teardown_s() const noexcept {
-  return mpi_initialised && available(finalize_start_s) && available(wall_s) ? std::max(0.0, wall_s - finalize_start_s)
-                                                                             : 0;
+  // wall_s is the app's (less the tracer's work), finalize_start_s as recorded.
+  return mpi_initialised && available(finalize_start_s) && available(wall_s)
+             ? std::max(0.0, wall_s + tracer_run_s() - finalize_start_s)
+             : 0;
 }
 
 PointUsage point_usage(const std::vector<store::RankRecords>& ranks) {
@@ -119,6 +131,19 @@ void PointUsageBuilder::add(const store::RankRecords& rec) {
   u.init_end_s = rec.info.mpi_init_end;
   u.finalize_start_s = rec.info.mpi_finalize_start;
   if (available(u.init_end_s)) u.mpi_initialised = true;
+  u.tracer_wrapper_s = rec.info.tracer_wrapper_s;
+  u.tracer_sampler_s = rec.info.tracer_sampler_s;
+  u.tracer_code_s = rec.info.tracer_code_s;
+  u.tracer_exit_s = rec.info.tracer_exit_s;
+  u.tracer_outside_mpi_s = rec.info.tracer_outside_mpi_s;
+  const bool tracer_recorded = available(u.tracer_outside_mpi_s);
+  // The app's wall time: less the tracer's own work (the share of it is
+  // against the wall time as recorded).
+  u.recorded_wall_s = u.wall_s;
+  if (available(u.wall_s)) {
+    const double own = u.tracer_run_s() + (available(u.tracer_exit_s) && u.tracer_exit_s > 0 ? u.tracer_exit_s : 0);
+    if (own > 0 && own < u.wall_s) u.wall_s -= own;
+  }
   std::map<std::size_t, double> mine;  // this rank's time per call (a name may have several rows)
   for (const auto& m : rec.mpi) {
     std::string name = (m.name_id >= 0 && static_cast<std::size_t>(m.name_id) < rec.names.size())
@@ -135,6 +160,9 @@ void PointUsageBuilder::add(const store::RankRecords& rec) {
       calls_.back().stats.name = name;
     }
     MpiCallStats& st = calls_[it->second].stats;
+    const std::string method = store::get_str(m.time_method);
+    if (!method.empty()) st.time_method = st.time_method.empty() || st.time_method == method ? method : "mixed";
+    if (m.estimated_calls > 0) st.estimated_calls += m.estimated_calls;
     st.calls += m.calls;
     st.time_s += t;
     st.bytes += static_cast<double>(std::max<std::int64_t>(0, m.bytes_sent) + std::max<std::int64_t>(0, m.bytes_received));
@@ -147,11 +175,15 @@ void PointUsageBuilder::add(const store::RankRecords& rec) {
     c.rank_sum += t;
     ++c.ranks_with;
   }
+  // The wrappers' own work inside the MPI time they booked is the tracer's, not MPI's.
+  if (tracer_recorded)
+    u.mpi_s = std::max(0.0, u.mpi_s - std::max(0.0, u.tracer_run_s() - u.tracer_outside_mpi_s));
   if (!rec.callpaths.empty()) {
-    const auto threads = sampled_threads(rec);
+    const auto threads = sampled_threads(rec, tracer_recorded);
     for (const auto& [tid, t] : threads) {
       u.samples_work += t.work;
       u.samples_wait += t.wait;
+      u.samples_tracer += t.tracer;
     }
     u.working_threads = 0;
     u.sampled_threads = static_cast<int>(threads.size());
@@ -295,7 +327,7 @@ PopPoint pop_point(const PointUsage& usage, int threads_per_rank) {
     // At most every thread busy for the whole useful time (the whole wall without MPI).
     const double cap = threads * (r.mpi_initialised ? useful : r.wall_s);
     if (available(r.user_s) && available(r.system_s)) {
-      const double cpu = r.user_s + r.system_s;
+      const double cpu = std::max(0.0, r.user_s + r.system_s - r.tracer_run_s());  // the app's own CPU time
       // CPU time less the MPI calls' (Open MPI polls: an MPI second is a CPU second of the calling thread).
       const double outside_mpi = r.mpi_initialised ? cpu - r.init_s - r.mpi_s - r.finalize_s : cpu;
       v_cpu += std::clamp(outside_mpi, 0.0, cap);
@@ -320,6 +352,27 @@ PopPoint pop_point(const PointUsage& usage, int threads_per_rank) {
       if (available(coverage))
         p.sampled_coverage = available(p.sampled_coverage) ? std::min(p.sampled_coverage, coverage) : coverage;
     }
+  }
+  // rtrace's own work, over the ranks that recorded it.
+  double tw = 0, ts = 0, tc = 0, te = 0, twall = 0;
+  bool traced = false;
+  for (const auto& r : usage.ranks) {
+    if (!available(r.tracer_outside_mpi_s) && !available(r.tracer_exit_s)) continue;
+    traced = true;
+    auto add = [](double& sum, double v) { if (available(v) && v > 0) sum += v; };
+    add(tw, r.tracer_wrapper_s);
+    add(ts, r.tracer_sampler_s);
+    add(tc, r.tracer_code_s);
+    add(te, r.tracer_exit_s);
+    add(twall, r.recorded_wall_s);
+  }
+  if (traced) {
+    p.tracer_wrapper_s = tw;
+    p.tracer_sampler_s = ts;
+    p.tracer_code_s = tc;
+    p.tracer_exit_s = te;
+    p.tracer_s = tw + ts + tc + te;
+    if (twall > 0) p.tracer_share = p.tracer_s / twall;
   }
   if (!ok || wall_max <= 0) return p;
   p.wall_s = wall_max;

@@ -206,6 +206,7 @@ json to_json(const AnalysisResult& res) {
                   {"app_time_spread", json_num(c.app_time_spread)},
                   {"mpi_share", json_num(c.mpi_share)},
                   {"mpi_calls", mpi_calls_json(c.pop.calls)},
+                  {"tracer", tracer_json(c.pop.pop)},
                   {"ceilings", ceil},
                   {"hosts", hosts},
                   {"node_balance", json_num(c.hosts.balance)},

@@ -94,6 +94,19 @@ std::string load_line(const AppSummary& sum, const std::string& axis) {
   return line;
 }
 
+// rtrace's own share of each point's time, "" when no point recorded it.
+std::string tracer_line(const AppSummary& sum) {
+  if (std::none_of(sum.points.begin(), sum.points.end(), [](const AppPoint& p) { return available(p.pop.tracer_share); }))
+    return "";
+  std::string line = "rtrace's own work (its MPI wrappers, sampler, code and end-of-run records; taken out of the "
+                     "window and the useful time), share of the ranks' time:";
+  for (const auto& p : sum.points)
+    line += " " + num(p.concurrency, 6) + ": " +
+            (available(p.pop.tracer_share) ? num(100 * p.pop.tracer_share, 2) + "%;" : std::string("not recorded;"));
+  line.pop_back();
+  return line;
+}
+
 bool any_thread_level(const AppSummary& sum) {
   return std::any_of(sum.points.begin(), sum.points.end(), [](const AppPoint& p) {
     return p.pop.basis == "mpi" && !p.pop.thread_basis.empty();
@@ -145,7 +158,18 @@ json pop_json(const PopPoint& p) {
               {"involuntary_ctxsw_per_s", json_num(p.ivcsw_rate)},
               {"instruction_scalability", json_num(p.instruction_scalability)},
               {"ipc_scalability", json_num(p.ipc_scalability)},
-              {"frequency_scalability", json_num(p.frequency_scalability)}};
+              {"frequency_scalability", json_num(p.frequency_scalability)},
+              {"tracer", tracer_json(p)}};
+}
+
+json tracer_json(const PopPoint& p) {
+  auto sec = [](double v) { return json{{"value", json_num(v)}, {"unit", "s"}}; };
+  return json{{"share", json_num(p.tracer_share)},
+              {"own", sec(p.tracer_s)},
+              {"mpi_wrappers", sec(p.tracer_wrapper_s)},
+              {"sampler", sec(p.tracer_sampler_s)},
+              {"code", sec(p.tracer_code_s)},
+              {"records_at_end", sec(p.tracer_exit_s)}};
 }
 
 json app_step_json(const AppStep& st) {
@@ -181,7 +205,9 @@ json mpi_calls_json(const std::vector<MpiCallStats>& calls) {
                    {"rank_time_min", {{"value", json_num(c.rank_min_s)}, {"unit", "s"}}},
                    {"rank_time_mean", {{"value", json_num(c.rank_mean_s)}, {"unit", "s"}}},
                    {"rank_time_max", {{"value", json_num(c.rank_max_s)}, {"unit", "s"}}},
-                   {"in_window", !is_init_or_finalize(c.name)}});
+                   {"in_window", !is_init_or_finalize(c.name)},
+                   {"time_method", c.time_method.empty() ? json(nullptr) : json(c.time_method)},
+                   {"estimated_calls", c.estimated_calls}});
   return out;
 }
 
@@ -221,6 +247,7 @@ std::string render_pop_text(const AnalysisResult& res, const AppSummary& sum, in
   }
   if (const std::string b = basis_words(sum); !b.empty()) os << wrap(b, static_cast<std::size_t>(width), "  ");
   if (const std::string l = load_line(sum, axis); !l.empty()) os << wrap(l, static_cast<std::size_t>(width), "  ");
+  if (const std::string l = tracer_line(sum); !l.empty()) os << wrap(l, static_cast<std::size_t>(width), "  ");
   if (mpi_basis) {
     std::string line = "time s is the MPI window; startup (exec to MPI_Init end) / teardown (MPI_Finalize to "
                        "exit) and wall, s:";
@@ -344,6 +371,7 @@ std::string render_pop_html(const AnalysisResult& res, const AppSummary& sum) {
   o << "</table>\n";
   if (const std::string b = basis_words(sum); !b.empty()) o << "<p>" << xml_escape(b) << "</p>\n";
   if (const std::string l = load_line(sum, axis); !l.empty()) o << "<p>" << xml_escape(l) << "</p>\n";
+  if (const std::string l = tracer_line(sum); !l.empty()) o << "<p>" << xml_escape(l) << "</p>\n";
   if (!sum.steps.empty()) {
     o << "<table><tr><th>step</th><th>efficiency</th><th>LB &times;</th><th>CommE &times;</th>"
       << (any_thread_level(sum) ? "<th>TE &times;</th>" : "") << "<th>CS &times;</th>"

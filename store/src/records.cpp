@@ -178,7 +178,12 @@ const RowLayout& RankInfoRow::layout() {
                                  .add_optional("gpu_status", &R::gpu_status)
                                  .add_optional("gpu_status_detail", &R::gpu_status_detail)
                                  .add_optional("metrics_unmatched_launches", &R::metrics_unmatched_launches, "1")
-                                 .add_optional("metrics_unmatched_ranges", &R::metrics_unmatched_ranges, "1");
+                                 .add_optional("metrics_unmatched_ranges", &R::metrics_unmatched_ranges, "1")
+                                 .add_optional("tracer_wrapper_s", &R::tracer_wrapper_s, "s")
+                                 .add_optional("tracer_sampler_s", &R::tracer_sampler_s, "s")
+                                 .add_optional("tracer_code_s", &R::tracer_code_s, "s")
+                                 .add_optional("tracer_exit_s", &R::tracer_exit_s, "s")
+                                 .add_optional("tracer_outside_mpi_s", &R::tracer_outside_mpi_s, "s");
   return l;
 }
 
@@ -270,7 +275,10 @@ const RowLayout& MpiRow::layout() {
                                  .add("calls", &R::calls, "1")
                                  .add("time_s", &R::time_s, "s")
                                  .add("bytes_sent", &R::bytes_sent, "B")
-                                 .add("bytes_received", &R::bytes_received, "B");
+                                 .add("bytes_received", &R::bytes_received, "B")
+                                 .add_optional("time_method", &R::time_method)
+                                 .add_optional("run_calls", &R::run_calls, "1")
+                                 .add_optional("estimated_calls", &R::estimated_calls, "1");
   return l;
 }
 

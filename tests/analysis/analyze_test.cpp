@@ -346,6 +346,53 @@ TEST(Analyze, ImbalancedMpiRunIsDiagnosedAsImbalanceWithWindowedMpiShare) {
   EXPECT_EQ(sum.sentences[1].rfind("Scaling breaks past ranks=1: imbalance - ", 0), 0u) << sum.sentences[1];
 }
 
+// rtrace's own work (run-file 1.8 rank_info.tracer_*): at 2 ranks the
+// sampler's handler and the MPI wrappers took 0.4 s of each rank's window,
+// outside MPI time (issue 30: HPCC was told its computation did not scale).
+// The app itself scales perfectly: the step is ideal, the tracer's share is
+// said first with the way out, and it is in the JSON.
+TEST(Analyze, TracerOwnWorkIsTakenOutOfTheUsefulTimeAndSaidFirstNeverTheAppsCause) {
+  std::string path = temp_path("tracer-own");
+  synth::SynthPoint p1 = mpi_point(0, "ranks=1", 1, {2.0}, 0.3), p2 = mpi_point(1, "ranks=2", 2, {1.0, 1.0}, 0.3);
+  auto own = [](store::RankRecords& rr, double sampler, double wrappers, double exit) {
+    rr.info.tracer_sampler_s = sampler;
+    rr.info.tracer_wrapper_s = wrappers;
+    rr.info.tracer_code_s = 0;
+    rr.info.tracer_exit_s = exit;
+    rr.info.tracer_outside_mpi_s = sampler + wrappers;
+    rr.info.mpi_finalize_start += sampler + wrappers;  // the window holds the tracer's work
+    rr.info.wall_s += sampler + wrappers + exit;
+  };
+  for (auto& rr : p1.ranks) own(rr, 0.004, 0.001, 0.01);
+  for (auto& rr : p2.ranks) own(rr, 0.3, 0.1, 0.02);
+  synth::write_run(path, {{"ranks", "1,2"}}, {p1, p2});
+  AnalysisResult res = analyze(load_run(path), {});
+  remove_run(path);
+  ASSERT_EQ(res.summaries.size(), 1u);
+  const auto& sum = res.summaries[0];
+  EXPECT_NEAR(sum.points[1].pop.computation_scalability, 1.0, 1e-9);
+  EXPECT_NEAR(sum.points[1].pop.load_balance, 1.0, 1e-9);
+  ASSERT_EQ(sum.steps.size(), 1u);
+  for (const auto& c : sum.steps[0].causes) EXPECT_NE(c.cause, "computation-scaling") << sum.steps[0].explanation;
+  EXPECT_EQ(sum.steps[0].diagnosis, "ideal") << sum.steps[0].explanation;
+  const double share = (0.3 + 0.1 + 0.02) / (sum.points[1].pop.wall_s + 0.42);  // of the wall as recorded
+  EXPECT_NEAR(sum.points[1].pop.tracer_share, share, 1e-9);
+  ASSERT_FALSE(res.warnings.empty());
+  char said[64];
+  std::snprintf(said, sizeof said, "rtrace's own work took %.1f%% of the ranks' time", 100 * share);
+  EXPECT_EQ(res.warnings.front().rfind(said, 0), 0u) << res.warnings.front();
+  EXPECT_NE(res.warnings.front().find("at 'ranks=2' (the sampler's signal handler"), std::string::npos);
+  EXPECT_NE(res.warnings.front().find("never counted as the app's loss"), std::string::npos);
+  EXPECT_NE(res.warnings.front().find("`--sample 0`"), std::string::npos);
+  EXPECT_NE(render_text(res).find("  warning: rtrace's own work took"), std::string::npos);
+  nlohmann::json doc = to_json(res);
+  auto errors = validate_json(doc, nlohmann::json::parse(kAnalysisSchemaJson));
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_NEAR(doc["configurations"][1]["tracer"]["share"].get<double>(), share, 1e-9);
+  EXPECT_NEAR(doc["configurations"][1]["tracer"]["sampler"]["value"].get<double>(), 0.6, 1e-9);
+  EXPECT_EQ(doc["warnings"][0].get<std::string>().rfind("rtrace's own work took", 0), 0u);
+}
+
 TEST(Analyze, SuperlinearSingleSampleIsNeverWithinTenPercentOfIdeal) {
   std::string path = temp_path("superlinear");
   // 2.0 s -> 0.7 s on 2 ranks: 143% step efficiency, one sample each.

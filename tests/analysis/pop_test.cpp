@@ -90,6 +90,35 @@ TEST(Pop, PlainProcessUsesTheCpuTimeBasis) {
   EXPECT_FALSE(available(p.mpi_share));
 }
 
+// rtrace's own work inside the MPI time its wrappers booked (the bookkeeping
+// of a polling run) and outside it (the sampler's handler in app code) is
+// neither the app's MPI time nor its useful time; its samples are neither
+// work nor wait.
+TEST(Pop, TheTracersOwnWorkIsNeitherMpiNorUsefulTime) {
+  store::RankRecords r = rank(0, 4.0, 0.1, 1.0, 4.0);
+  r.info.mpi_init_end = 0.2;
+  r.info.mpi_finalize_start = 3.9;  // window 3.7 s
+  r.info.tracer_wrapper_s = 0.2;    // inside the 1.0 s booked to MPI
+  r.info.tracer_sampler_s = 0.1;    // outside it
+  r.info.tracer_code_s = 0;
+  r.info.tracer_exit_s = 0.05;
+  r.info.tracer_outside_mpi_s = 0.1;
+  PointUsage u = point_usage({r});
+  ASSERT_EQ(u.ranks.size(), 1u);
+  EXPECT_NEAR(u.ranks[0].mpi_s, 0.8, 1e-12);
+  EXPECT_NEAR(u.ranks[0].window_s(), 3.7 - 0.3, 1e-12);
+  PopPoint p = pop_point(u, 1);
+  EXPECT_NEAR(p.useful_max_s, 3.7 - 1.0 - 0.1, 1e-12);
+  EXPECT_NEAR(p.mpi_share, 0.8 / 3.4, 1e-12);
+  EXPECT_NEAR(p.tracer_s, 0.35, 1e-12);
+  EXPECT_NEAR(p.tracer_share, 0.35 / 4.0, 1e-12);
+  // A file without the fields (before 1.8): nothing taken out, nothing said.
+  store::RankRecords old = rank(0, 4.0, 0.1, 1.0, 4.0);
+  PopPoint q = pop_point(point_usage({old}), 1);
+  EXPECT_FALSE(available(q.tracer_share));
+  EXPECT_NEAR(q.useful_max_s, 3.0, 1e-12);
+}
+
 TEST(Pop, StepFactorsMultiplyToTheStepEfficiency) {
   PointUsage u1 = point_usage({rank(0, 4.0, 0.2, 0.1, 4.0)});
   PointUsage u2 = point_usage({rank(0, 2.6, 0.3, 0.2, 2.6), rank(1, 2.6, 0.3, 0.9, 2.6)});

@@ -134,6 +134,7 @@ RTRACE_MPI_WRAPPER void test_impl(TestFn real, const char* name, Fint* request, 
   if (!real) return missing(name, ierr);
   Timed t(MpiFn::Test);
   RTRACE_FORWARD(request, flag, status, ierr);
+  t.completed((!ierr || *ierr == MPI_SUCCESS) && flag && *flag);
 }
 
 RTRACE_MPI_WRAPPER void sendrecv_impl(SendrecvFn real, const char* name, void* sendbuf, Fint* sendcount, Fint* sendtype, Fint* dest,

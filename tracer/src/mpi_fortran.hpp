@@ -166,6 +166,24 @@ inline bool fortran_neighbor_degrees(const Fint* comm, int& in, int& out) noexce
 #define RTRACE_F_PLAIN(lower, UPPER, MPIFN, PARAMS, ARGS, IERR) \
   RTRACE_F_BODY(lower, UPPER, MPIFN, PARAMS, ARGS, IERR, (void)t)
 
+// A poll (no payload): DONE, read after the call when it succeeded, says it
+// found what it polled for (a LOGICAL flag is true when nonzero).
+#define RTRACE_F_POLL_ONE(sym, MPIFN, PARAMS, ARGS, IERR, DONE)                        \
+  RTRACE_EXPORT RTRACE_MPI_WRAPPER void sym PARAMS {                                   \
+    using Fn = void(*) PARAMS;                                                         \
+    static const Fn real = ::rtrace::tracer::mpi::next_symbol<Fn>(#sym);               \
+    if (!real) return ::rtrace::tracer::mpi::missing(#sym, IERR);                      \
+    ::rtrace::tracer::mpi::Timed t(::rtrace::tracer::MpiFn::MPIFN);                    \
+    RTRACE_FORWARD ARGS;                                                               \
+    t.completed((!(IERR) || *(IERR) == MPI_SUCCESS) && (DONE));                        \
+  }
+#define RTRACE_F_POLL(lower, UPPER, MPIFN, PARAMS, ARGS, IERR, DONE)      \
+  RTRACE_F_POLL_ONE(lower##_, MPIFN, PARAMS, ARGS, IERR, DONE)            \
+  RTRACE_F_POLL_ONE(lower##__, MPIFN, PARAMS, ARGS, IERR, DONE)           \
+  RTRACE_F_POLL_ONE(lower, MPIFN, PARAMS, ARGS, IERR, DONE)               \
+  RTRACE_F_POLL_ONE(UPPER, MPIFN, PARAMS, ARGS, IERR, DONE)               \
+  RTRACE_F_POLL_ONE(lower##_f08_, MPIFN, PARAMS, ARGS, IERR, DONE)
+
 // A blocking call whose received (READ_OR_SENT=received) or sent payload is
 // the count in its status: the app's status, or the tracer's own when it
 // passed MPI_STATUS_IGNORE; ARGS names `st` and `e` for the status and ierror.

@@ -126,18 +126,19 @@ extern "C" {
 RTRACE_F_BODY(mpi_issend, MPI_ISSEND, Issend,
               (void* b, Fint* n, Fint* ty, Fint* d, Fint* tg, Fint* c, Fint* rq, Fint* e), (b, n, ty, d, tg, c, rq, e),
               e, t.sent = n ? bytes(ty, *n) : 0)
-RTRACE_F_PLAIN(mpi_testany, MPI_TESTANY, Testany, (Fint* n, Fint* rq, Fint* i, Fint* f, Fint* st, Fint* e),
-               (n, rq, i, f, st, e), e)
-RTRACE_F_PLAIN(mpi_testsome, MPI_TESTSOME, Testsome, (Fint* n, Fint* rq, Fint* out, Fint* idx, Fint* st, Fint* e),
-               (n, rq, out, idx, st, e), e)
-RTRACE_F_PLAIN(mpi_testall, MPI_TESTALL, Testall, (Fint* n, Fint* rq, Fint* f, Fint* st, Fint* e), (n, rq, f, st, e), e)
+RTRACE_F_POLL(mpi_testany, MPI_TESTANY, Testany, (Fint* n, Fint* rq, Fint* i, Fint* f, Fint* st, Fint* e),
+              (n, rq, i, f, st, e), e, f && *f)
+RTRACE_F_POLL(mpi_testsome, MPI_TESTSOME, Testsome, (Fint* n, Fint* rq, Fint* out, Fint* idx, Fint* st, Fint* e),
+              (n, rq, out, idx, st, e), e, out && *out > 0)
+RTRACE_F_POLL(mpi_testall, MPI_TESTALL, Testall, (Fint* n, Fint* rq, Fint* f, Fint* st, Fint* e), (n, rq, f, st, e), e,
+              f && *f)
 RTRACE_F_PLAIN(mpi_waitsome, MPI_WAITSOME, Waitsome, (Fint* n, Fint* rq, Fint* out, Fint* idx, Fint* st, Fint* e),
                (n, rq, out, idx, st, e), e)
-RTRACE_F_PLAIN(mpi_iprobe, MPI_IPROBE, Iprobe, (Fint* s, Fint* tg, Fint* c, Fint* f, Fint* st, Fint* e),
-               (s, tg, c, f, st, e), e)
+RTRACE_F_POLL(mpi_iprobe, MPI_IPROBE, Iprobe, (Fint* s, Fint* tg, Fint* c, Fint* f, Fint* st, Fint* e),
+              (s, tg, c, f, st, e), e, f && *f)
 RTRACE_F_PLAIN(mpi_probe, MPI_PROBE, Probe, (Fint* s, Fint* tg, Fint* c, Fint* st, Fint* e), (s, tg, c, st, e), e)
-RTRACE_F_PLAIN(mpi_improbe, MPI_IMPROBE, Improbe, (Fint* s, Fint* tg, Fint* c, Fint* f, Fint* m, Fint* st, Fint* e),
-               (s, tg, c, f, m, st, e), e)
+RTRACE_F_POLL(mpi_improbe, MPI_IMPROBE, Improbe, (Fint* s, Fint* tg, Fint* c, Fint* f, Fint* m, Fint* st, Fint* e),
+              (s, tg, c, f, m, st, e), e, f && *f)
 RTRACE_F_PLAIN(mpi_mprobe, MPI_MPROBE, Mprobe, (Fint* s, Fint* tg, Fint* c, Fint* m, Fint* st, Fint* e),
                (s, tg, c, m, st, e), e)
 RTRACE_F_STATUS(mpi_mrecv, MPI_MRECV, Mrecv, (void* b, Fint* n, Fint* ty, Fint* m, Fint* status, Fint* ierr),

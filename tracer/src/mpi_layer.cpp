@@ -9,9 +9,11 @@
 #include <mpi.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <cstdint>
+#include <new>
 #include <string>
 
 #include "collective_writer.hpp"
@@ -24,7 +26,84 @@ namespace {
 
 std::atomic<bool> g_init_seen{false};
 
+pthread_key_t g_table_key;
+bool g_table_key_made = false;
+
+// A thread ends: its polling run is booked and its table goes back for the
+// next thread (its counts stay in it).
+void on_thread_end(void* p) {
+  auto* table = static_cast<MpiThreadTable*>(p);
+  table->close_run(monotonic_ns());
+  if (t_hot.mpi == table) t_hot.mpi = nullptr;
+  if (RankState* s = state()) s->mpi().release(table);
+}
+
+void make_table_key() { g_table_key_made = pthread_key_create(&g_table_key, on_thread_end) == 0; }
+
+volatile int g_calibration_sink = 0;
+__attribute__((noinline)) void calibration_call() { g_calibration_sink = g_calibration_sink + 1; }
+
+// Nanoseconds per call of `body`: the least over a few batches (a batch that
+// a preemption or an interrupt hit is not the path's cost).
+template <class Body>
+double ns_per_call(Body body, int calls) noexcept {
+  double best = -1;
+  for (int batch = 0; batch < 5; ++batch) {
+    const std::int64_t t0 = monotonic_ns();
+    for (int i = 0; i < calls; ++i) body();
+    const double ns = static_cast<double>(monotonic_ns() - t0) / calls;
+    if (best < 0 || ns < best) best = ns;
+  }
+  return best;
+}
+
+// The cost of the wrappers' own paths, measured here at the end of the run
+// (a few milliseconds): a poll inside a polling run through the real Timed
+// (on a scratch table, so nothing is booked) and the forwarding call a
+// wrapper adds, one monotonic clock read, one getrusage(RUSAGE_THREAD).
+WrapperCosts calibrate_wrapper_costs() {
+  static MpiThreadTable* scratch = new (std::nothrow) MpiThreadTable;
+  WrapperCosts c;
+  if (!scratch) return c;
+  ThreadHot& hot = t_hot;
+  MpiThreadTable* const own = hot.mpi;
+  const int internal = hot.internal;
+  scratch->reset();
+  scratch->freeze(/*run_open=*/true);
+  hot.mpi = scratch;
+  hot.internal = 0;
+  c.counted_ns = ns_per_call(
+      [] {
+        Timed t(MpiFn::Test);
+        calibration_call();
+      },
+      20000);
+  hot.mpi = own;
+  hot.internal = internal;
+  static volatile std::int64_t sink = 0;
+  c.clock_ns = ns_per_call([] { sink = sink + monotonic_ns(); }, 2000);
+  c.thread_read_ns = ns_per_call([] { sink = sink + read_thread_times().cpu_ns; }, 100);
+  return c;
+}
+
 }  // namespace
+
+MpiThreadTable* attach_thread() noexcept {
+  RankState* s = state();
+  if (!s || in_tracer()) return nullptr;
+  MpiThreadTable* table = s->mpi().attach();
+  if (!table) return nullptr;
+  s->set_wrapper_cost_probe(&calibrate_wrapper_costs);
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, make_table_key);
+  if (g_table_key_made) pthread_setspecific(g_table_key, table);
+  t_hot.mpi = table;
+  return table;
+}
+
+void close_thread_run() noexcept {
+  if (MpiThreadTable* table = t_hot.mpi) table->close_run(monotonic_ns());
+}
 
 int missing_pmpi(const char* name) noexcept {
   if (auto* s = state()) s->error(std::string("MPI wrapper: ") + name + " not found in the loaded MPI library");
@@ -124,6 +203,7 @@ bool finalize_begin() noexcept {
   const bool traced = tracing();
   if (!traced) return false;
   RankState* s = state();
+  close_thread_run();
   s->mark_mpi_finalize_start(monotonic_ns());
   s->mpi().open_call(MpiFn::Finalize);
   if (!is_fork_child() && !written() && s->config().collective) {
@@ -258,11 +338,7 @@ RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Waitany(int count, MPI_Request requests
   return real_MPI_Waitany(count, requests, index, status);
 }
 
-RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  RTRACE_REAL(MPI_Test);
-  Timed t(MpiFn::Test);
-  return real_MPI_Test(request, flag, status);
-}
+RTRACE_C_POLL(Test, (MPI_Request * request, int* flag, MPI_Status* status), (request, flag, status), flag && *flag)
 
 RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                                               MPI_Comm comm, MPI_Request* request) {
@@ -275,21 +351,21 @@ RTRACE_EXPORT RTRACE_MPI_WRAPPER int MPI_Issend(const void* buf, int count, MPI_
 // Completion and probes: no payload of their own (the posted operation booked
 // it), but an app that polls with them spends its waiting time inside them
 // (issue 25: MPI_Testany and MPI_Iprobe loops counted as useful work).
-RTRACE_C_PLAIN(Testany, (int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status),
-               (count, requests, index, flag, status))
-RTRACE_C_PLAIN(Testsome,
-               (int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]),
-               (incount, requests, outcount, indices, statuses))
-RTRACE_C_PLAIN(Testall, (int count, MPI_Request requests[], int* flag, MPI_Status statuses[]),
-               (count, requests, flag, statuses))
+RTRACE_C_POLL(Testany, (int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status),
+              (count, requests, index, flag, status), flag && *flag)
+RTRACE_C_POLL(Testsome,
+              (int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]),
+              (incount, requests, outcount, indices, statuses), outcount && *outcount > 0)
+RTRACE_C_POLL(Testall, (int count, MPI_Request requests[], int* flag, MPI_Status statuses[]),
+              (count, requests, flag, statuses), flag && *flag)
 RTRACE_C_PLAIN(Waitsome,
                (int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]),
                (incount, requests, outcount, indices, statuses))
-RTRACE_C_PLAIN(Iprobe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status),
-               (source, tag, comm, flag, status))
+RTRACE_C_POLL(Iprobe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status),
+              (source, tag, comm, flag, status), flag && *flag)
 RTRACE_C_PLAIN(Probe, (int source, int tag, MPI_Comm comm, MPI_Status* status), (source, tag, comm, status))
-RTRACE_C_PLAIN(Improbe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status),
-               (source, tag, comm, flag, message, status))
+RTRACE_C_POLL(Improbe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status),
+              (source, tag, comm, flag, message, status), flag && *flag)
 RTRACE_C_PLAIN(Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status),
                (source, tag, comm, message, status))
 

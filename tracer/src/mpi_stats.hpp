@@ -1,5 +1,7 @@
 // Per-rank MPI accounting: calls, time and payload bytes per wrapped function.
-// Lock-free (relaxed atomics) so MPI_THREAD_MULTIPLE apps pay no lock.
+// Each thread books its calls in a table of its own (mpi_thread.hpp), so an
+// MPI_THREAD_MULTIPLE app pays no lock and no shared cache line per call;
+// the rank's rows are the sum of the threads' tables.
 #pragma once
 
 #include "names.hpp"
@@ -7,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 namespace rtrace::tracer {
@@ -51,8 +54,27 @@ enum class MpiFn : int {
 };
 const char* mpi_function_name(MpiFn f) noexcept;  // "MPI_Allreduce"
 
+class MpiThreadTable;
+
+// The cost of the wrappers' own paths in this process (ns), measured at the
+// end (mpi_layer.cpp calibrate_wrapper_costs): a call that is only counted
+// (a poll inside a polling run), one monotonic clock read, one
+// getrusage(RUSAGE_THREAD).
+struct WrapperCosts {
+  double counted_ns = 0, clock_ns = 0, thread_read_ns = 0;
+};
+// The wrappers' own work over all threads (s), and the part of it that lies
+// outside the MPI time they booked (where the app's useful time would hold it).
+struct MpiOwnCost {
+  double total_s = 0, outside_mpi_s = 0;
+  std::int64_t timed_calls = 0, counted_calls = 0, intervals = 0, thread_reads = 0;
+  std::int64_t preempted_intervals = 0, work_intervals = 0;
+};
+
 class MpiStats {
  public:
+  // Books one call in the rank's shared slots (atomics): the calls of a
+  // thread that got no table of its own, and tests.
   void add(MpiFn f, std::int64_t ns, std::int64_t sent, std::int64_t received) noexcept {
     auto& s = slots_[static_cast<int>(f)];
     s.calls.fetch_add(1, std::memory_order_relaxed);
@@ -67,17 +89,30 @@ class MpiStats {
     slots_[static_cast<int>(f)].open.fetch_sub(1, std::memory_order_relaxed);
     add(f, ns, 0, 0);
   }
+  // A table for the calling thread: one a finished thread gave back (its
+  // counts stay in it and are the rank's), else a new one; nullptr when out
+  // of memory. Tables are never freed: the snapshot may read them any time.
+  MpiThreadTable* attach() noexcept;
+  void release(MpiThreadTable* table) noexcept;  // its thread ended
+
   // One row per function called at least once, in enum order; a function
   // with a call still open has time_s NaN (unknown, not zero).
   std::vector<store::MpiRow> rows(NameTable& names) const;
   double total_time_s() const noexcept;
-  void reset() noexcept;
+  MpiOwnCost own_cost(const WrapperCosts& costs) const noexcept;
+  // Everything back to zero (a fork child); every table but `keep` (the
+  // forking thread's) is free for reuse.
+  void reset(const MpiThreadTable* keep = nullptr) noexcept;
 
  private:
   struct Slot {
     std::atomic<std::int64_t> calls{0}, time_ns{0}, sent{0}, received{0}, open{0};
   };
+  struct Registered;
   Slot slots_[static_cast<int>(MpiFn::Count)];
+  std::atomic<Registered*> tables_{nullptr};
+  std::mutex free_mutex_;
+  std::vector<MpiThreadTable*> free_;
 };
 
 }  // namespace rtrace::tracer

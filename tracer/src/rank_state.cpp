@@ -148,6 +148,7 @@ GpuStatus RankState::gpu_status() const noexcept {
 
 store::RankRecords RankState::snapshot(bool complete, int exit_status, bool blocking) noexcept {
   store::RankRecords rec;
+  const std::int64_t snapshot_start_ns = monotonic_ns();
   try {
     NameTable names;
     auto regions = regions_.collect(names, blocking);
@@ -242,6 +243,7 @@ store::RankRecords RankState::snapshot(bool complete, int exit_status, bool bloc
     // to it); not at a fatal signal, where calling into them is not safe.
     if (blocking) rec.dispatch = observe_dispatch(early_dispatch_);
     pmu::fill(rec, blocking);           // RTRACE_COUNTS=pmu|auto: counts_info and the counts rows
+    add_own_cost(rec, blocking, snapshot_start_ns);
 
     store::RankInfoRow& info = rec.info;
     info.rank = rank_.load();
@@ -319,11 +321,86 @@ void RankState::add_samples(store::RankRecords& rec, NameTable& names, bool bloc
   }
 }
 
-void RankState::reset_after_fork() noexcept {
+void RankState::add_own_cost(store::RankRecords& rec, bool blocking, std::int64_t snapshot_start_ns) noexcept {
+  store::RankInfoRow& info = rec.info;
+  try {
+    double outside_mpi = 0;
+    bool outside_known = true;
+    // The samples: the tracer's own code outside the MPI wrappers (whose own
+    // work is measured below), and the share of the samples inside MPI (the
+    // handler's time falls where it interrupts). System code counts for its
+    // first caller that is not system code, as in the analysis.
+    const double period = rec.sampling.empty() ? 0 : rec.sampling.front().period_s;
+    if (sampling_ && period > 0) {
+      const auto& rows = rec.callpaths;
+      std::vector<char> under_mpi(rows.size(), 0);
+      double own = 0, in_mpi = 0, all = 0;
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const std::int64_t parent = rows[i].parent_id;
+        const bool parent_ok = parent >= 0 && static_cast<std::size_t>(parent) < i;
+        std::string cat = store::get_str(rows[i].category);
+        under_mpi[i] = cat == "mpi" || (parent_ok && under_mpi[static_cast<std::size_t>(parent)]);
+        if (rows[i].self_samples <= 0) continue;
+        for (std::int64_t n = parent; cat == "system" && n >= 0 && static_cast<std::size_t>(n) < i;
+             n = rows[static_cast<std::size_t>(n)].parent_id)
+          cat = store::get_str(rows[static_cast<std::size_t>(n)].category);
+        const auto w = static_cast<double>(rows[i].self_samples);
+        all += w;
+        if (under_mpi[i]) in_mpi += w;
+        else if (cat == "rtrace") own += w;
+      }
+      const double handler = Sampler::handler_seconds();
+      info.tracer_sampler_s = handler;
+      if (blocking) {
+        info.tracer_code_s = own * period;
+        outside_mpi += info.tracer_code_s + handler * (all > 0 ? 1 - in_mpi / all : 1);
+      } else {
+        outside_known = false;  // no call paths at a fatal signal
+      }
+    } else {
+      info.tracer_sampler_s = 0;  // not sampled: no handler ran (and tracer_code_s stays unknown)
+    }
+    auto* probe = wrapper_cost_probe_.load();
+    if (!probe) {
+      info.tracer_wrapper_s = 0;  // no MPI call was booked in a table
+    } else if (blocking) {
+      const WrapperCosts costs = probe();
+      const MpiOwnCost own = mpi_.own_cost(costs);
+      info.tracer_wrapper_s = own.total_s;
+      outside_mpi += own.outside_mpi_s;
+      char line[400];
+      std::snprintf(line, sizeof line,
+                    "info: MPI wrappers: %lld calls timed on their own, %lld only counted, %lld polling-run "
+                    "intervals (%lld preempted, %lld held app work), %lld CPU-time reads; measured cost per "
+                    "counted call %.1f ns, clock read %.1f ns, CPU-time read %.1f ns",
+                    static_cast<long long>(own.timed_calls), static_cast<long long>(own.counted_calls),
+                    static_cast<long long>(own.intervals), static_cast<long long>(own.preempted_intervals),
+                    static_cast<long long>(own.work_intervals), static_cast<long long>(own.thread_reads),
+                    costs.counted_ns, costs.clock_ns, costs.thread_read_ns);
+      rec.log.push_back(line);
+    } else {
+      outside_known = false;
+    }
+    if (outside_known) info.tracer_outside_mpi_s = outside_mpi;
+    info.tracer_exit_s = static_cast<double>(monotonic_ns() - snapshot_start_ns) * 1e-9;
+    // Not through log(): snapshot() holds mutex_ here.
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "info: tracer's own work: MPI wrappers %.4f s, sampler handler %.4f s, tracer code %.4f s "
+                  "(%.4f s of it outside MPI time), records at the end %.4f s",
+                  info.tracer_wrapper_s, info.tracer_sampler_s, info.tracer_code_s, info.tracer_outside_mpi_s,
+                  info.tracer_exit_s);
+    rec.log.push_back(line);
+  } catch (...) {
+    errors_.fetch_add(1);
+  }
+}
+
+void RankState::reset_after_fork(const MpiThreadTable* keep_mpi_table) noexcept {
   new (&mutex_) std::mutex();  // may have been held by a thread that no longer exists
   regions_.reset_after_fork();
   pmu::after_fork();
-  mpi_.reset();
+  mpi_.reset(keep_mpi_table);
   errors_.store(0);
   dropped_.store(0);
   start_unix_ = unix_now();

@@ -83,8 +83,13 @@ class RankState {
   // nothing that could wait on another thread. exit_status -1 = unknown.
   store::RankRecords snapshot(bool complete, int exit_status, bool blocking) noexcept;
 
-  // In a fork child: new pid, new start, nothing inherited.
-  void reset_after_fork() noexcept;
+  // In a fork child: new pid, new start, nothing inherited; `keep_mpi_table`
+  // is the forking thread's MPI table (it stays that thread's).
+  void reset_after_fork(const MpiThreadTable* keep_mpi_table = nullptr) noexcept;
+
+  // The MPI layer's measurement of its wrappers' path costs, run by a
+  // blocking snapshot when MPI calls were booked (info.tracer_wrapper_s).
+  void set_wrapper_cost_probe(WrapperCosts (*probe)()) noexcept { wrapper_cost_probe_.store(probe); }
 
   double start_time() const noexcept { return start_unix_; }
 
@@ -103,6 +108,8 @@ class RankState {
   std::vector<store::DispatchRow> early_dispatch_;
   void log_counter_state() noexcept;
   void add_samples(store::RankRecords& rec, NameTable& names, bool blocking) noexcept;
+  void add_own_cost(store::RankRecords& rec, bool blocking, std::int64_t snapshot_start_ns) noexcept;
+  std::atomic<WrapperCosts (*)()> wrapper_cost_probe_{nullptr};
   bool sampling_ = false;
   TracerConfig config_;
   std::unique_ptr<CounterProvider> provider_;

@@ -481,6 +481,11 @@ double Sampler::handler_seconds() noexcept {
   return static_cast<double>(ns) * 1e-9;
 }
 
+std::int64_t Sampler::thread_handler_ns() noexcept {
+  const ThreadBuffer* b = t_buffer;
+  return b ? b->handler_ns.load(std::memory_order_relaxed) : 0;
+}
+
 std::vector<std::string> Sampler::take_notes() {
   std::lock_guard<std::mutex> lock(*g_notes_mutex);
   std::vector<std::string> out;

@@ -62,6 +62,8 @@ class Sampler {
   // Time spent inside the signal handler over all threads (unwinding and
   // recording; the kernel's signal delivery is not in it).
   static double handler_seconds() noexcept;
+  // The calling thread's CPU time in the handler so far (ns; 0 when it is not sampled).
+  static std::int64_t thread_handler_ns() noexcept;
   // Lines for the rank's log (back-off, table full, ...), taken once.
   static std::vector<std::string> take_notes();
 

@@ -34,7 +34,6 @@ std::atomic<bool> g_written{false};
 std::atomic<bool> g_writing{false};      // one final write per process, whoever gets there first
 std::atomic<bool> g_fork_child{false};
 std::atomic<void (*)()> g_gpu_flush{nullptr};
-thread_local int t_internal = 0;
 
 constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGXCPU};
 struct sigaction g_previous[NSIG];
@@ -64,7 +63,7 @@ void on_fatal_signal(int sig, siginfo_t*, void*) {
     dfl.sa_handler = SIG_DFL;
     sigaction(SIGALRM, &dfl, nullptr);
     alarm(5);
-    ++t_internal;
+    ++t_hot.internal;
     try {
       store::RankRecords rec = g_state->snapshot(/*complete=*/false, /*exit_status=*/-1, /*blocking=*/false);
       const char* name = sigabbrev_np(sig);
@@ -74,7 +73,7 @@ void on_fatal_signal(int sig, siginfo_t*, void*) {
       g_written.store(true);
     } catch (...) {
     }
-    --t_internal;
+    --t_hot.internal;
     alarm(0);
   }
   // Hand the signal to whoever had it before us (default: die with it).
@@ -86,9 +85,10 @@ void on_fatal_signal(int sig, siginfo_t*, void*) {
 
 void on_process_exit(int status, void*) {
   if (!g_state || g_written.load() || g_writing.exchange(true)) return;
-  ++t_internal;
+  ++t_hot.internal;
   flush_gpu();
 #ifdef RTRACE_TRACER_HAVE_MPI
+  mpi::close_thread_run();
   if (!g_fork_child.load()) mpi::check_unseen_init();
 #endif
   try {
@@ -105,7 +105,7 @@ void on_process_exit(int status, void*) {
                  static_cast<int>(getpid()), e.what());
   } catch (...) {
   }
-  --t_internal;
+  --t_hot.internal;
 }
 
 void on_fork_child() {
@@ -113,7 +113,7 @@ void on_fork_child() {
   g_fork_child.store(true);
   g_written.store(false);
   g_writing.store(false);
-  g_state->reset_after_fork();
+  g_state->reset_after_fork(t_hot.mpi);
 }
 
 // Every thread gets the same handler; the main thread also an alternate stack
@@ -180,9 +180,6 @@ __attribute__((constructor)) void rtrace_tracer_start() {
 }  // namespace
 
 RankState* state() noexcept { return g_state; }
-bool in_tracer() noexcept { return t_internal > 0; }
-InternalScope::InternalScope() noexcept { ++t_internal; }
-InternalScope::~InternalScope() { --t_internal; }
 void mark_written() noexcept { g_written.store(true); }
 bool written() noexcept { return g_written.load(); }
 bool is_fork_child() noexcept { return g_fork_child.load(); }

@@ -13,13 +13,27 @@ namespace rtrace::tracer {
 // The active tracer, or nullptr when inert (launcher process, no trace dir).
 RankState* state() noexcept;
 
+class MpiThreadTable;
+
+// What every wrapped MPI call reads first, one thread-local block (the
+// initial-exec model: an offset from the thread pointer, no
+// __tls_get_addr call; the library is preloaded, or dlopened by CUDA after
+// the preload, so its TLS is static).
+// Zero-initialised and defined here (not extern), so no access goes through
+// a TLS init wrapper.
+struct ThreadHot {
+  int internal;                 // InternalScope depth
+  MpiThreadTable* mpi;          // this thread's MPI table (mpi_common.hpp attach_thread)
+};
+inline thread_local ThreadHot t_hot __attribute__((tls_model("initial-exec")));
+
 // True while the tracer itself is running on this thread: MPI calls made by
 // HDF5 during our own writes pass straight through, uncounted.
-bool in_tracer() noexcept;
+inline bool in_tracer() noexcept { return t_hot.internal > 0; }
 class InternalScope {
  public:
-  InternalScope() noexcept;
-  ~InternalScope();
+  InternalScope() noexcept { ++t_hot.internal; }
+  ~InternalScope() { --t_hot.internal; }
   InternalScope(const InternalScope&) = delete;
   InternalScope& operator=(const InternalScope&) = delete;
 };

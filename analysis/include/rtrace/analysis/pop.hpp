@@ -38,7 +38,9 @@ namespace rtrace::analysis {
 // What one rank recorded, reduced to what the diagnosis needs.
 struct RankUsage {
   std::string host;                // where the rank ran (the tracer's hostname)
-  double wall_s = kNaN, user_s = kNaN, system_s = kNaN;
+  // wall_s: the app's, less the tracer's own work where recorded (run-file
+  // 1.8); recorded_wall_s as the tracer measured it.
+  double wall_s = kNaN, recorded_wall_s = kNaN, user_s = kNaN, system_s = kNaN;
   double involuntary_ctxsw = kNaN, voluntary_ctxsw = kNaN;
   int omp_threads = -1;
   double init_end_s = kNaN;        // from the rank's start to the end of MPI_Init(_thread); NaN: not recorded
@@ -66,7 +68,19 @@ struct RankUsage {
   // timer has samples.
   bool threads_seen() const noexcept;
   bool mpi_initialised = false;    // window fields set or an Init row present
-  // The window of this rank (seconds); the whole wall when MPI is not used.
+  // rtrace's own work in this rank (run-file 1.8; NaN in older files): the
+  // MPI wrappers' bookkeeping, the sampler's signal handler, the tracer's own
+  // code the samples saw, the records built at the end; and the part of the
+  // first three outside the MPI time the wrappers booked. The analysis takes
+  // the first three out of the window (the part inside MPI time out of mpi_s
+  // too), so the app's efficiencies are the app's: useful = window - MPI -
+  // tracer_outside_mpi_s.
+  double tracer_wrapper_s = kNaN, tracer_sampler_s = kNaN, tracer_code_s = kNaN, tracer_exit_s = kNaN;
+  double tracer_outside_mpi_s = kNaN;
+  double tracer_run_s() const noexcept;  // wrapper + sampler + code while the app ran; 0 when not recorded
+  double samples_tracer = 0;       // samples in the tracer's own code (neither work nor wait) where recorded
+  // The window of this rank (seconds), less the tracer's own work in it; the
+  // whole (app's) wall when MPI is not used.
   double window_s() const noexcept;
   double startup_s() const noexcept;   // exec to the end of MPI_Init (0 without MPI)
   double teardown_s() const noexcept;  // start of MPI_Finalize to exit (0 without MPI)
@@ -75,6 +89,10 @@ struct RankUsage {
 // One MPI function at one point.
 struct MpiCallStats {
   std::string name;
+  // How its time was measured (run-file 1.8 mpi.time_method: per-call,
+  // polling-runs, subsampled; "mixed" when ranks differ; "" in older files).
+  std::string time_method;
+  std::int64_t estimated_calls = 0;  // calls whose time is a mean, not measured
   std::int64_t calls = 0;
   double time_s = 0;               // summed over ranks
   double bytes = 0;                // sent + received, summed over ranks
@@ -191,6 +209,12 @@ struct PopPoint {
   // instruction x IPC x frequency scalability = the regions' computation scalability (exact).
   double hw_instructions = kNaN, hw_cycles = kNaN, hw_time_s = kNaN;  // summed over ranks
   double instruction_scalability = kNaN, ipc_scalability = kNaN, frequency_scalability = kNaN;
+  // rtrace's own work, summed over ranks (run-file 1.8; NaN where not
+  // recorded): its MPI wrappers, sampler handler, own code, the records at
+  // the end, and their sum's share of the ranks' wall time. Taken out of the
+  // window and the useful time: never the app's loss.
+  double tracer_wrapper_s = kNaN, tracer_sampler_s = kNaN, tracer_code_s = kNaN, tracer_exit_s = kNaN;
+  double tracer_s = kNaN, tracer_share = kNaN;
   bool mpi_initialised = false, mpi_calls_seen = false, window_measured = false;
 };
 PopPoint pop_point(const PointUsage& usage, int threads_per_rank);

@@ -22,7 +22,8 @@ namespace rtrace::analysis {
 //        `machine_vector_bits`; threshold `work_change`;
 //        ceilings' `unreliable`, `unreliable_reason`; steps' `machine_load` (issue 30);
 //        counts' `window`, `user_window`, `steered`, `not_steered`;
-//        each ceiling's `source`, `source_file`, `reference_date`, `measured`, `marked`, `marked_reason`, `used` (issue 32)
+//        each ceiling's `source`, `source_file`, `reference_date`, `measured`, `marked`, `marked_reason`, `used` (issue 32);
+//        rtrace's own work per point (`tracer` in pop and configurations), MPI calls' `time_method` (issue 30)
 inline constexpr const char* kAnalysisSchemaVersion = "1.6.0";
 extern const char* const kAnalysisSchemaJson;  // schemas/analysis-v1.json, compiled in
 
@@ -77,6 +78,8 @@ std::string render_ceilings_used_html(const AnalysisResult& res);
 // --ert (file)"; a marked one adds the reason.
 std::string ceiling_origin(const Ceiling& c);
 nlohmann::json pop_json(const PopPoint& p);
+// rtrace's own work at a point: its share of the ranks' time and its parts.
+nlohmann::json tracer_json(const PopPoint& p);
 nlohmann::json app_step_json(const AppStep& st);
 nlohmann::json mpi_calls_json(const std::vector<MpiCallStats>& calls);
 void write_pop_csv(const AnalysisResult& res, const std::string& dir, std::vector<std::string>& written);

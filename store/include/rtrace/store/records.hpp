@@ -192,6 +192,20 @@ struct RankInfoRow {
   // interleaving, the range buffer full), and ranges that matched no launch.
   std::int64_t metrics_unmatched_launches = -1;
   std::int64_t metrics_unmatched_ranges = -1;
+  // The tracer's own work in this process (schema 1.8; NaN in older files and
+  // where not measured), seconds: the MPI wrappers' bookkeeping (calls per
+  // path x the cost of that path, measured in the process at the end), the
+  // sampler's signal handler (its CPU time), the tracer's own code as the
+  // samples saw it outside the MPI wrappers (region API, counters), and the
+  // records built at the end (symbolisation; the file write after it is not
+  // in it). tracer_outside_mpi_s: the part of the first three that lies
+  // outside the MPI time the wrappers booked (it would count as the app's
+  // useful time).
+  double tracer_wrapper_s = kUnavailable;
+  double tracer_sampler_s = kUnavailable;
+  double tracer_code_s = kUnavailable;
+  double tracer_exit_s = kUnavailable;
+  double tracer_outside_mpi_s = kUnavailable;
   static const RowLayout& layout();
 };
 
@@ -287,8 +301,20 @@ struct MpiRow {
   double time_s;
   std::int64_t bytes_sent;
   std::int64_t bytes_received;
+  // How time_s was obtained (schema 1.8; "" and -1 in older files, whose
+  // times were all measured per call): kTimedPerCall, kTimedPollingRuns (polls
+  // timed as the intervals of their polling runs, one clock read per up to
+  // 256 polls) or kTimedSubsampled (a function called at a high rate: one
+  // call in about 16 timed, the others booked at their mean). run_calls: the
+  // polls timed within runs; estimated_calls: calls whose time is such a mean.
+  char time_method[16] = {};
+  std::int64_t run_calls = -1;
+  std::int64_t estimated_calls = -1;
   static const RowLayout& layout();
 };
+inline constexpr const char* kTimedPerCall = "per-call";
+inline constexpr const char* kTimedPollingRuns = "polling-runs";
+inline constexpr const char* kTimedSubsampled = "subsampled";
 
 // /points/<p>/ranks/<r>/dispatch (schema 1.8): the code libraries chose at
 // run time in this rank's process, as the tracer observed it (absent without
