@@ -169,6 +169,25 @@ TEST(CountsKnownAnswers, OpenMpWorkersWaitPassivelyUnlessTheUserSaysOtherwise) {
   EXPECT_EQ(env["KMP_BLOCKTIME"], "200");  // the user's
 }
 
+// Open MPI ranks waiting for another would poll its progress engine for as
+// long as the other computes, all of it counted: the counting run makes them
+// yield, unless the user chose otherwise.
+TEST(CountsKnownAnswers, MpiRanksYieldWhileWaitingUnlessTheUserSaysOtherwise) {
+  for (const std::string user : {"", "0"}) {
+    TempDir d;
+    const std::string env_file = d.file("env.txt");
+    std::vector<std::string> env;
+    if (!user.empty()) env.push_back("OMPI_MCA_mpi_yield_when_idle=" + user);
+    Ran r = counts(d.file("c.h5"), {}, {"/bin/sh", "-c", "env > " + env_file}, env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::ifstream in(env_file);
+    std::string yield;
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("OMPI_MCA_mpi_yield_when_idle=", 0) == 0) yield = line.substr(line.find('=') + 1);
+    EXPECT_EQ(yield, user.empty() ? "1" : user);
+  }
+}
+
 TEST(CountsKnownAnswers, ForkedAndExecdChildrenCountAsTheirRank) {
   TempDir d;
   const long n = 50000;
@@ -539,5 +558,56 @@ TEST(CountsKnownAnswers, CountedOpenBlasKernelsAreTheTimedRunsCore) {
   EXPECT_GT(u.fn_flops("dgemm_kernel_HASWELL"), 0);
   EXPECT_NE(get_str(u.info.not_steered).find("counted HASWELL kernels; the timed run's core was not observed"),
             std::string::npos) << get_str(u.info.not_steered);
+}
+#endif
+
+#ifdef MPI_WAITING_RANK_APP
+namespace {
+// Instructions of a rank in the MPI library and its components (Open MPI).
+double mpi_library_instructions(const RankTotals& t) {
+  const auto ins = [](const CountRow& r) { return r.instructions; };
+  return t.sum("libmpi", ins, true) + t.sum("libopen-pal", ins, true) + t.sum("mca_", ins, true);
+}
+}  // namespace
+
+// Rank 1 waits in MPI_Recv while rank 0 computes. By default the counting run
+// lets it yield: its instructions in the MPI library are about its MPI_Init's
+// and MPI_Finalize's, as rank 0's; told not to (the user's
+// OMPI_MCA_mpi_yield_when_idle=0), it polls all the while (before the
+// counting run set it: 32x rank 0's, 1.1e8 instructions). Rank 0's counts are
+// the same either way.
+TEST(CountsKnownAnswers, WaitingMpiRankYieldsInsteadOfPolling) {
+  const long n = 200000;
+  const int reps = 40;
+  std::map<std::string, std::map<std::int64_t, RankTotals>> at;
+  for (const std::string user : {"", "0"}) {
+    TempDir d;
+    std::vector<std::string> env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
+    if (!user.empty()) env.push_back("OMPI_MCA_mpi_yield_when_idle=" + user);
+    const std::vector<std::string> command = {MPIEXEC, "-np", "2", "--oversubscribe", "--bind-to", "none",
+                                              MPI_WAITING_RANK_APP, std::to_string(n), std::to_string(reps)};
+    Ran r = counts(d.file("c.h5"), {"--geometry", kGeometry, "--ranks", "2", "--app-index", "6"}, command, env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    at[user] = read_counts(d.file("c.h5"));
+    ASSERT_EQ(at[user].size(), 2u);
+  }
+  const auto& yielding = at[""];
+  const auto& polling = at["0"];
+  for (const auto* run : {&yielding, &polling}) {
+    EXPECT_DOUBLE_EQ(run->at(0).fn_flops("triad"), 2.0 * n * reps);
+    EXPECT_DOUBLE_EQ(run->at(1).fn_flops("triad"), 0.0);
+  }
+  const auto ins = [](const CountRow& r) { return r.instructions; };
+  EXPECT_DOUBLE_EQ(yielding.at(0).sum("triad", ins), polling.at(0).sum("triad", ins));
+  const double computing = mpi_library_instructions(yielding.at(0));
+  const double waiting = mpi_library_instructions(yielding.at(1));
+  const double waiting_polling = mpi_library_instructions(polling.at(1));
+  ASSERT_GT(computing, 0);
+  // How much less a yielding rank polls depends on the machine's load (a
+  // yield on an idle core returns at once): at load 10 it polled 50-90x
+  // less; at load 2 its library instructions were still 4x rank 0's.
+  EXPECT_GT(waiting_polling, 3.0 * waiting)
+      << "rank 1 polled as much yielding as not: " << waiting << " instructions in the MPI library yielding, "
+      << waiting_polling << " polling (the user's OMPI_MCA_mpi_yield_when_idle=0), rank 0 " << computing;
 }
 #endif

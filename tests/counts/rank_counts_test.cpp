@@ -274,3 +274,20 @@ TEST(CountsRankCounts, MpiWindowSplitsTheRunAndNoMpiInitIsTheWholeRun) {
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_DOUBLE_EQ(rows.at("inside").instructions, 600);
 }
+
+// A rank started without mpirun (a 1-rank point) starts Open MPI's runtime
+// daemon in MPI_Init: it runs natively, not under the tool (it is not the app,
+// and under Valgrind its start-up delayed the app's MPI_Init).
+TEST(CountsCountingRun, OpenMpisRuntimeDaemonIsNotUnderTheTool) {
+  CountingSpec spec;
+  spec.command = {"/abs/app"};
+  spec.raw_dir = "/shared/raw";
+  ToolPaths tool{"/usr/bin/valgrind", "/opt/vg", "/usr/bin/env"};
+  const auto argv = instrumented_command(spec, tool);
+  const auto skip = std::find_if(argv.begin(), argv.end(),
+                                 [](const std::string& a) { return a.rfind("--trace-children-skip=", 0) == 0; });
+  ASSERT_NE(skip, argv.end());
+  EXPECT_NE(skip->find("*/orted"), std::string::npos) << *skip;
+  EXPECT_NE(skip->find("*/prted"), std::string::npos) << *skip;  // Open MPI 5
+  EXPECT_LT(skip - argv.begin(), std::find(argv.begin(), argv.end(), "/abs/app") - argv.begin());
+}
