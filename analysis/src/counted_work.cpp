@@ -9,12 +9,6 @@
 namespace rtrace::analysis {
 namespace {
 
-double nan_add(double a, double b) noexcept {
-  if (!available(a)) return b;
-  if (!available(b)) return a;
-  return a + b;
-}
-
 std::string width_name(int w) { return w == 0 ? std::string("scalar") : std::to_string(kWidthBits[w]) + "-bit"; }
 
 // "a", "a or b", "a, b or c".

@@ -18,12 +18,6 @@
 namespace rtrace::analysis {
 namespace {
 
-double nan_add(double a, double b) noexcept {
-  if (!available(a)) return b;
-  if (!available(b)) return a;
-  return a + b;
-}
-
 double median(std::vector<double> v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !available(x); }), v.end());
   if (v.empty()) return kNaN;

@@ -9,12 +9,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-double nan_add(double a, double b) noexcept {
-  if (!available(a)) return b;
-  if (!available(b)) return a;
-  return a + b;
-}
-
 }  // namespace
 
 std::string fmt(double v, int precision) {

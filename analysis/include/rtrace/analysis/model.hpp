@@ -18,6 +18,13 @@ namespace rtrace::analysis {
 
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 inline bool available(double v) noexcept { return std::isfinite(v); }
+// The sum of what is available: one side unavailable gives the other (a
+// count missing at one rank does not erase the others').
+inline double nan_add(double a, double b) noexcept {
+  if (!available(a)) return b;
+  if (!available(b)) return a;
+  return a + b;
+}
 
 // `v` with `precision` significant digits (%g), or "n/a" when unavailable: the
 // one number format of the report sentences.
