@@ -99,7 +99,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # unloaded (unattributable "<unknown module>" frames). Everything else runs
 # with leak checking on.
 exclude="${RTRACE_SANITIZE_EXCLUDE:-^(install_|store_interop_h5py|TracerRun\.SegfaultMarksTheRankIncomplete)}"
-mpi_tests="${RTRACE_SANITIZE_MPI_TESTS:-^(examples_mpi|LauncherCli|TracerRun|TracerMpiRun|TracerSampling|faults_|merge_|mps_daemon|ert_ranks|ert_wakeup|analysis_known_answers_|analysis_profile_)}"
+mpi_tests="${RTRACE_SANITIZE_MPI_TESTS:-^(examples_mpi|LauncherCli|TracerRun|TracerMpiRun|TracerSampling|faults_|merge_|mps_daemon|ert_ranks|ert_wakeup|ert_reference$|analysis_known_answers_|analysis_profile_|analysis_polling_mpi$)}"
 if [[ $mode == tsan ]]; then
   labels="unit"
   tests_regex="^tracer_"

@@ -23,6 +23,14 @@ const char* mpi_function_name(MpiFn f) noexcept {
   return (i >= 0 && i < static_cast<int>(MpiFn::Count)) ? kNames[i] : "MPI_?";
 }
 
+MpiStats::~MpiStats() {
+  for (Registered* r = tables_.exchange(nullptr); r;) {
+    Registered* next = r->next;
+    delete r;
+    r = next;
+  }
+}
+
 MpiThreadTable* MpiStats::attach() noexcept {
   try {
     std::lock_guard<std::mutex> lock(free_mutex_);

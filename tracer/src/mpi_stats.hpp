@@ -73,6 +73,14 @@ struct MpiOwnCost {
 
 class MpiStats {
  public:
+  MpiStats() = default;
+  MpiStats(const MpiStats&) = delete;
+  MpiStats& operator=(const MpiStats&) = delete;
+  // Frees the threads' tables. The tracer's rank state is never destroyed
+  // (threads may call MPI until the very end); an owner that is (a test)
+  // has joined its threads first.
+  ~MpiStats();
+
   // Books one call in the rank's shared slots (atomics): the calls of a
   // thread that got no table of its own, and tests.
   void add(MpiFn f, std::int64_t ns, std::int64_t sent, std::int64_t received) noexcept {
@@ -91,7 +99,8 @@ class MpiStats {
   }
   // A table for the calling thread: one a finished thread gave back (its
   // counts stay in it and are the rank's), else a new one; nullptr when out
-  // of memory. Tables are never freed: the snapshot may read them any time.
+  // of memory. Tables live as long as the stats: the snapshot may read them
+  // any time.
   MpiThreadTable* attach() noexcept;
   void release(MpiThreadTable* table) noexcept;  // its thread ended
 
