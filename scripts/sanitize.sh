@@ -47,13 +47,14 @@ fi
 log "building $build ($mode, $jobs jobs)"
 start=$(date +%s)
 targets=()
-# TSan: only the tracer's unit tests (its buffers, name table and rank state under threads).
+# TSan: only the tracer's unit tests (its buffers, name table, rank state and
+# per-thread MPI tables under threads).
 # Not tracer_sampler_test: its threads, once sampled, exit through libunwind's
 # per-thread trace-cache destructor, which locks a mutex after TSan has
 # finished the thread (SEGV in __tsan::MutexPreLock from
 # __nptl_deallocate_tsd): a TSan/uninstrumented-libunwind clash, not a race.
 # The sampler's tables are exercised under ASan and in the regular build.
-[[ $mode == tsan ]] && targets=(--target tracer_regions_test tracer_rank_state_test tracer_config_test)
+[[ $mode == tsan ]] && targets=(--target tracer_regions_test tracer_rank_state_test tracer_config_test tracer_mpi_thread_test)
 [[ -n "${RTRACE_SANITIZE_TARGETS:-}" ]] && targets=(--target ${RTRACE_SANITIZE_TARGETS})
 cmake --build "$build" -j "$jobs" "${targets[@]}" >"$build/sanitize-build.log" 2>&1 ||
   { tail -40 "$build/sanitize-build.log" >&2; exit 1; }
@@ -123,10 +124,10 @@ if [[ $mode == asan && -z "$tests_regex" ]]; then
   [[ $rc -eq 0 ]] && rc=$rc2
 elif [[ $mode == tsan ]]; then
   # gtest_discover_tests names the cases (TracerRegions.*), not the
-  # executables: run the three binaries themselves, and fail if one is missing.
+  # executables: run the binaries themselves, and fail if one is missing.
   rc=0
   : >"$build/sanitize-ctest.log"
-  for t in tracer_regions_test tracer_rank_state_test tracer_config_test; do
+  for t in tracer_regions_test tracer_rank_state_test tracer_config_test tracer_mpi_thread_test; do
     if [[ ! -x "$build/bin/$t" ]]; then
       echo "$t: not built" | tee -a "$build/sanitize-ctest.log"
       rc=1
