@@ -599,6 +599,16 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
     // Other processes' share of the CPU cores (the launcher's, from outside the app): what a CPU
     // kernel's ceilings share with them; a GPU kernel's ceilings are the GPU's.
     if (c.pop.pop.load_measured && k.kind != "gpu-kernel") ev.machine_load = c.pop.pop.taken_share;
+    // The counting pass's caches: each worker's room in each (a private cache
+    // whole, a shared one over the rank's threads on it).
+    if (is_counted_kind(k.kind) && c.counts.usable)
+      for (const auto& level : c.counts.levels) {
+        const std::string name = store::get_str(level.name);
+        const int i = name.size() >= 2 && name[0] == 'L' ? name[1] - '1' : -1;
+        if (i < 0 || i > 2 || level.size_bytes <= 0) continue;
+        ev.cache_per_worker[i] =
+            static_cast<double>(level.size_bytes) / (level.threads_sharing > 1 ? level.threads_sharing : 1);
+      }
     return ev;
   };
 

@@ -9,6 +9,12 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// A cache's size as its data sheets give it: "48 KiB", "1 MiB", "1.5 MiB".
+std::string cache_size_text(double bytes) {
+  if (bytes >= 1024.0 * 1024) return fmt(bytes / (1024.0 * 1024), 3) + " MiB";
+  return fmt(bytes / 1024.0, 3) + " KiB";
+}
+
 }  // namespace
 
 std::string fmt(double v, int precision) {
@@ -431,14 +437,26 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
       if (b1 == 0 || b2 == 0) return b1 == 0 ? 0.0 : kInf;
       return (f2 / b2) / (f1 / b1);
     };
+    // The cache above level i kept its room per worker (a private L1d or L2
+    // of a ranks or threads sweep, one worker a core): the traffic per FLOP
+    // rose for another reason (halo or ghost data, another access order).
+    auto room_kept = [&](int i) {
+      const double r1 = ev1.cache_per_worker[i - 1], r2 = ev2.cache_per_worker[i - 1];
+      return available(r1) && available(r2) && r1 > 0 && r2 >= r1;
+    };
     auto capacity_loss = [&](int i) {
       if (!available(ai_ratio[i]) || ai_ratio[i] >= 1 - th.ai_drop) return false;
+      if (room_kept(i)) return false;
       const double w = work_ai_ratio(i);
       return !(w >= 1 - th.ai_drop);  // unknown (NaN) or falling too
     };
-    int pick = -1, outside = -1;
+    int pick = -1, outside = -1, kept = -1;
     for (int i = 1; i < kLevelCount; ++i) {
       if (!available(ai_ratio[i]) || ai_ratio[i] >= 1 - th.ai_drop) continue;
+      if (room_kept(i)) {
+        if (kept < 0 || ai_ratio[i] < ai_ratio[kept]) kept = i;
+        continue;
+      }
       if (!capacity_loss(i)) {
         if (outside < 0 || ai_ratio[i] < ai_ratio[outside]) outside = i;
         continue;
@@ -463,6 +481,13 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
     if (available(ai_ratio[0]) && ai_ratio[0] < 1 - th.ai_drop)
       why << "; " << level_name(0) << " arithmetic intensity falls " << fmt(1 / ai_ratio[0])
           << "x (more loads and stores per FLOP: not a cache-capacity loss)";
+    if (kept >= 0) {
+      const std::string above = cache_above(kept, c1set, c2set);
+      why << "; " << level_name(kept) << " arithmetic intensity falls " << fmt(1 / ai_ratio[kept])
+          << "x, yet each worker has as much " << above << " as before ("
+          << cache_size_text(ev2.cache_per_worker[kept - 1]) << " of its own at both points): more " << level_name(kept)
+          << " traffic per FLOP (halo or ghost data, another access order), not a cache-capacity loss";
+    }
     if (outside >= 0)
       why << "; " << level_name(outside) << " arithmetic intensity falls " << fmt(1 / ai_ratio[outside])
           << "x, but not in the code that does the FLOPs (its " << level_name(outside) << " AI "

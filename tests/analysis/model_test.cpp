@@ -347,6 +347,53 @@ TEST(Model, AnL1IntensityFallAloneIsNotCacheCapacity) {
   EXPECT_EQ(d2.cache, "L1d");
 }
 
+// Issue 29 (LAMMPS at 1 -> 2 ranks): the L2 AI of PairLJCut::compute fell
+// 1.42x, and the step was "cache-capacity at L1d: the working set no longer
+// fits the L1d", though each rank had a 48 KiB L1d of its own at both points
+// and half the atoms at the second. A cache whose room per worker did not
+// shrink cannot have run out of it; one that the workers share (the L3 of a
+// threads sweep) can.
+TEST(Model, APrivateCacheThatKeptItsRoomPerWorkerIsNoCapacityLoss) {
+  KernelAtPoint a = kernel(1e9, 1e7, 0.01), b = kernel(1e9, 1e7, 0.01);
+  a.counts.bytes[0] = b.counts.bytes[0] = 1e9;
+  a.counts.bytes[1] = 1e8;
+  b.counts.bytes[1] = 1.42e8;
+  a.counts.bytes[2] = b.counts.bytes[2] = 5e7;
+  CeilingSet c1({bw("L1d", 1000), bw("L2", 500), bw("L3", 200), bw("DRAM", 10), peak("FP64 FMA", "fp64", "fma", 1000)});
+  CeilingSet c2({bw("L1d", 2000), bw("L2", 1000), bw("L3", 400), bw("DRAM", 20), peak("FP64 FMA", "fp64", "fma", 2000)});
+  auto with_caches = [&](double l1, double l2, double l3, double c1_, double c2_) {
+    StepEvidence ea, eb;
+    ea.cache_per_worker = {48 * 1024.0, l2, l3, kNaN};
+    eb.cache_per_worker = {l1, l2, l3 / 2, kNaN};
+    return classify_step(a, b, evaluate(a, c1), evaluate(b, c2), c1, c2, c1_, c2_, ea, eb, Thresholds{});
+  };
+  // Without the counting pass's caches (PMU counts): a capacity loss, as before.
+  StepDiagnosis unknown = step(a, b, c1, c2);
+  EXPECT_EQ(unknown.diagnosis, "cache-capacity") << unknown.explanation;
+  EXPECT_EQ(unknown.cache, "L1d");
+  // Each rank's L1d the same at both points: no capacity loss, and said why.
+  StepDiagnosis d = with_caches(48 * 1024.0, 1 << 20, 32 << 20, 1, 2);
+  EXPECT_NE(d.diagnosis, "cache-capacity") << d.explanation;
+  EXPECT_EQ(d.cache, "");
+  EXPECT_NE(d.explanation.find("L2 arithmetic intensity falls 1.42x, yet each worker has as much L1d as before (48 "
+                               "KiB of its own at both points): more L2 traffic per FLOP (halo or ghost data, "
+                               "another access order), not a cache-capacity loss"),
+            std::string::npos)
+      << d.explanation;
+  // Two threads on one L1d (SMT): half the room each, a capacity loss again.
+  StepDiagnosis smt = with_caches(24 * 1024.0, 1 << 20, 32 << 20, 1, 2);
+  EXPECT_EQ(smt.diagnosis, "cache-capacity") << smt.explanation;
+  // The L3 a threads sweep shares: DRAM AI falls with half the L3 per thread.
+  KernelAtPoint a3 = kernel(1e9, 1e8, 0.01), b3 = kernel(1e9, 2e8, 0.01);
+  StepEvidence e1, e2;
+  e1.cache_per_worker = {48 * 1024.0, 1 << 20, 32 << 20, kNaN};
+  e2.cache_per_worker = {48 * 1024.0, 1 << 20, 16 << 20, kNaN};
+  StepDiagnosis l3 = classify_step(a3, b3, evaluate(a3, cpu(10, 1000)), evaluate(b3, cpu(20, 2000)), cpu(10, 1000),
+                                   cpu(20, 2000), 1, 2, e1, e2, Thresholds{});
+  EXPECT_EQ(l3.diagnosis, "cache-capacity") << l3.explanation;
+  EXPECT_EQ(l3.cache, "L3");
+}
+
 // Issue 29: counted work that changes between the points of a strong-scaling
 // step (FFTW picking other plans: 1.14e9 -> 2.87e9 FLOPs) gets no verdict,
 // and its speedup is the time ratio the scaling chart shows (0.76), not the

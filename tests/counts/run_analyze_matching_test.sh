@@ -83,6 +83,10 @@ mpi-wait)
   # 9.6e7 FLOPs: each rank's own startup under MPI_Init (libc, the loader)
   # stays a few percent of the work's bytes.
   ARGS="1000000 6 8"
+  # The counting run lets waiting ranks yield (they then poll little, and
+  # less the quieter the machine); polling is forced here, as a user's
+  # OMPI_MCA_mpi_yield_when_idle=0 does, so that the wait is spun and counted.
+  export OMPI_MCA_mpi_yield_when_idle=0
   run wait --sweep ranks=1,2 --ert none --counts sim --quiet -o wait.h5 -- "$MPI_WAIT_APP" wait $ARGS
   run free --sweep ranks=2 --ert none --counts sim --quiet -o free.h5 -- "$MPI_WAIT_APP" free $ARGS
   grep -q "ran in the MPI library" wait.txt || fail "the MPI bucket is not reported: $(cat wait.txt)"
@@ -99,11 +103,10 @@ close(pw["flops"]["value"], pf["flops"]["value"], "FLOPs")
 for lv in ("L1", "L2", "L3", "DRAM"):
     close(pw["bytes"][lv]["value"], pf["bytes"][lv]["value"], lv + " bytes")
     close(pw["ai"][lv]["value"], pf["ai"][lv]["value"], lv + " AI")
-# The MPI bucket holds the waiting: more of the waiting run's instructions than of the free one's
-# (a waiting rank yields under the counting tool, so it polls less than it waits: 16% at load 2).
+# The MPI bucket holds the waiting: most of the waiting run's instructions, few of the free one's.
 rw = [c for c in w["counts"]["configurations"] if c["label"] == "ranks=2"][0]["runtime"]
 rf = [c for c in f["counts"]["configurations"] if c["label"] == "ranks=2"][0]["runtime"]
-assert rw["categories"].get("mpi", 0) > 0 and rw["instruction_share"] > 0.05, rw
+assert rw["categories"].get("mpi", 0) > 0 and rw["instruction_share"] > 0.3, rw
 assert rw["instructions"] > 2 * rf["instructions"], (rw, rf)
 assert rw["sentence"] and "ran in the MPI library" in rw["sentence"], rw
 # The verdict: never cache-capacity (the spin is no cache running out), never "registers".

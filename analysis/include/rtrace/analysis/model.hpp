@@ -256,6 +256,12 @@ struct StepEvidence {
   // the launcher from outside the app (PopPoint::taken_share); NaN unmeasured
   // and for GPU kernels (their ceilings are the GPU's, not the cores').
   double machine_load = kNaN;
+  // Bytes of each cache (by level: L1d, L2, L3) that one worker of the point
+  // has to itself in the counting pass's simulation: a private cache whole,
+  // a shared one over the workers sharing it (count_levels, run-file schema
+  // 1.7+); NaN where unknown (no counting pass: PMU, annotations, GPUs). A
+  // cache whose room per worker did not shrink cannot have run out of it.
+  std::array<double, kLevelCount> cache_per_worker{kNaN, kNaN, kNaN, kNaN};
 };
 
 // work-changed and code-differs are no roofline verdict: the two points did
