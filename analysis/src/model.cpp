@@ -525,9 +525,12 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
   // other: name the likeliest cause from the evidence.
   d.diagnosis = "other";
   if (counts) {
-    why << "; arithmetic intensity flat";
+    // Named by its level (the bound's): another level's fall may have been
+    // said above. A compute bound has no intensity factor to be flat.
+    const bool level_basis = !d.factors.basis.empty() && d.factors.basis != "compute";
+    if (level_basis) why << "; " << d.factors.basis_ceiling << " arithmetic intensity flat";
     if (available(e1.efficiency) && available(e2.efficiency))
-      why << ", efficiency " << fmt(e1.efficiency, 2) << " -> " << fmt(e2.efficiency, 2);
+      why << (level_basis ? ", " : "; ") << "efficiency " << fmt(e1.efficiency, 2) << " -> " << fmt(e2.efficiency, 2);
   } else {
     why << " (no operation counts: time scaling only)";
   }

@@ -380,6 +380,9 @@ TEST(Model, APrivateCacheThatKeptItsRoomPerWorkerIsNoCapacityLoss) {
                                "another access order), not a cache-capacity loss"),
             std::string::npos)
       << d.explanation;
+  // No sentence says "arithmetic intensity flat" after one said it falls
+  // (a level's flat intensity is said with the level's name).
+  EXPECT_EQ(d.explanation.find("; arithmetic intensity flat"), std::string::npos) << d.explanation;
   // Two threads on one L1d (SMT): half the room each, a capacity loss again.
   StepDiagnosis smt = with_caches(24 * 1024.0, 1 << 20, 32 << 20, 1, 2);
   EXPECT_EQ(smt.diagnosis, "cache-capacity") << smt.explanation;
