@@ -1,5 +1,7 @@
 #include "rtrace/counts/dispatch.hpp"
 
+#include "split_fields.hpp"
+
 #include "rtrace/store/file.hpp"
 #include "rtrace/store/run_file.hpp"
 
@@ -56,17 +58,6 @@ bool env_has(const std::vector<std::string>& env, const std::string& name) {
 void append(std::string& to, const std::string& what) {
   if (what.empty()) return;
   to += (to.empty() ? "" : "; ") + what;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  for (;;) {
-    const auto at = s.find(sep, start);
-    out.push_back(s.substr(start, at == std::string::npos ? std::string::npos : at - start));
-    if (at == std::string::npos) return out;
-    start = at + 1;
-  }
 }
 
 // FFTW_MEASURE (the default) times candidate plans: under the tool others win.
@@ -209,7 +200,7 @@ Steering plan_steering(const ByRank& timed, const std::vector<std::string>& env)
   // glibc: turn off under Valgrind what the timed run did not have active.
   if (const auto* hw = find(rows, "glibc", "hwcaps")) {
     std::set<std::string> active;
-    for (const auto& f : split(store::get_str(hw->choice), ','))
+    for (const auto& f : split_fields(store::get_str(hw->choice), ','))
       if (!f.empty()) active.insert(f);
     std::string off;
     for (const char* f : kSteerableGlibcFeatures)
@@ -219,7 +210,7 @@ Steering plan_steering(const ByRank& timed, const std::vector<std::string>& env)
       std::string value;
       if (tunables.find("glibc.cpu.hwcaps=") != std::string::npos) {
         // Append to the user's own hwcaps list (tunables are ':'-separated).
-        std::vector<std::string> parts = split(tunables, ':');
+        std::vector<std::string> parts = split_fields(tunables, ':');
         for (auto& p : parts)
           if (p.rfind("glibc.cpu.hwcaps=", 0) == 0) p += "," + off;
         for (std::size_t i = 0; i < parts.size(); ++i) value += (i ? ":" : "") + parts[i];

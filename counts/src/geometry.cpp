@@ -1,5 +1,7 @@
 #include "rtrace/counts/geometry.hpp"
 
+#include "split_fields.hpp"
+
 #include <hwloc.h>
 
 #include <algorithm>
@@ -83,24 +85,13 @@ int parse_int(const std::string& s, const std::string& context, const char* what
   return static_cast<int>(v);
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  for (;;) {
-    const auto at = s.find(sep, start);
-    out.push_back(s.substr(start, at == std::string::npos ? std::string::npos : at - start));
-    if (at == std::string::npos) return out;
-    start = at + 1;
-  }
-}
-
 }  // namespace
 
 std::vector<CacheLevel> parse_geometry(const std::string& spec) {
   std::vector<CacheLevel> levels(3);
   bool seen[3] = {false, false, false};
   bool present[3] = {false, false, false};
-  for (const std::string& item : split(spec, ';')) {
+  for (const std::string& item : split_fields(spec, ';')) {
     if (item.empty()) continue;
     const std::string context = "--geometry `" + item + "`";
     const auto eq = item.find('=');
@@ -116,7 +107,7 @@ std::vector<CacheLevel> parse_geometry(const std::string& spec) {
       if (index == 0) throw GeometryError(context + ": the L1 cannot be left out");
       continue;
     }
-    const auto parts = split(value, ',');
+    const auto parts = split_fields(value, ',');
     if (parts.size() < 3 || parts.size() > 4) throw GeometryError(context + ": expected SIZE,ASSOC,LINE[,SHARED_BY]");
     CacheLevel& l = levels[index];
     l.name = index == 0 ? "L1d" : key;
