@@ -298,7 +298,16 @@ if [ "$MODE" = load ]; then
   check lock.json '"machine-load" in causes()' "threads on a lock under load: machine-load"
   app_cause_under_load lock.json '"lock-wait" in causes()' "threads on a lock under load"
   sweep stream.h5 threads=1,2 "$OMP_APP" stream 0.5
-  check stream.json '"machine-load" in causes()' "bandwidth-bound threads under load: machine-load"
+  # Whether the stream app loses anything at 2 threads depends on the build: a
+  # sanitizer's allocator work makes it compute-bound, and two threads on two
+  # equally loaded CPUs then scale ideally, a step with no loss and so no causes.
+  # Where the step is a loss, machine-load must be among its causes; where it is
+  # not, the load must still be measured at both points (the report's warning).
+  check stream.json 'all((p["pop"]["machine_load"]["taken_share"] or 0) >= d["thresholds"]["load_share"] for p in s["points"])' \
+    "bandwidth-bound threads under load: the competing process is measured at every point"
+  check stream.json 's["steps"][0]["diagnosis"] not in ("loss", "offsetting") or "machine-load" in causes()' \
+    "bandwidth-bound threads under load: machine-load"
+  load_consistent stream.json
   app_cause_under_load stream.json 'not set(causes()) & {"serial-fraction", "threads-unused", "lock-wait"}' \
     "bandwidth-bound threads under load: no serial, unused or locked threads"
   finish
