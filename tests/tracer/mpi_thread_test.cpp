@@ -6,6 +6,7 @@
 #include "mpi_thread.hpp"
 
 #include <cstdint>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -68,7 +69,7 @@ class MpiThreadTableTest : public ::testing::Test {
     ++g_voluntary;
   }
   double seconds(MpiFn fn) const { return static_cast<double>(table.counts(fn).time_ns.get()) * 1e-9; }
-  std::int64_t calls(MpiFn fn) const { return table.counts(fn).calls.get(); }
+  std::int64_t calls(MpiFn fn) const { return table.calls(fn); }
 
   MpiThreadTable table;
 };
@@ -151,6 +152,60 @@ TEST_F(MpiThreadTableTest, AWorkingLoopKeepsTheFastPathAWaitingLoopIsWatchedForI
   EXPECT_LT(fast, MpiThreadTable::kLoopEndPolls + 100);
   EXPECT_EQ(calls(MpiFn::Test), 40'000);
   EXPECT_NEAR(seconds(MpiFn::Test), 20'000 * 150e-9 + wait_s, 0.02 * wait_s);
+}
+
+// What the fast path costs an app that updates memory between its polls is
+// the stores it queues (tracer/src/mpi_thread.hpp count_poll): one word of
+// the table changes per fast poll, never a count, a countdown and the loop's
+// length each.
+TEST_F(MpiThreadTableTest, AFastPollWritesOneWordOfTheTable) {
+  polls(100);  // a run is open: the next polls take the fast path
+  ASSERT_TRUE(table.run_open());
+  static_assert(sizeof(MpiThreadTable) % sizeof(std::uint32_t) == 0);
+  constexpr std::size_t kWords = sizeof(MpiThreadTable) / sizeof(std::uint32_t);
+  std::vector<std::uint32_t> before(kWords), after(kWords);
+  int fast = 0;
+  for (int i = 0; i < 50; ++i) {
+    std::memcpy(before.data(), static_cast<const void*>(&table), sizeof table);
+    if (!table.count_poll(MpiFn::Test)) {
+      call(MpiFn::Test, 95);
+      continue;
+    }
+    ++fast;
+    std::memcpy(after.data(), static_cast<const void*>(&table), sizeof table);
+    int changed = 0;
+    for (std::size_t w = 0; w < kWords; ++w) changed += before[w] != after[w];
+    EXPECT_EQ(changed, 1) << "fast poll " << i;
+  }
+  EXPECT_GT(fast, 40);
+  EXPECT_EQ(calls(MpiFn::Test), 150);  // the unsettled fast polls included
+  table.close_run(g_wall);
+  EXPECT_EQ(table.counts(MpiFn::Test).calls.get(), 150);  // settled
+}
+
+// A loop that alternates two poll functions (a Test of its receive and an
+// Iprobe for anything else) stays on the fast path with both, counts exact.
+TEST_F(MpiThreadTableTest, AlternatingPollFunctionsBothStayOnTheFastPath) {
+  const std::int64_t t0 = g_wall;
+  int fast = 0, n = 0;
+  for (int i = 0; i < 20'000; ++i) {
+    const MpiFn fn = i % 2 ? MpiFn::Iprobe : MpiFn::Test;
+    ++n;
+    if (table.count_poll(fn)) {
+      ++fast;
+      run(100);
+    } else {
+      call(fn, 95);
+    }
+    if (i % 1000 == 999) call(MpiFn::Irecv, 400);  // a loop that works, not a wait
+  }
+  call(MpiFn::Test, 95, /*done=*/true);
+  const double loop_s = static_cast<double>(g_wall - t0) * 1e-9;
+  table.close_run(g_wall);
+  EXPECT_GT(fast, 19'000);
+  EXPECT_EQ(calls(MpiFn::Test) + calls(MpiFn::Iprobe), n + 1);
+  EXPECT_EQ(calls(MpiFn::Test), 10'001);
+  EXPECT_NEAR(seconds(MpiFn::Test) + seconds(MpiFn::Iprobe) + seconds(MpiFn::Irecv), loop_s, 0.01 * loop_s);
 }
 
 TEST_F(MpiThreadTableTest, PollsBetweenComputeChunksAreTimedOneByOne) {

@@ -138,11 +138,11 @@ int missing_pmpi(const char* name) noexcept;
 //
 // Inside a polling run a poll is only counted and the wrapper ends in a jump
 // to PMPI_* (MpiThreadTable::count_poll): no stack frame, no register saved,
-// two stores. An app that updates memory between its polls (HPCC's
+// one store. An app that updates memory between its polls (HPCC's
 // RandomAccess: a random store and a test, 4e8 times) keeps fewer of its
 // cache misses in flight the more stores each iteration queues: with a frame
 // and the completion check after the call the tracer cost that loop 16 ns an
-// iteration, with the jump 2 ns. Every other case (the first call, no run,
+// iteration, with the jump and three stores 12 ns, with one store 1-2 ns. Every other case (the first call, no run,
 // the end of an interval, a loop long enough that its completion closes the
 // interval) takes the full path, a function of its own in the same section.
 #define RTRACE_C_POLL(name, PARAMS, ARGS, DONE)                                                    \

@@ -71,7 +71,7 @@ std::vector<store::MpiRow> MpiStats::rows(NameTable& names) const {
     std::int64_t run_calls = 0, estimated = 0;
     for (const Registered* r = tables_.load(); r; r = r->next) {
       const MpiFnCounts& c = r->table.counts(static_cast<MpiFn>(i));
-      calls += c.calls.get();
+      calls += r->table.calls(static_cast<MpiFn>(i));
       time_ns += c.time_ns.get();
       sent += c.sent.get();
       received += c.received.get();
@@ -115,7 +115,7 @@ MpiOwnCost MpiStats::own_cost(const WrapperCosts& costs) const noexcept {
     c.work_intervals += r->table.work_intervals();
     for (int i = 0; i < static_cast<int>(MpiFn::Count); ++i) {
       const MpiFnCounts& f = r->table.counts(static_cast<MpiFn>(i));
-      calls += f.calls.get();
+      calls += r->table.calls(static_cast<MpiFn>(i));
       if (!is_poll(static_cast<MpiFn>(i))) estimated_non_poll += f.estimated_calls.get();
     }
   }

@@ -115,7 +115,35 @@ void MpiThreadTable::end_poll(int i, std::int64_t start_ns, std::int64_t end_ns)
   }
   fn_[i].time_ns.add(ns);
   last_poll_end_ns_ = end_ns;
-  if (short_gaps_ >= kRunAfter && !frozen_) open_run(end_ns);
+  if (short_gaps_ >= kRunAfter && !frozen_) {
+    open_run(end_ns);
+    grant(static_cast<MpiFn>(i));
+  }
+}
+
+void MpiThreadTable::settle() noexcept {
+  any_allowance_ = false;
+  int spent = 0;
+  for (int p = 0; p < kPollFnCount; ++p) {
+    const int left = allowance_[p].load(std::memory_order_relaxed);
+    const int n = granted_[p].load(std::memory_order_relaxed) - left;
+    if (left > 0) any_allowance_ = true;
+    if (n <= 0) continue;
+    fn_[static_cast<int>(kPollFns[p])].calls.add(n);
+    granted_[p].store(left, std::memory_order_relaxed);
+    spent += n;
+  }
+  countdown_ -= spent;
+  polls_since_done_ += spent;
+}
+
+void MpiThreadTable::revoke() noexcept {
+  if (any_allowance_) settle();
+  for (int p = 0; p < kPollFnCount; ++p) {
+    allowance_[p].store(0, std::memory_order_relaxed);
+    granted_[p].store(0, std::memory_order_relaxed);
+  }
+  any_allowance_ = false;
 }
 
 void MpiThreadTable::open_run(std::int64_t now_ns) noexcept {
@@ -179,6 +207,7 @@ void MpiThreadTable::end_loop() noexcept {
   gap_start_ns_ = now;
   interval_ = kFirstInterval;
   countdown_ = 1;
+  revoke();  // the next poll, of any function, opens the next loop's interval
 }
 
 bool MpiThreadTable::close_interval(std::int64_t now_ns) noexcept {
@@ -245,6 +274,7 @@ bool MpiThreadTable::close_interval(std::int64_t now_ns) noexcept {
     }
   }
   if (!keep) {
+    revoke();
     run_open_ = false;
     pending_start_ = false;
     stamp_valid_ = false;
@@ -255,6 +285,7 @@ bool MpiThreadTable::close_interval(std::int64_t now_ns) noexcept {
 }
 
 void MpiThreadTable::close_run(std::int64_t now_ns) noexcept {
+  revoke();
   if (run_open_ && !pending_start_) close_interval(now_ns);
   run_open_ = false;
   pending_start_ = false;
@@ -265,12 +296,18 @@ void MpiThreadTable::close_run(std::int64_t now_ns) noexcept {
 }
 
 void MpiThreadTable::freeze(bool run_open) noexcept {
+  revoke();
   frozen_ = true;
   run_open_ = run_open;
   countdown_ = 1 << 30;
 }
 
 void MpiThreadTable::reset() noexcept {
+  for (int p = 0; p < kPollFnCount; ++p) {
+    allowance_[p].store(0, std::memory_order_relaxed);
+    granted_[p].store(0, std::memory_order_relaxed);
+  }
+  any_allowance_ = false;
   run_open_ = frozen_ = stamp_valid_ = pending_start_ = false;
   countdown_ = interval_ = short_gaps_ = polls_since_done_ = 0;
   gap_start_ns_ = 0;
