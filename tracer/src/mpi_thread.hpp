@@ -80,12 +80,17 @@ class MpiThreadTable {
   static constexpr int kFirstInterval = 16;                // polls in a run's first interval (doubling from there)
   static constexpr int kMaxInterval = 256;
   // A loop of this many polls without a completion seen or another MPI call
-  // is a wait: from there on each poll takes the full path, where the poll
-  // that completes it closes the run's interval (the app's work after it is
-  // in no interval). The C wrappers' fast path cannot see the flag a poll
-  // returns; HPCC's RandomAccess (a random table update and a test an
-  // iteration, an MPI_Irecv or MPI_Isend every thousand or so) stays on it.
+  // is a wait: from there on one poll in kWaitWatchEvery takes the full
+  // path, where a poll that completes it closes the run's interval (the
+  // app's work after it is in no interval). The C wrappers' fast path cannot
+  // see the flag a poll returns; a completion it hides leaves the interval
+  // open over the app's work after the wait, which the interval's close
+  // finds (longer than its polls take, the thread's CPU time used) and books
+  // at the run's mean cycle. Every poll on the full path cost HPCC's
+  // RandomAccess at 1 rank (MPI_Testany on a receive that never completes,
+  // a table update between: 3.4e7 polls) 1.6x its plain time.
   static constexpr int kLoopEndPolls = 4096;
+  static constexpr int kWaitWatchEvery = 16;
   static constexpr double kIntervalFactor = 2;
   static constexpr std::int64_t kIntervalSlackNs = 50'000;  // interrupts, a page fault
   // A sampler signal costs the thread CPU time beyond the handler's own
@@ -214,7 +219,8 @@ class MpiThreadTable {
   // the booking uses the polls counted.
   __attribute__((always_inline)) void grant(MpiFn fn) noexcept {
     if (!run_open_ || frozen_ || pending_start_) return;
-    const int n = std::min(countdown_ - 1, kLoopEndPolls - polls_since_done_);
+    const int loop_left = kLoopEndPolls - polls_since_done_;
+    const int n = std::min(countdown_ - 1, loop_left > 0 ? loop_left : kWaitWatchEvery - 1);
     if (n <= 0) return;
     const int p = poll_index(fn);
     allowance_[p].store(n, std::memory_order_relaxed);
