@@ -90,10 +90,10 @@ class Timed {
       --t_hot.internal;
       if (timed_) {
         table_->end_timed(fn_, start_, monotonic_ns(), sent, received);
-      } else {
-        if (sent | received) table_->add_bytes(fn_, sent, received);
-        if (done_) table_->poll_completed();
+      } else if (sent | received) {
+        table_->add_bytes(fn_, sent, received);
       }
+      if (done_) table_->poll_completed();  // a checkpoint's timed poll may end the loop
     } else if (shared_) {
       --t_hot.internal;
       state()->mpi().add(fn_, monotonic_ns() - start_, sent, received);

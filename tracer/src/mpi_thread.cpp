@@ -101,16 +101,25 @@ void MpiThreadTable::end_timed(MpiFn fn, std::int64_t start_ns, std::int64_t end
 
 void MpiThreadTable::end_poll(int i, std::int64_t start_ns, std::int64_t end_ns) noexcept {
   std::int64_t ns = std::max<std::int64_t>(0, end_ns - start_ns);
+  if (run_open_) {
+    // The poll an interval's checkpoint timed: its own time only; the
+    // interval books the time.
+    const double own = static_cast<double>(std::max<std::int64_t>(0, ns - clock_cost_ns_));
+    mean_call_ns_ += (own - mean_call_ns_) / 8;
+    last_poll_end_ns_ = end_ns;
+    return;
+  }
   const std::int64_t gap = start_ns - last_poll_end_ns_;
   // A gap this short between two polls is the polling loop's own branch back
   // (no work fits in it): it is booked to the poll, so a loop
   // `while (!flag) MPI_Iprobe(...)` is MPI time as a whole.
   if (last_poll_end_ns_ > 0 && gap >= 0 && gap < kPollLoopGapNs) {
+    call_sum_ns_ += ns;
     ns += gap;
     cycle_sum_ns_ += ns;
     ++short_gaps_;
   } else {
-    cycle_sum_ns_ = 0;
+    cycle_sum_ns_ = call_sum_ns_ = 0;
     short_gaps_ = 0;
   }
   fn_[i].time_ns.add(ns);
@@ -151,6 +160,18 @@ void MpiThreadTable::open_run(std::int64_t now_ns) noexcept {
   polls_since_done_ = 0;
   run_open_ = true;
   mean_cycle_ns_ = short_gaps_ > 0 ? static_cast<double>(cycle_sum_ns_) / short_gaps_ : 0;
+  if (clock_cost_ns_ < 0) {
+    // What a clock read adds to a timed call: the least of a few back-to-back reads.
+    std::int64_t best = -1;
+    for (int k = 0; k < 8; ++k) {
+      const std::int64_t a = g_wall(), b = g_wall();
+      if (best < 0 || b - a < best) best = std::max<std::int64_t>(0, b - a);
+    }
+    clock_cost_ns_ = best;
+  }
+  mean_call_ns_ = short_gaps_ > 0 ? std::max(0.0, static_cast<double>(call_sum_ns_) / short_gaps_ -
+                                                       static_cast<double>(clock_cost_ns_))
+                                  : 0;
   interval_ = kFirstInterval;
   stamp_valid_ = false;
   start_interval(now_ns);
@@ -210,6 +231,13 @@ void MpiThreadTable::end_loop() noexcept {
   revoke();  // the next poll, of any function, opens the next loop's interval
 }
 
+double MpiThreadTable::mpi_share(double cycle_ns) const noexcept {
+  if (!(mean_call_ns_ > 0) || !(cycle_ns > 0)) return 1;
+  const double gap = cycle_ns - mean_call_ns_;
+  if (gap <= kLoopBranchNs || gap <= kInterleavedGapShare * cycle_ns) return 1;
+  return std::min(1.0, (mean_call_ns_ + kLoopBranchNs) / cycle_ns);
+}
+
 bool MpiThreadTable::close_interval(std::int64_t now_ns) noexcept {
   intervals_.add(1);
   std::int64_t delta[kPollFnCount];
@@ -257,6 +285,11 @@ bool MpiThreadTable::close_interval(std::int64_t now_ns) noexcept {
       keep = false;
     }
   }
+  // The polls' own share where the loop works between them: a property of
+  // the loop (its mean cycle), so a preempted interval keeps it too.
+  const double share = mpi_share(mean_cycle_ns_);
+  const std::int64_t mpi_ns = as_run ? static_cast<std::int64_t>(static_cast<double>(polls_ns) * share) : 0;
+  const double estimated_ns = mean_cycle_ns_ * share;
   std::int64_t booked = 0, left = n;
   for (int p = 0; p < kPollFnCount; ++p) {
     if (delta[p] <= 0) continue;
@@ -264,12 +297,12 @@ bool MpiThreadTable::close_interval(std::int64_t now_ns) noexcept {
     if (as_run) {
       // The interval's time, shared by the polls made in it.
       left -= delta[p];
-      const std::int64_t share = left == 0 ? polls_ns - booked : polls_ns * delta[p] / n;
+      const std::int64_t share = left == 0 ? mpi_ns - booked : mpi_ns * delta[p] / n;
       booked += share;
       c.time_ns.add(share);
       c.run_calls.add(delta[p]);
     } else {
-      c.time_ns.add(static_cast<std::int64_t>(static_cast<double>(delta[p]) * mean_cycle_ns_));
+      c.time_ns.add(static_cast<std::int64_t>(static_cast<double>(delta[p]) * estimated_ns));
       c.estimated_calls.add(delta[p]);
     }
   }
@@ -311,7 +344,8 @@ void MpiThreadTable::reset() noexcept {
   run_open_ = frozen_ = stamp_valid_ = pending_start_ = false;
   countdown_ = interval_ = short_gaps_ = polls_since_done_ = 0;
   gap_start_ns_ = 0;
-  last_poll_end_ns_ = cycle_sum_ns_ = interval_start_ns_ = excluded_ns_ = handler_base_ns_ = 0;
+  last_poll_end_ns_ = cycle_sum_ns_ = call_sum_ns_ = interval_start_ns_ = excluded_ns_ = handler_base_ns_ = 0;
+  mean_call_ns_ = 0;
   stamp_wall_ns_ = stamp_cpu_ns_ = stamp_voluntary_ = since_stamp_ns_ = 0;
   mean_cycle_ns_ = 0;
   for (auto& r : rate_) r = Rate{};
