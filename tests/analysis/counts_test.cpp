@@ -314,10 +314,13 @@ TEST(Counts, TopFunctionsByCountedInstructionsAHandfulAtMost) {
   p.ceilings = roof;
   store::RankRecords rr = synth::rank(0, 1.0);
   synth::counts_info(rr, kSim);
-  // f0..f7: instruction shares 30, 20, 15, 10, 8, 6, 3 (below 5%), 8 (no FLOPs: no roofline).
-  const double share[] = {0.30, 0.20, 0.15, 0.10, 0.08, 0.06, 0.03, 0.08};
-  for (int i = 0; i < 8; ++i)
-    synth::count_row(rr, 0, "f" + std::to_string(i) + "(int)", i == 7 ? 0 : 1e6, 1e6, 0, 0, 0, share[i] * 1e9);
+  // f0..f10: instruction shares 20, 15, 12, 10, 8, 7, 6, 5.5, 5.2 (the ninth
+  // over 5%: past the cap of 8), 3 (below 5%), 8 (no FLOPs: no roofline).
+  // QE's ZGEMM kernel was the seventh function over 5% of Si8, behind FFTW
+  // codelets and pw.x's loops: a cap of 5 left it without a rate.
+  const double share[] = {0.20, 0.15, 0.12, 0.10, 0.08, 0.07, 0.06, 0.055, 0.052, 0.03, 0.08};
+  for (int i = 0; i < 11; ++i)
+    synth::count_row(rr, 0, "f" + std::to_string(i) + "(int)", i == 10 ? 0 : 1e6, 1e6, 0, 0, 0, share[i] * 1e9);
   p.ranks.push_back(rr);
   const std::string path = temp_path("top");
   synth::write_run(path, {{"threads", "1"}}, {p});
@@ -326,7 +329,7 @@ TEST(Counts, TopFunctionsByCountedInstructionsAHandfulAtMost) {
   std::vector<std::string> names;
   for (const auto& k : run.configs[0].kernels)
     if (k.kind == "function") names.push_back(k.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"f0", "f1", "f2", "f3", "f4"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"f0", "f1", "f2", "f3", "f4", "f5", "f6", "f7"}));
 }
 
 TEST(Counts, DeclaredRegionsWinAndDisagreementsAboveTenPercentAreSaid) {

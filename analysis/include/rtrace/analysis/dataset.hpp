@@ -190,7 +190,7 @@ RunData load_run(const std::string& path);
 // counted instructions (of its FLOPs when instructions were not counted) or
 // take that share of its time (sampled) at some configuration, at most
 // `max_functions`, the largest share first. The others leave `kernels`.
-void select_counted_functions(std::vector<Configuration>& configs, int max_functions = 5, double min_share = 0.05);
+void select_counted_functions(std::vector<Configuration>& configs, int max_functions = 8, double min_share = 0.05);
 
 // `source_file`: the file the rows came from (the point's ceilings_source).
 CeilingSet to_ceiling_set(const std::vector<store::CeilingRow>& rows, const std::string& source_file = "");
