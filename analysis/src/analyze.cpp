@@ -603,10 +603,10 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
     // whole, a shared one over the rank's threads on it).
     if (is_counted_kind(k.kind) && c.counts.usable)
       for (const auto& level : c.counts.levels) {
-        const std::string name = store::get_str(level.name);
-        const int i = name.size() >= 2 && name[0] == 'L' ? name[1] - '1' : -1;
-        if (i < 0 || i > 2 || level.size_bytes <= 0) continue;
-        ev.cache_per_worker[i] =
+        MemLevel l;
+        if (!level_from_ceiling_name(store::get_str(level.name), l) || l == MemLevel::DRAM || level.size_bytes <= 0)
+          continue;
+        ev.cache_per_worker[static_cast<int>(l)] =
             static_cast<double>(level.size_bytes) / (level.threads_sharing > 1 ? level.threads_sharing : 1);
       }
     return ev;
