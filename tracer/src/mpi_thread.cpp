@@ -148,6 +148,10 @@ void MpiThreadTable::settle() noexcept {
 
 void MpiThreadTable::revoke() noexcept {
   if (any_allowance_) settle();
+  clear_allowances();
+}
+
+void MpiThreadTable::clear_allowances() noexcept {
   for (int p = 0; p < kPollFnCount; ++p) {
     allowance_[p].store(0, std::memory_order_relaxed);
     granted_[p].store(0, std::memory_order_relaxed);
@@ -336,11 +340,7 @@ void MpiThreadTable::freeze(bool run_open) noexcept {
 }
 
 void MpiThreadTable::reset() noexcept {
-  for (int p = 0; p < kPollFnCount; ++p) {
-    allowance_[p].store(0, std::memory_order_relaxed);
-    granted_[p].store(0, std::memory_order_relaxed);
-  }
-  any_allowance_ = false;
+  clear_allowances();  // nothing settled: the counts go back to zero too
   run_open_ = frozen_ = stamp_valid_ = pending_start_ = false;
   countdown_ = interval_ = short_gaps_ = polls_since_done_ = 0;
   gap_start_ns_ = 0;

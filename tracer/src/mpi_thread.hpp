@@ -245,6 +245,7 @@ class MpiThreadTable {
   // Settles and takes every allowance back: the next poll of any function
   // enters the table (an interval ends, the loop ended, the run closed).
   void revoke() noexcept;
+  void clear_allowances() noexcept;  // every allowance and grant to zero, unsettled
   void end_loop() noexcept;
   void estimated(int i) noexcept;
   void end_poll(int i, std::int64_t start_ns, std::int64_t end_ns) noexcept;
