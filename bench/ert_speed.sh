@@ -10,7 +10,8 @@
 #      one-worker reference, checks and re-measurements). Targets: quick <= 3 s
 #      (the first after idle too), full <= 10 s, at the median;
 #   2. before and after every ERT run, LIKWID's likwid-bench on the same N
-#      threads (the best of LIKWID_TRIES (3) runs of LIKWID_S (0.2) s per SIMD
+#      threads (the best of LIKWID_TRIES (3) runs of about LIKWID_S (0.2) s
+#      (iterations calibrated here, see likwid_iterations) per SIMD
 #      width, before or after: a shared VM drifts, and LIKWID reports a run's
 #      mean where ERT keeps its best repeat): FP64/FP32 FMA
 #      against `peakflops[_sp]_<width>_fma` (L1-resident), each bandwidth level
@@ -91,8 +92,37 @@ case "$flags" in
   *hypervisor*) dram_ws=$((5 * l3 * threads)) ;;
   *) dram_ws=$((5 * l3)) ;;
 esac
+# likwid-bench's own `-s SECONDS` is not used: on this project's VM (likwid
+# 5.2.2) it ran 20 iterations whatever the size, 0.6 us for an L1 set, so
+# its start-up and the threads' barrier were timed, not the kernel (L1d
+# 180-450 GB/s where 1e5 iterations move 930-1000). The iterations are
+# calibrated here instead: grown 8x until a run takes LIKWID_S/16, then
+# scaled to LIKWID_S, once per kernel and working set.
+likwid_run() {  # likwid_run KERNEL KIB ITERATIONS: likwid-bench's output
+  likwid-bench -i "$3" -t "$1" -W "N:${2}kB:$threads" 2>&1
+}
+likwid_seconds() {  # likwid_seconds OUTPUT: the run's Time, 0 when missing
+  echo "$1" | awk '/^Time:/ {t = $2} END {print t + 0}'
+}
+likwid_iterations() {  # likwid_iterations KERNEL KIB: iterations for a run of about LIKWID_S; 0 when likwid-bench fails
+  cached="$work/iterations.$1.$2"
+  [ -r "$cached" ] && { cat "$cached"; return; }
+  n=$((threads * 8))
+  while :; do
+    out=$(likwid_run "$1" "$2" "$n") || { echo "$out" >&2; echo 0; return; }
+    t=$(likwid_seconds "$out")
+    awk -v t="$t" -v s="$likwid_s" 'BEGIN {exit !(t >= s / 16)}' && break
+    [ "$n" -lt 1000000000 ] || { echo "likwid-bench $1 ${2}kB: $n iterations took ${t} s" >&2; echo 0; return; }
+    n=$((n * 8))
+  done
+  n=$(awk -v n="$n" -v t="$t" -v s="$likwid_s" -v m="$threads" 'BEGIN {k = int(n * s / t / m) + 1; print k * m}')
+  echo "$n" >"$cached"
+  echo "$n"
+}
 likwid() {  # likwid KERNEL KIB: GFLOP/s (peakflops*) or GB/s (update*) on N threads
-  out=$(likwid-bench -s "$likwid_s" -t "$1" -W "N:${2}kB:$threads" 2>&1) || { echo "$out" >&2; echo nan; return; }
+  n=$(likwid_iterations "$1" "$2")
+  [ "$n" -gt 0 ] || { echo nan; return; }
+  out=$(likwid_run "$1" "$2" "$n") || { echo "$out" >&2; echo nan; return; }
   case "$1" in
     peakflops*) echo "$out" | awk '/^MFlops\/s:/ {print $2 / 1000}' ;;
     *) echo "$out" | awk '/^MByte\/s:/ {print $2 / 1000}' ;;
