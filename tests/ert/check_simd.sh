@@ -47,4 +47,13 @@ fi
 if [ "$has_fma" = 1 ]; then
   [ "$fma_pd" -gt 0 ] && [ "$fma_ps" -gt 0 ] || { echo "FAIL: the fma kernels do not use vector FMA on $reg"; exit 1; }
 fi
+# The bandwidth kernel (FP64, F = 1) must be unrolled: one vector per loop
+# step ran 680-1000 GB/s in L1 on the Zen 5 VM of issue 32, lowest at 10-16
+# KiB per worker, where unrolled 8x it runs 1020-1090 at every size (LIKWID's
+# update_avx512: 930-1070).
+bw_adds=$("$objdump" -d -C --no-show-raw-insn "$fma_obj" |
+  awk '/ert_kernel_erased<double, 1>\(.*>:$/ {on = 1; next} on && /^$/ {on = 0} on' |
+  grep -cE "vaddpd .*%$reg" || true)
+echo "bandwidth kernel (FP64, F = 1): $bw_adds packed-double adds on $reg"
+[ "$bw_adds" -ge 4 ] || { echo "FAIL: the bandwidth kernel's loop moves one vector per step (not unrolled)"; exit 1; }
 echo PASS
