@@ -143,7 +143,8 @@ CeilingAnalysis derive_ceilings(const std::vector<Sample>& samples, const std::v
   }
   if (!out.curve.empty()) {
     out.plateaus = detect_plateaus(out.curve, options);
-    LevelNaming naming = name_levels(out.curve, out.plateaus, levels, std::min<std::size_t>(2, options.min_points));
+    LevelNaming naming = name_levels(out.curve, out.plateaus, levels, std::min<std::size_t>(2, options.min_points),
+                                     options.tolerance / 2);
     out.notes = naming.notes;
     for (const NamedLevel& level : naming.levels) {
       RepeatBests bests;  // repeat -> best over the level's points
