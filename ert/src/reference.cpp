@@ -70,7 +70,7 @@ ReferenceKey reference_key(const store::MachineInfo& machine, int threads, int r
   ReferenceKey k;
   k.host = machine.hostname.empty() ? store::hostname() : machine.hostname;
   k.partition = (ranks > 1 ? "r" + std::to_string(ranks) : std::string()) + "t" + std::to_string(threads);
-  k.version = store::rtrace_version();
+  k.version = store::ert_cache_version();
   std::ostringstream id;
   id << "host " << k.host << "; cpu " << machine.cpu_model << "; " << machine.sockets << " sockets, " << machine.cores
      << " cores, " << machine.pus << " PUs; caches";

@@ -32,7 +32,7 @@ std::string ert_cache_file(const Environment& env, const Partition& p, bool quic
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
     host = hosts.front() + "+" + std::string(hex, 8);
   }
-  return cache_dir(env) + "/ert/" + host + "-" + p.name() + "-" + store::rtrace_version() + (quick ? "-quick" : "") +
+  return cache_dir(env) + "/ert/" + host + "-" + p.name() + "-" + store::ert_cache_version() + (quick ? "-quick" : "") +
          ".h5";
 }
 

@@ -23,6 +23,9 @@ namespace rtrace::store {
 const char* schema_version() noexcept { return RTRACE_SCHEMA_VERSION_STRING; }
 int schema_major() noexcept { return std::atoi(RTRACE_SCHEMA_VERSION_STRING); }
 const char* rtrace_version() noexcept { return RTRACE_VERSION_STRING; }
+// 1: up to 2026-11-29; 2: the bandwidth kernel unrolled, a plateau's lone top left out.
+const char* ert_method() noexcept { return "2"; }
+std::string ert_cache_version() { return std::string(rtrace_version()) + "-ert" + ert_method(); }
 
 std::string iso8601_utc_now() {
   std::time_t t = std::time(nullptr);

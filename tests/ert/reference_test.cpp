@@ -154,6 +154,10 @@ TEST(ErtReference, KeyedByMachinePartitionAndKernels) {
   EXPECT_EQ(a.partition, "t2");
   EXPECT_EQ(reference_key(m, 1, 2, "avx512 x8").partition, "r2t1");
   EXPECT_EQ(a.file_name().rfind("node_1-t2-", 0), 0u) << a.file_name();
+  // Another ERT method (kernels, ceiling rules) is another file: a reference
+  // measured the old way is not compared with.
+  EXPECT_EQ(a.version, std::string(rtrace::store::rtrace_version()) + "-ert" + rtrace::store::ert_method());
+  EXPECT_NE(a.file_name().find("-ert" + std::string(rtrace::store::ert_method()) + "-"), std::string::npos);
   EXPECT_NE(a.file_name(), reference_key(m, 1, 1, "avx512 x8").file_name());
   EXPECT_NE(a.file_name(), reference_key(m, 2, 1, "avx2 x8").file_name());
   auto bigger = m;

@@ -444,7 +444,7 @@ TEST_F(LauncherCli, CeilingsFromAFileAndFromTheCache) {
   // A cached ERT result for partition t1 is reused by a point that has counts
   // to place on a roofline: no `rtrace ert` runs.
   if (!fs::exists(kTracerLib)) GTEST_SKIP() << "an annotated point needs " << kTracerLib;
-  const auto cached = path("cache") + "/ert/" + store::hostname() + "-t1-" + store::rtrace_version() + "-quick.h5";
+  const auto cached = path("cache") + "/ert/" + store::hostname() + "-t1-" + store::ert_cache_version() + "-quick.h5";
   write_fake_ert(cached, 7);
   const auto out3 = path("c3.h5");
   r = rtrace({"--sweep", "threads=1", "--ert", "quick", "-o", out3, "--", kApp, "annotated"});
@@ -464,8 +464,8 @@ TEST_F(LauncherCli, CeilingsFromAFileAndFromTheCache) {
 TEST_F(LauncherCli, ACachedCeilingBelowTheCachedOneWorkerIsMeasuredAgain) {
   if (!fs::exists(kTracerLib)) GTEST_SKIP() << "an annotated point needs " << kTracerLib;
   const auto cache = path("cache") + "/ert/" + store::hostname();
-  write_fake_ert(cache + "-t1-" + store::rtrace_version() + "-quick.h5", 7);
-  const auto bogus = cache + "-t2-" + store::rtrace_version() + "-quick.h5";
+  write_fake_ert(cache + "-t1-" + store::ert_cache_version() + "-quick.h5", 7);
+  const auto bogus = cache + "-t2-" + store::ert_cache_version() + "-quick.h5";
   write_fake_ert(bogus, 7, false, 1.0);  // FP64 FMA 1.0 GFLOP/s, marked reliable
   const auto out = path("t2.h5");
   auto r = rtrace({"--sweep", "threads=2", "--ert", "quick", "-v", "-o", out, "--", kApp, "annotated"});
@@ -490,7 +490,7 @@ TEST_F(LauncherCli, ACachedCeilingBelowTheCachedOneWorkerIsMeasuredAgain) {
 TEST_F(LauncherCli, AFreshCeilingBelowASmallerPartitionIsMarkedNotMeasuredAgain) {
   if (!fs::exists(kTracerLib)) GTEST_SKIP() << "an annotated point needs " << kTracerLib;
   if (rtrace({"ert", "--help"}).status != 0) GTEST_SKIP() << "this rtrace has no `ert`";
-  write_fake_ert(path("cache") + "/ert/" + store::hostname() + "-t1-" + store::rtrace_version() + "-quick.h5", 1e5,
+  write_fake_ert(path("cache") + "/ert/" + store::hostname() + "-t1-" + store::ert_cache_version() + "-quick.h5", 1e5,
                  false, 1e6);
   const auto out = path("t2.h5");
   auto r = rtrace({"--sweep", "threads=2", "--ert", "quick", "-v", "-o", out, "--", kApp, "annotated"});
@@ -537,7 +537,7 @@ TEST_F(LauncherCli, CeilingsOnlyForPointsWithRooflineCounts) {
     }
   }
   // The same partition with an annotated app: the (cached) ceilings are used.
-  write_fake_ert(path("cache") + "/ert/" + store::hostname() + "-t1-" + store::rtrace_version() + ".h5", 9);
+  write_fake_ert(path("cache") + "/ert/" + store::hostname() + "-t1-" + store::ert_cache_version() + ".h5", 9);
   const auto annotated = path("annotated.h5");
   r = rtrace({"--sweep", "threads=1", "--ert", "auto", "-o", annotated, "--", kApp, "annotated"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -563,7 +563,7 @@ TEST_F(LauncherCli, ResumeAddsMissingCeilings) {
     auto f = store::File::open(out);
     EXPECT_FALSE(point_group(f, 0).exists("ceilings"));
   }
-  write_fake_ert(path("cache") + "/ert/" + store::hostname() + "-t1-" + store::rtrace_version() + ".h5", 11);
+  write_fake_ert(path("cache") + "/ert/" + store::hostname() + "-t1-" + store::ert_cache_version() + ".h5", 11);
   r = rtrace({"--resume", "--ert", "auto", "-o", out});
   ASSERT_EQ(r.status, 0) << r.err;
   expect_valid(out);
@@ -582,7 +582,7 @@ TEST_F(LauncherCli, ResumeAddsMissingCeilings) {
 TEST_F(LauncherCli, UnreliableCachedCeilingsAreMeasuredAgain) {
   if (!fs::exists(kTracerLib)) GTEST_SKIP() << "an annotated point needs " << kTracerLib;
   if (rtrace({"ert", "--help"}).status != 0) GTEST_SKIP() << "this rtrace has no `ert`";
-  const auto cached = path("cache") + "/ert/" + store::hostname() + "-t1-" + store::rtrace_version() + "-quick.h5";
+  const auto cached = path("cache") + "/ert/" + store::hostname() + "-t1-" + store::ert_cache_version() + "-quick.h5";
   write_fake_ert(cached, 13, /*unreliable=*/true);
   const auto out = path("u.h5");
   auto r = rtrace({"--sweep", "threads=1", "--ert", "quick", "-o", out, "--", kApp, "annotated"});

@@ -51,6 +51,15 @@ inline constexpr const char* kSchemaName = "rtrace";
 const char* schema_version() noexcept;   // "1.0.0"
 int schema_major() noexcept;             // 1
 const char* rtrace_version() noexcept;   // project version, e.g. "0.1.0"
+// The ERT method: raised whenever ERT's kernels or the way it derives a
+// ceiling change, so that a cached ERT result or a machine's reference
+// measured the old way is neither reused nor compared with (issue 32: the
+// unrolled bandwidth kernel and the lone-top rule moved L1d and L2 by 10-15 %
+// on the same machine). "2".
+const char* ert_method() noexcept;
+// The version the ERT cache and the machines' references are kept under:
+// rtrace_version() + "-ert" + ert_method(), e.g. "0.1.0-ert2".
+std::string ert_cache_version();
 
 std::string iso8601_utc_now();
 std::string hostname();
