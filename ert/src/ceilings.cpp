@@ -143,8 +143,7 @@ CeilingAnalysis derive_ceilings(const std::vector<Sample>& samples, const std::v
   }
   if (!out.curve.empty()) {
     out.plateaus = detect_plateaus(out.curve, options);
-    LevelNaming naming = name_levels(out.curve, out.plateaus, levels, std::min<std::size_t>(2, options.min_points),
-                                     options.tolerance / 2);
+    LevelNaming naming = name_levels(out.curve, out.plateaus, levels, std::min<std::size_t>(2, options.min_points));
     out.notes = naming.notes;
     for (const NamedLevel& level : naming.levels) {
       RepeatBests bests;  // repeat -> best over the level's points

@@ -28,28 +28,6 @@ std::string human_bytes(double b) {
   return os.str();
 }
 
-// A level's ceiling is the best of its plateau's points, but a plateau's
-// edge can carry one or two points of a bump the running median let in. On
-// the Zen 5 VM of issue 32 the L2 range held 760 GB/s from 54 to 430 KiB per
-// worker and 870-980 at 512-609 KiB, in ERT and in LIKWID alike, at a size
-// that moved between runs: whether 512 KiB (11-12 % above) joined the
-// plateau decided an L2 ceiling of 770 or 890. The highest point standing
-// alone more than `tolerance` above the next is dropped, and again for the
-// next, while more than 2 points remain (2 cannot say which is the odd one).
-// Lower points are kept: a point below the rest is a disturbed run, which the
-// best of the others already passes over.
-std::vector<std::size_t> drop_lone_tops(const std::vector<CurvePoint>& curve, std::vector<std::size_t> points,
-                                        double tolerance, std::vector<std::size_t>& dropped) {
-  std::sort(points.begin(), points.end(),
-            [&](std::size_t a, std::size_t b) { return curve[a].value > curve[b].value; });
-  std::size_t top = 0;
-  while (points.size() - top > 2 && curve[points[top]].value > curve[points[top + 1]].value * (1 + tolerance))
-    dropped.push_back(points[top++]);
-  points.erase(points.begin(), points.begin() + long(top));
-  std::sort(points.begin(), points.end());
-  return points;
-}
-
 }  // namespace
 
 std::vector<Plateau> detect_plateaus(const std::vector<CurvePoint>& curve, const PlateauOptions& opt) {
@@ -150,8 +128,7 @@ LevelRange level_range(const std::vector<MemoryLevel>& levels, std::size_t i) {
 }
 
 LevelNaming name_levels(const std::vector<CurvePoint>& curve, const std::vector<Plateau>& plateaus,
-                        const std::vector<MemoryLevel>& levels, std::size_t min_points_in_level,
-                        double lone_top_tolerance) {
+                        const std::vector<MemoryLevel>& levels, std::size_t min_points_in_level) {
   LevelNaming out;
   for (std::size_t li = 0; li < levels.size(); ++li) {
     const LevelRange r = level_range(levels, li);
@@ -197,18 +174,6 @@ LevelNaming name_levels(const std::vector<CurvePoint>& curve, const std::vector<
     NamedLevel nl{levels[li].name, levels[li].level_bytes, best, {}};
     for (std::size_t k = plateaus[best].first; k <= plateaus[best].last; ++k)
       if (in_range(k)) nl.points.push_back(k);
-    std::vector<std::size_t> dropped;
-    nl.points = drop_lone_tops(curve, std::move(nl.points), lone_top_tolerance, dropped);
-    for (std::size_t k : dropped) {
-      double next = 0;
-      for (std::size_t j : nl.points) next = std::max(next, curve[j].value);
-      std::ostringstream note;
-      note.precision(3);
-      note << levels[li].name << ": working set " << human_bytes(curve[k].working_set_bytes) << " reached "
-           << curve[k].value << ", " << curve[k].value / next << "x the best of the level's other points (" << next
-           << "): a lone top, left out of the ceiling";
-      out.notes.push_back(note.str());
-    }
     out.levels.push_back(std::move(nl));
   }
   return out;

@@ -73,7 +73,7 @@ struct NamedLevel {
   std::string name;
   std::int64_t level_bytes = -1;
   std::size_t plateau = 0;             // index into the plateaus
-  std::vector<std::size_t> points;     // curve indices (plateau ∩ the level's range, less lone tops)
+  std::vector<std::size_t> points;     // curve indices (plateau ∩ the level's range)
 };
 
 struct LevelNaming {
@@ -95,11 +95,7 @@ LevelRange level_range(const std::vector<MemoryLevel>& levels, std::size_t i);
 // are needed. DRAM is never dropped: without a plateau it takes every point
 // in its range (plateau index = plateaus.size()). One plateau may serve two levels when the curve is flat across
 // both (their ceilings are then equal, which is what was measured).
-// A plateau's highest point standing alone more than `lone_top_tolerance`
-// above the next is not the level's (see drop_lone_tops in levels.cpp) and
-// is left out with a note, as long as at least 2 points remain.
 LevelNaming name_levels(const std::vector<CurvePoint>& curve, const std::vector<Plateau>& plateaus,
-                        const std::vector<MemoryLevel>& levels, std::size_t min_points_in_level = 2,
-                        double lone_top_tolerance = 0.06);
+                        const std::vector<MemoryLevel>& levels, std::size_t min_points_in_level = 2);
 
 }  // namespace rtrace::ert
