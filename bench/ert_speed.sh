@@ -10,16 +10,17 @@
 #      one-worker reference, checks and re-measurements). Targets: quick <= 3 s
 #      (the first after idle too), full <= 10 s, at the median;
 #   2. before and after every ERT run, LIKWID's likwid-bench on the same N
-#      threads (the best of LIKWID_TRIES (3) runs of about LIKWID_S (0.2) s
-#      (iterations calibrated here, see likwid_iterations) per SIMD
-#      width, before or after: a shared VM drifts, and LIKWID reports a run's
-#      mean where ERT keeps its best repeat): FP64/FP32 FMA
+#      threads (the best of LIKWID_TRIES (2) runs of about LIKWID_S (0.2) s,
+#      iterations calibrated here (see likwid_iterations), in the SIMD width
+#      that won the first measurement (see likwid_best); the better of before
+#      and after: a shared VM drifts, and LIKWID reports a run's mean where
+#      ERT keeps its best repeat): FP64/FP32 FMA
 #      against `peakflops[_sp]_<width>_fma` (L1-resident), each bandwidth level
 #      against `update_<width>` (one read and one write per element, like
 #      ERT's F = 1 kernel), the best of three working sets from the start
-#      to the middle of each cache level's range, as ERT keeps its plateau's
-#      best (sysfs cache sizes; L1/L2 per core, L3 shared; DRAM inside ERT's DRAM range, 1.25x
-#      its start: 5x the L3, in a VM 5x the L3 per thread). Target: no ceiling that a run calls
+#      to the middle of each cache level's range (sysfs cache sizes; L1/L2
+#      per core, L3 shared; DRAM inside ERT's DRAM range, 1.25x its start: 5x
+#      the L3, in a VM 5x the L3 per thread). Target: no ceiling that a run calls
 #      reliable outside 0.85 .. 1.15 x LIKWID; a marked one (unreliable, and
 #      the machine's reference used when there is one) is shown, not judged;
 #   3. the quick ceilings against the full run's (quick must not trade
@@ -32,7 +33,7 @@
 #   setsid sh -c 'echo -20 > /proc/self/autogroup; exec nice -n -20 bench/ert_speed.sh'
 # (root; CFS still shares the CPUs). Never under chrt: likwid-bench's threads
 # spin and livelock under SCHED_FIFO.
-# usage: [QUICK_RUNS=10] [FULL_RUNS=3] [IDLE_S=30] [LIKWID_S=0.2] [LIKWID_TRIES=3] [BENCH_CACHE=DIR]
+# usage: [QUICK_RUNS=10] [FULL_RUNS=3] [IDLE_S=30] [LIKWID_S=0.2] [LIKWID_TRIES=2] [BENCH_CACHE=DIR]
 #        bench/ert_speed.sh [BUILD_DIR=build] [THREADS=all cores]
 # Exit 1 when a target is missed, 2 when something is missing.
 set -eu
@@ -42,7 +43,7 @@ quick_runs=${QUICK_RUNS:-10}
 full_runs=${FULL_RUNS:-3}
 idle_s=${IDLE_S:-30}
 likwid_s=${LIKWID_S:-0.2}
-likwid_tries=${LIKWID_TRIES:-3}
+likwid_tries=${LIKWID_TRIES:-2}
 rtrace=$build/bin/rtrace
 [ -x "$rtrace" ] || { echo "ert_speed: $rtrace not found (build target rtrace first)" >&2; exit 2; }
 command -v likwid-bench >/dev/null ||
@@ -77,11 +78,11 @@ l1=$(cache_kib 0) l2=$(cache_kib 2) l3=$(cache_kib 3)
 l1_ws=$((threads * l1 / 2))
 l2_ws=$(echo "sqrt(2 * $threads * $l1 * $threads * $l2)" | bc)
 l3_ws=$(echo "sqrt(2 * $threads * $l2 * $l3)" | bc)
-# ERT's cache ceiling is the best of its plateau, and on some CPUs the
-# smallest working sets of a level move the most (the Zen 5 VM: two workers
-# 1050 GB/s at 4 KiB each, 780 at 24 KiB): LIKWID is measured at three
-# working sets across the same part of each cache level's range (its start,
-# the middle above, and their geometric mean) and its best is the reference.
+# LIKWID is measured at three working sets across the lower half of each
+# cache level's range (its start, the middle above, and their geometric
+# mean), where a level is steady (the Zen 5 VM's L2 ran 820-1015 GB/s at one
+# or two sizes near its top, at sizes that moved between runs), and its best
+# is the reference; ERT's level value is the upper median of its plateau.
 across() {  # across LO MID: "LO,GEO,MID" in KiB
   echo "$1,$(echo "sqrt($1 * $2)" | bc),$2"
 }
@@ -128,30 +129,36 @@ likwid() {  # likwid KERNEL KIB: GFLOP/s (peakflops*) or GB/s (update*) on N thr
     *) echo "$out" | awk '/^MByte\/s:/ {print $2 / 1000}' ;;
   esac
 }
-likwid_best() {  # likwid_best KERNEL_PATTERN KIB[,KIB...]: the best over the SIMD widths (% = the width), the working sets and LIKWID_TRIES runs
-  best=0 kernels=
-  for w in $widths; do
-    k=$(echo "$1" | sed "s/%/$w/")
+likwid_best() {  # likwid_best NAME KERNEL_PATTERN KIB[,KIB...]: the best over the SIMD widths (% = the width), the working sets and LIKWID_TRIES runs
+  # likwid-bench takes about 1 s to start (its clock calibration), so the
+  # first measurement (before the idle) tries every SIMD width and the later
+  # ones only the width that won there: the LIKWID runs around each ERT run
+  # then take about 30 s, not 90, and bracket it closer in time.
+  best=0 kernels= best_w= try_widths=$widths
+  [ -r "$work/width.$1" ] && try_widths=$(cat "$work/width.$1")
+  for w in $try_widths; do
+    k=$(echo "$2" | sed "s/%/$w/")
     kernels="$kernels${kernels:+/}$k"
-    for kib in $(echo "$2" | tr ',' ' '); do
+    for kib in $(echo "$3" | tr ',' ' '); do
       t=0
       while [ "$t" -lt "$likwid_tries" ]; do
         v=$(likwid "$k" "$kib")
-        best=$(echo "$v $best" | awk '{print ($1 > $2) ? $1 : $2}')
+        if echo "$v $best" | awk '{exit !($1 > $2)}'; then best=$v best_w=$w; fi
         t=$((t + 1))
       done
     done
   done
+  [ -r "$work/width.$1" ] || [ -z "$best_w" ] || echo "$best_w" >"$work/width.$1"
   echo "$best $kernels"
 }
 likwid_all() {  # likwid_all OUT: one line per ceiling: NAME VALUE KERNELS
   {
-    echo "FP64_FMA $(likwid_best "peakflops_%$fma" $l1_ws)"
-    echo "FP32_FMA $(likwid_best "peakflops_sp_%$fma" $l1_ws)"
-    echo "L1d $(likwid_best update_% "$l1_sets")"
-    echo "L2 $(likwid_best update_% "$l2_sets")"
-    echo "L3 $(likwid_best update_% "$l3_sets")"
-    echo "DRAM $(likwid_best update_% $dram_ws)"
+    echo "FP64_FMA $(likwid_best fp64 "peakflops_%$fma" $l1_ws)"
+    echo "FP32_FMA $(likwid_best fp32 "peakflops_sp_%$fma" $l1_ws)"
+    echo "L1d $(likwid_best l1 update_% "$l1_sets")"
+    echo "L2 $(likwid_best l2 update_% "$l2_sets")"
+    echo "L3 $(likwid_best l3 update_% "$l3_sets")"
+    echo "DRAM $(likwid_best dram update_% $dram_ws)"
   } >"$1"
 }
 timed() {  # timed NAME ARGS...: runs rtrace ert ARGS with RTRACE_ERT_DEBUG=1; NAME.time: its wall seconds
