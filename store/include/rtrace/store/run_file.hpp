@@ -54,7 +54,7 @@ const char* rtrace_version() noexcept;   // project version, e.g. "0.1.0"
 // The ERT method: raised whenever ERT's kernels or the way it derives a
 // ceiling change, so that a cached ERT result or a machine's reference
 // measured the old way is neither reused nor compared with (issue 32: the
-// unrolled bandwidth kernel and the lone-top rule moved L1d and L2 by 10-15 %
+// unrolled bandwidth kernel and the plateau's upper median moved L1d and L2 by 5-15 %
 // on the same machine). "2".
 const char* ert_method() noexcept;
 // The version the ERT cache and the machines' references are kept under:
