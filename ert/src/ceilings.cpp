@@ -83,7 +83,7 @@ struct RepeatBests {
   }
 };
 
-// Per repeat, a memory level's bandwidth over its plateau's working sets:
+// A memory level's bandwidth in one repeat, over its plateau's working sets:
 // their upper median (the best of two; of an even number, the higher middle
 // one), not their best. The plateau is what the level sustains across its
 // working sets; its best point can be a quirk of one or two sizes. On the
@@ -91,32 +91,13 @@ struct RepeatBests {
 // worker and 820-1015 at 512-724 KiB, in ERT and in likwid-bench alike, at
 // sizes and heights that moved between runs: the best point made L2 770 in
 // one run and 856 in the next, and the machine's reference then marked every
-// later run. Repeats still take maxima over time (the median of the repeats'
-// values, as before). `typical` = false keeps the best point instead.
-struct RepeatLevels {
-  explicit RepeatLevels(bool typical) : typical_(typical) {}
-  void add(const Sample& s) { points_[s.repeat].push_back(&s); }
-  SpreadStats stats() const {
-    std::vector<double> v;
-    for (const auto& [r, samples] : points_) v.push_back(RepeatBests::value(*pick(samples)));
-    return spread(v);
-  }
-  int disturbed() const {
-    int n = 0;
-    for (const auto& [r, samples] : points_) n += pick(samples)->disturbed ? 1 : 0;
-    return n;
-  }
-
- private:
-  const Sample* pick(std::vector<const Sample*> samples) const {
-    std::sort(samples.begin(), samples.end(), [](const Sample* a, const Sample* b) {
-      return RepeatBests::value(*a) < RepeatBests::value(*b);
-    });
-    return typical_ ? samples[samples.size() / 2] : samples.back();
-  }
-  bool typical_;
-  std::map<int, std::vector<const Sample*>> points_;
-};
+// later run. Repeats still take maxima over time (RepeatBests, as before).
+const Sample* upper_median(std::vector<const Sample*> samples) {
+  std::sort(samples.begin(), samples.end(), [](const Sample* a, const Sample* b) {
+    return RepeatBests::value(*a) < RepeatBests::value(*b);
+  });
+  return samples[samples.size() / 2];
+}
 
 // Compute ceilings: per precision/variant, best of the high-intensity end.
 void add_compute_ceilings(const std::vector<const Sample*>& flop_samples, std::vector<store::CeilingRow>& rows,
@@ -181,15 +162,20 @@ CeilingAnalysis derive_ceilings(const std::vector<Sample>& samples, const std::v
     LevelNaming naming = name_levels(out.curve, out.plateaus, levels, std::min<std::size_t>(2, options.min_points));
     out.notes = naming.notes;
     for (const NamedLevel& level : naming.levels) {
+      std::map<int, std::vector<const Sample*>> by_repeat;  // repeat -> its sample at each of the level's points
+      for (std::size_t k : level.points)
+        for (const auto& [r, s] : point_repeats[k]) by_repeat[r].push_back(s);
       // DRAM without a plateau (noise, preemption) takes the best of its
       // working sets: the low ones were disturbed.
       const bool plateau = level.plateau < out.plateaus.size();
-      RepeatLevels per_repeat(plateau);
-      for (std::size_t k : level.points)
-        for (const auto& [r, s] : point_repeats[k]) per_repeat.add(*s);
-      out.ceilings.push_back(
-          make_row(level.name, "bandwidth", "", "", per_repeat.stats(), "GB/s", level.level_bytes));
-      out.disturbed_repeats.push_back(per_repeat.disturbed());
+      RepeatBests bests;  // repeat -> the level's value in it
+      for (const auto& [r, at_points] : by_repeat)
+        if (plateau)
+          bests.add(*upper_median(at_points));
+        else
+          for (const Sample* s : at_points) bests.add(*s);
+      out.ceilings.push_back(make_row(level.name, "bandwidth", "", "", bests.stats(), "GB/s", level.level_bytes));
+      out.disturbed_repeats.push_back(bests.disturbed());
     }
   }
 
