@@ -451,9 +451,9 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
     };
     for (auto it = reference.ceilings.begin(); it != reference.ceilings.end();) {
       const double peak = bound(*it);
-      if (peak > 0 && it->value > peak * 1.02) {
+      if (peak > 0 && it->best.value > peak * 1.02) {
         report.analysis.notes.push_back("warning: the machine's reference " + it->name + " " +
-                                        std::to_string(int(it->value)) + " " + it->unit +
+                                        std::to_string(int(it->best.value)) + " " + it->unit +
                                         " is above the theoretical peak " + std::to_string(int(peak)) + ": not used");
         it = reference.ceilings.erase(it);
       } else {

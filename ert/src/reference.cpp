@@ -32,6 +32,12 @@ std::string fmt2(double v) {
   return buf;
 }
 
+std::string fmt_percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f %%", fraction * 100);
+  return buf;
+}
+
 std::string hex8(const std::string& text) {
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a
   for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
@@ -54,11 +60,47 @@ void add_reason(store::CeilingRow& c, const std::string& reason) {
   store::set_str(c.unreliable_reason, text);
 }
 
+// A measurement as the file keeps it: the best's fields sit in the ceiling's
+// own object (as files of 2026-11-28 have them; required), the runner-up's in
+// its own (without a value: none).
+ReferenceValue read_value(const nlohmann::json& j, bool required) {
+  ReferenceValue v;
+  v.value = required ? j.at("value").get<double>() : j.value("value", 0.0);
+  v.min = j.value("min", v.value);
+  v.max = j.value("max", v.value);
+  v.repeats = j.value("repeats", 0);
+  v.date = j.value("date", "");
+  return v;
+}
+
+nlohmann::json value_json(const ReferenceValue& v) {
+  return {{"value", v.value}, {"min", v.min}, {"max", v.max}, {"repeats", v.repeats}, {"date", v.date}};
+}
+
 }  // namespace
+
+const ReferenceValue& ReferenceCeiling::standing() const {
+  return confirmed() && runner_up.value < best.value ? runner_up : best;
+}
+
+double observed_spread(const ReferenceCeiling& c, std::size_t* counted_out) {
+  if (counted_out) *counted_out = 0;
+  const double standing = c.standing().value;
+  if (!(standing > 0)) return 0;
+  double lowest = standing;
+  std::size_t counted = 0;
+  for (double v : c.recent) {
+    if (v < standing * (1 - kOtherStateShortfall)) continue;  // another state, not noise
+    lowest = std::min(lowest, v);
+    ++counted;
+  }
+  if (counted_out) *counted_out = counted;
+  return counted < kMinRecentForSpread ? 0 : std::max(0.0, 1 - lowest / standing);
+}
 
 const ReferenceCeiling* MachineReference::find(const std::string& name) const {
   for (const auto& c : ceilings)
-    if (c.name == name && c.value > 0) return &c;
+    if (c.name == name && c.best.value > 0) return &c;
   return nullptr;
 }
 
@@ -98,13 +140,18 @@ MachineReference read_reference(const std::string& path, std::string& problem) {
       r.name = c.at("name").get<std::string>();
       r.kind = c.value("kind", "");
       r.unit = c.value("unit", "");
-      r.value = c.at("value").get<double>();
-      r.min = c.value("min", r.value);
-      r.max = c.value("max", r.value);
-      r.repeats = c.value("repeats", 0);
-      r.date = c.value("date", "");
+      r.best = read_value(c, true);
       r.measurements = c.value("measurements", 1);
-      if (r.value > 0 && std::isfinite(r.value)) ref.ceilings.push_back(std::move(r));
+      if (c.contains("recent"))  // absent in files of 2026-11-28/29: no spread seen yet
+        for (const auto& v : c.at("recent"))
+          if (v.is_number() && v.get<double>() > 0 && std::isfinite(v.get<double>())) r.recent.push_back(v.get<double>());
+      if (c.contains("runner_up") && c.at("runner_up").is_object()) {
+        r.runner_up = read_value(c.at("runner_up"), false);
+        if (!(r.runner_up.value > 0) || !std::isfinite(r.runner_up.value)) r.runner_up = ReferenceValue{};
+      }
+      if (r.recent.size() > ReferenceCeiling::kRecentValues)
+        r.recent.erase(r.recent.begin(), r.recent.end() - ReferenceCeiling::kRecentValues);
+      if (r.best.value > 0 && std::isfinite(r.best.value)) ref.ceilings.push_back(std::move(r));
     }
   } catch (const std::exception& e) {
     problem = "the machine's reference " + path + " is unreadable (" + e.what() + "): measured without it";
@@ -115,16 +162,16 @@ MachineReference read_reference(const std::string& path, std::string& problem) {
 
 std::string write_reference(const std::string& path, const MachineReference& reference) {
   nlohmann::json ceilings = nlohmann::json::array();
-  for (const auto& c : reference.ceilings)
-    ceilings.push_back({{"name", c.name},
-                        {"kind", c.kind},
-                        {"unit", c.unit},
-                        {"value", c.value},
-                        {"min", c.min},
-                        {"max", c.max},
-                        {"repeats", c.repeats},
-                        {"date", c.date},
-                        {"measurements", c.measurements}});
+  for (const auto& c : reference.ceilings) {
+    nlohmann::json entry = value_json(c.best);
+    entry.update({{"name", c.name},
+                  {"kind", c.kind},
+                  {"unit", c.unit},
+                  {"measurements", c.measurements},
+                  {"recent", c.recent},
+                  {"runner_up", value_json(c.runner_up)}});
+    ceilings.push_back(std::move(entry));
+  }
   const nlohmann::json doc = {
       {"what", "rtrace ert: the best ceilings measured on this machine and partition (issue 32); delete to reset"},
       {"machine", reference.machine},
@@ -153,14 +200,15 @@ std::string write_reference(const std::string& path, const MachineReference& ref
 }
 
 store::CeilingRow reference_row(const ReferenceCeiling& r) {
+  const ReferenceValue& v = r.standing();
   store::CeilingRow row{};
   store::set_str(row.name, r.name);
   store::set_str(row.kind, r.kind);
   store::set_str(row.unit, r.unit);
-  row.value = r.value;
-  row.min = r.min;
-  row.max = r.max;
-  row.repeats = r.repeats;
+  row.value = v.value;
+  row.min = v.min;
+  row.max = v.max;
+  row.repeats = v.repeats;
   return row;
 }
 
@@ -169,26 +217,44 @@ std::vector<std::string> judge_against_reference(std::vector<store::CeilingRow>&
   std::vector<std::string> notes;
   for (auto& row : rows) {
     const std::string name = store::get_str(row.name);
-    const ReferenceCeiling* ref = reference.find(name);
+    const ReferenceCeiling* found = reference.find(name);
     store::set_str(row.source, "measured");
     row.measured = row.value;
-    if (!ref || !(row.value > 0)) continue;
-    const double tol = store::ceiling_noise_tolerance(row, reference_row(*ref), tolerance_floor, tolerance_cap);
-    if (row.value < ref->value * (1 - tol))
+    if (!found || !(row.value > 0)) continue;
+    const ReferenceValue& ref = found->standing();
+    const double within = store::ceiling_noise_tolerance(row, reference_row(*found), tolerance_floor, tolerance_cap);
+    std::size_t counted = 0;
+    const double between = std::min(tolerance_cap, observed_spread(*found, &counted));
+    const bool unconfirmed = !found->confirmed();
+    const double tol = std::max({within, between, unconfirmed ? kUnconfirmedTolerance : 0.0});
+    if (row.value < ref.value * (1 - tol)) {
+      std::string why;
+      if (unconfirmed && kUnconfirmedTolerance >= std::max(within, between)) {
+        why = "one run stands behind it";
+      } else if (between > within) {
+        why = "how far its last " + std::to_string(counted) + " reliable runs";
+        if (counted < found->recent.size())
+          why += " of this state (" + std::to_string(found->recent.size() - counted) + " more were another)";
+        why += " fell below it";
+      } else {
+        why = fmt_percent(tolerance_floor) + " + the two runs' spreads";
+      }
       add_reason(row, name + " " + fmt1(row.value) + " " + store::get_str(row.unit) + ", " +
-                          fmt2(row.value / ref->value) + "x the " + fmt1(ref->value) + " measured on this machine on " +
-                          ref->date + ": the machine was slower or busier now");
+                          fmt2(row.value / ref.value) + "x the " + fmt1(ref.value) + " measured on this machine on " +
+                          ref.date + " (tolerance " + fmt_percent(tol) + ": " + why +
+                          "): the machine was slower or busier now");
+    }
     if (row.unreliable <= 0) continue;
     // Marked, not believed: the roofline uses what this machine has shown
     // it can do; the measurement stays in `measured`.
-    notes.push_back(name + ": the machine's reference " + fmt1(ref->value) + " " + ref->unit + " of " + ref->date +
+    notes.push_back(name + ": the machine's reference " + fmt1(ref.value) + " " + found->unit + " of " + ref.date +
                     " is used (this run measured " + fmt1(row.value) + ", marked unreliable)");
-    row.value = ref->value;
-    row.min = ref->min;
-    row.max = ref->max;
-    row.repeats = ref->repeats;
+    row.value = ref.value;
+    row.min = ref.min;
+    row.max = ref.max;
+    row.repeats = ref.repeats;
     store::set_str(row.source, "reference");
-    store::set_str(row.reference_date, ref->date);
+    store::set_str(row.reference_date, ref.date);
   }
   return notes;
 }
@@ -203,19 +269,22 @@ MachineReference updated_reference(MachineReference reference, const std::vector
     auto it = std::find_if(reference.ceilings.begin(), reference.ceilings.end(),
                            [&](const ReferenceCeiling& c) { return c.name == name; });
     if (it == reference.ceilings.end()) {
-      reference.ceilings.push_back(ReferenceCeiling{name, store::get_str(row.kind), store::get_str(row.unit), 0, 0, 0,
-                                                    0, "", 0});
+      ReferenceCeiling fresh;
+      fresh.name = name;
+      reference.ceilings.push_back(std::move(fresh));
       it = reference.ceilings.end() - 1;
     }
     ++it->measurements;
-    if (row.value > it->value) {
-      it->value = row.value;
-      it->min = row.min;
-      it->max = row.max;
-      it->repeats = row.repeats;
-      it->date = date;
+    it->recent.push_back(row.value);
+    if (it->recent.size() > ReferenceCeiling::kRecentValues) it->recent.erase(it->recent.begin());
+    const ReferenceValue measured{row.value, row.min, row.max, row.repeats, date};
+    if (row.value > it->best.value) {
+      if (it->best.value > 0) it->runner_up = it->best;
+      it->best = measured;
       it->unit = store::get_str(row.unit);
       it->kind = store::get_str(row.kind);
+    } else if (row.value > it->runner_up.value) {
+      it->runner_up = measured;
     }
   }
   return reference;

@@ -44,8 +44,14 @@ if len(kept) < len(run):  # a busy machine: the test's own reference from the me
     doc["ceilings"] = [{"name": c["name"], "kind": c["kind"], "unit": c["unit"], "value": c["measured"],
                         "min": c["measured"], "max": c["measured"], "repeats": c["repeats"], "date": "2026-11-28",
                         "measurements": 1} for c in run]
-    json.dump(doc, open(path, "w"))
     print("(busy machine: the measured values seeded as the reference)")
+# As if a second run had reached it (its runner-up): one run alone is an
+# unconfirmed reference, which marks only what falls below 0.75x of it, and a
+# normal run slowed by another test beside it (ctest -j2) can leave the
+# half-speed run above that. The rule for one run is ert_reference_test's.
+for c in doc["ceilings"]:
+    c["runner_up"] = {k: c[k] for k in ("value", "min", "max", "repeats", "date")}
+json.dump(doc, open(path, "w"))
 PY
 
 # 2. A whole run at half speed: every ceiling marked against the reference,
@@ -82,7 +88,9 @@ PY
 grep -q "(reference of .*; measured " "$dir/b.txt" || { cat "$dir/b.txt"; fail "the table does not say the reference is used"; }
 
 # 2b. A reference above what the hardware can do (a shared cache, an older
-# rtrace) never stands in: it is said and dropped.
+# rtrace) never stands in: it is said and dropped. (Step 3 gets the confirmed
+# reference back: the run here makes FP64 FMA's entry anew, from one run.)
+cp "$ref" "$dir/confirmed.json"
 "$py" - "$ref" <<'PY' || fail "writing a bogus reference"
 import json, sys
 doc = json.load(open(sys.argv[1]))
@@ -102,6 +110,7 @@ if not any("FP64 FMA 10000000 GFLOP/s is above the theoretical peak" in n for n 
     sys.exit("no note on the dropped reference: " + "; ".join(d["notes"]))
 print("ok: a reference above the theoretical peak is dropped and said")
 PY
+cp "$dir/confirmed.json" "$ref"
 
 # 3. A sweep measured that way: the analysis uses the reference and says so.
 [ "$demo" != none ] && [ -x "$demo" ] || { echo "ok (no demo app: the analysis part skipped)"; exit 0; }
@@ -120,8 +129,11 @@ if not used:
     sys.exit("no ceiling used by the roofline")
 for c in used:
     r = ref[c["name"]]
-    if c["source"] != "reference" or abs(c["value"]["value"] - r["value"]) > 1e-6 * r["value"] or not c["marked"]:
-        sys.exit(f"{c['name']}: used {c['value']} from {c['source']} (marked {c['marked']}), not the reference {r['value']}")
+    # What stands in: the runner-up once there is one (one run's overshoot is not the machine).
+    up = (r.get("runner_up") or {}).get("value", 0)
+    standing = up if 0 < up < r["value"] else r["value"]
+    if c["source"] != "reference" or abs(c["value"]["value"] - standing) > 1e-6 * standing or not c["marked"]:
+        sys.exit(f"{c['name']}: used {c['value']} from {c['source']} (marked {c['marked']}), not the reference {standing}")
     if not c["measured"]["value"] < c["value"]["value"]:
         sys.exit(f"{c['name']}: the point's own value {c['measured']} is not kept")
 print("ok: the analysis uses the reference for " + ", ".join(f"{c['name']} {c['value']['value']:.1f} "
