@@ -263,8 +263,7 @@ std::map<std::int64_t, CountedRank> build_rank_counts(const std::vector<RawProce
                                          static_cast<int>(phase));
         auto it = rows.find(key);
         if (it == rows.end()) {
-          store::CountRow row;
-          std::memset(&row, 0, sizeof row);
+          store::CountRow row{};  // zero, but flops_unsplit NaN: the tool splits every FLOP
           row.thread = thread_base + raw.thread;
           store::set_str(row.window, p->window.kind.empty() ? "" : to_string(phase));
           it = rows.emplace(key, row).first;

@@ -183,7 +183,9 @@ const RowLayout& RankInfoRow::layout() {
                                  .add_optional("tracer_sampler_s", &R::tracer_sampler_s, "s")
                                  .add_optional("tracer_code_s", &R::tracer_code_s, "s")
                                  .add_optional("tracer_exit_s", &R::tracer_exit_s, "s")
-                                 .add_optional("tracer_outside_mpi_s", &R::tracer_outside_mpi_s, "s");
+                                 .add_optional("tracer_outside_mpi_s", &R::tracer_outside_mpi_s, "s")
+                                 .add_optional("cpu_at_mpi_init_end", &R::cpu_at_mpi_init_end, "s")
+                                 .add_optional("cpu_at_mpi_finalize_start", &R::cpu_at_mpi_finalize_start, "s");
   return l;
 }
 

@@ -492,8 +492,11 @@ TEST(CountsKnownAnswers, UserWindowByCallsCountsExactlyTheCallsInIt) {
   // Inside: the caches were simulated (24 bytes an element a call); outside:
   // instructions and FLOPs only.
   EXPECT_NEAR(l1_in(t, "timestep", "inside"), 3 * 24.0 * n, 0.01 * 3 * 24.0 * n);
-  for (const auto& row : t.rows)
-    if (get_str(row.window) != "inside") EXPECT_TRUE(std::isnan(row.bytes_l1_read)) << get_str(row.window);
+  for (const auto& row : t.rows) {
+    if (get_str(row.window) != "inside") {
+      EXPECT_TRUE(std::isnan(row.bytes_l1_read)) << get_str(row.window);
+    }
+  }
 }
 
 TEST(CountsKnownAnswers, UserWindowThatNeverOpensFailsAndBadSpecsAreOneLine) {

@@ -107,7 +107,11 @@ for lv in ("L1", "L2", "L3", "DRAM"):
 rw = [c for c in w["counts"]["configurations"] if c["label"] == "ranks=2"][0]["runtime"]
 rf = [c for c in f["counts"]["configurations"] if c["label"] == "ranks=2"][0]["runtime"]
 assert rw["categories"].get("mpi", 0) > 0 and rw["instruction_share"] > 0.3, rw
-assert rw["instructions"] > 2 * rf["instructions"], (rw, rf)
+# A busy machine can make the free schedule wait too (one rank time-sliced
+# behind the other: 55% of its instructions in MPI in a CI run under ctest -j2,
+# 0.003-3% quiet): the comparison holds only where it did not.
+if rf["instruction_share"] < 0.3:
+    assert rw["instructions"] > 2 * rf["instructions"], (rw, rf)
 assert rw["sentence"] and "ran in the MPI library" in rw["sentence"], rw
 # The verdict: never cache-capacity (the spin is no cache running out), never "registers".
 t = [t for t in w["trajectories"] if t["kind"] == "application"][0]

@@ -103,7 +103,9 @@ for path in sorted(glob.glob(sys.argv[1] + ".d/*.h5")):
             for r in p["ranks"].values():
                 names = [n.decode() if isinstance(n, bytes) else n for n in r["names"][()]]
                 c = r["counts"][()]
-                fl = [n for n in c.dtype.names if n.startswith("flops_")]
+                # The tool splits every FLOP by precision and width: flops_unsplit is NaN (schema).
+                assert all(row["flops_unsplit"] != row["flops_unsplit"] for row in c), "flops_unsplit not NaN"
+                fl = [n for n in c.dtype.names if n.startswith("flops_") and n != "flops_unsplit"]
                 per_rank.append(sum(float(sum(row[n] for n in fl)) for row in c
                                     if names[row["function_id"]] == "triad_slice"))
             per_point[len(per_rank)] = per_rank
