@@ -1,4 +1,5 @@
 #include "rtrace/analysis/pop.hpp"
+#include "mpi_names.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +19,13 @@ std::string pct(double v) { return fmt(100 * v, 3) + "%"; }
 // lock free after a preemption); an OpenMP app that sleeps between a few
 // long parallel regions, about 1.
 constexpr double kBlockingSwitchesPerCpuSecond = 50;
+// On a point where other processes took the cores, a thread that waits at a
+// barrier for a partner the scheduler took off the CPU blocks too: the stream
+// known-answer app (100 parallel regions, no lock) under two busy loops gave
+// 31-67 switches per CPU second (named lock-wait in a CI run), the lock app
+// beside it 422-432 (235 at load average 10, above). Blocking is named there
+// only above this rate, about midway (geometric) between the two.
+constexpr double kBlockingSwitchesPerCpuSecondUnderLoad = 120;
 // CPU time the samples may miss before they cannot say which threads ran: the
 // tail after each thread's last sample is under a period on a quiet machine.
 constexpr double kUnsampledPeriodsTolerated = 3;
@@ -33,13 +41,23 @@ constexpr double kMinTakenCpuS = 0.05;
 // and of waiting in a runtime (MPI, OpenMP, the tracer). System code counts
 // for the category of its first non-system caller, as in the profile. Where
 // the rank recorded the tracer's own cost (`tracer_apart`), the tracer's code
-// is neither: its time is taken out as a whole.
+// is neither: its time is taken out as a whole. With `window_only`, samples
+// under MPI_Init(_thread) or MPI_Finalize are none of them: the CPU time they
+// are a share of is then the MPI window's (RankUsage::window_cpu_s). Samples
+// of app code before MPI_Init or after MPI_Finalize still count (rare, and
+// not told apart by the call path).
 struct ThreadSamples { double work = 0, wait = 0, tracer = 0; };
-std::map<int, ThreadSamples> sampled_threads(const store::RankRecords& rec, bool tracer_apart) {
+std::map<int, ThreadSamples> sampled_threads(const store::RankRecords& rec, bool tracer_apart, bool window_only) {
   std::map<int, ThreadSamples> out;
   const auto& rows = rec.callpaths;
+  std::vector<char> outside(window_only ? rows.size() : 0, 0);  // under MPI_Init/Finalize; parents come first
+  for (std::size_t i = 0; i < outside.size(); ++i) {
+    const std::int64_t f = rows[i].function_id, parent = rows[i].parent_id;
+    outside[i] = (f >= 0 && static_cast<std::size_t>(f) < rec.names.size() && starts_or_ends_mpi(rec.names[f])) ||
+                 (parent >= 0 && static_cast<std::size_t>(parent) < i && outside[static_cast<std::size_t>(parent)]);
+  }
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i].self_samples <= 0) continue;
+    if (rows[i].self_samples <= 0 || (window_only && outside[i])) continue;
     std::string cat = store::get_str(rows[i].category);
     for (std::int64_t n = rows[i].parent_id; cat == "system" && n >= 0 && static_cast<std::size_t>(n) < i;
          n = rows[static_cast<std::size_t>(n)].parent_id)
@@ -51,9 +69,6 @@ std::map<int, ThreadSamples> sampled_threads(const store::RankRecords& rec, bool
   }
   return out;
 }
-
-bool is_init(const std::string& n) { return n == "MPI_Init" || n == "MPI_Init_thread"; }
-bool is_finalize(const std::string& n) { return n == "MPI_Finalize"; }
 
 double median_of(std::vector<double> v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !available(x); }), v.end());
@@ -102,6 +117,11 @@ double RankUsage::window_s() const noexcept {
   const double end = available(finalize_start_s) ? finalize_start_s - tracer_run_s() : wall_s;
   return end > start ? end - start : kNaN;
 }
+double RankUsage::window_cpu_s() const noexcept {
+  if (!mpi_initialised || !available(cpu_at_init_end_s) || !available(cpu_at_finalize_start_s)) return kNaN;
+  const double d = cpu_at_finalize_start_s - cpu_at_init_end_s;
+  return d >= 0 ? d : kNaN;
+}
 double RankUsage::startup_s() const noexcept {
   return mpi_initialised && available(init_end_s) ? init_end_s : 0;
 }
@@ -130,6 +150,8 @@ void PointUsageBuilder::add(const store::RankRecords& rec) {
   // NaN when absent: MPI not initialised, or a file from before the tracer recorded the window.
   u.init_end_s = rec.info.mpi_init_end;
   u.finalize_start_s = rec.info.mpi_finalize_start;
+  u.cpu_at_init_end_s = rec.info.cpu_at_mpi_init_end;
+  u.cpu_at_finalize_start_s = rec.info.cpu_at_mpi_finalize_start;
   if (available(u.init_end_s)) u.mpi_initialised = true;
   u.tracer_wrapper_s = rec.info.tracer_wrapper_s;
   u.tracer_sampler_s = rec.info.tracer_sampler_s;
@@ -150,8 +172,9 @@ void PointUsageBuilder::add(const store::RankRecords& rec) {
                            ? rec.names[static_cast<std::size_t>(m.name_id)]
                            : "MPI#" + std::to_string(m.name_id);
     double t = available(m.time_s) ? m.time_s : 0;
-    if (is_init(name)) { u.init_s += t; u.mpi_initialised = true; }
-    else if (is_finalize(name)) u.finalize_s += t;
+    const MpiBoundary boundary = mpi_boundary(name);
+    if (boundary == MpiBoundary::Init) { u.init_s += t; u.mpi_initialised = true; }
+    else if (boundary == MpiBoundary::Finalize) u.finalize_s += t;
     else { u.mpi_s += t; out_.any_mpi_rows = true; u.mpi_initialised = true; }
     auto it = call_index_.find(name);
     if (it == call_index_.end()) {
@@ -179,7 +202,7 @@ void PointUsageBuilder::add(const store::RankRecords& rec) {
   if (tracer_recorded)
     u.mpi_s = std::max(0.0, u.mpi_s - std::max(0.0, u.tracer_run_s() - u.tracer_outside_mpi_s));
   if (!rec.callpaths.empty()) {
-    const auto threads = sampled_threads(rec, tracer_recorded);
+    const auto threads = sampled_threads(rec, tracer_recorded, available(u.window_cpu_s()));
     for (const auto& [tid, t] : threads) {
       u.samples_work += t.work;
       u.samples_wait += t.wait;
@@ -327,9 +350,16 @@ PopPoint pop_point(const PointUsage& usage, int threads_per_rank) {
     // At most every thread busy for the whole useful time (the whole wall without MPI).
     const double cap = threads * (r.mpi_initialised ? useful : r.wall_s);
     if (available(r.user_s) && available(r.system_s)) {
-      const double cpu = std::max(0.0, r.user_s + r.system_s - r.tracer_run_s());  // the app's own CPU time
+      // The app's own CPU time: the MPI window's where recorded (run-file
+      // 1.9), else the whole process's (its MPI_Init and MPI_Finalize then
+      // taken out by their wall time below).
+      const double window_cpu = r.window_cpu_s();
+      const double cpu =
+          std::max(0.0, (available(window_cpu) ? window_cpu : r.user_s + r.system_s) - r.tracer_run_s());
       // CPU time less the MPI calls' (Open MPI polls: an MPI second is a CPU second of the calling thread).
-      const double outside_mpi = r.mpi_initialised ? cpu - r.init_s - r.mpi_s - r.finalize_s : cpu;
+      const double outside_mpi = !r.mpi_initialised     ? cpu
+                                 : available(window_cpu) ? cpu - r.mpi_s
+                                                         : cpu - r.init_s - r.mpi_s - r.finalize_s;
       v_cpu += std::clamp(outside_mpi, 0.0, cap);
       const double samples = r.samples_work + r.samples_wait;
       // 20 samples (0.08 s at 250 Hz) at least, or the share is mostly noise.
@@ -681,7 +711,8 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
                                    "OpenMP/MPI runtime, CPU/wall " + fmt(cpu_per_wall) + ")";
     // Threads that block and wake: work under a lock also looks constant-time in the
     // samples (it is serialised), so the switches, the more specific evidence, come first.
-    if (b.threads >= 2 && available(vcsw_after) && vcsw_after >= kBlockingSwitchesPerCpuSecond &&
+    const double blocking_rate = load2 ? kBlockingSwitchesPerCpuSecondUnderLoad : kBlockingSwitchesPerCpuSecond;
+    if (b.threads >= 2 && available(vcsw_after) && vcsw_after >= blocking_rate &&
         (!available(vcsw_before) || vcsw_after >= 4 * vcsw_before)) {
       words = te_words + "): " + fmt(vcsw_after) + " voluntary context switches per second of CPU time" +
               (available(vcsw_before) ? " (was " + fmt(vcsw_before) + ")" : "") +
@@ -854,7 +885,7 @@ std::string mpi_call_sentence(const std::vector<MpiCallStats>& calls, double win
   std::ostringstream os;
   int shown = 0;
   for (const auto& c : calls) {
-    if (is_init(c.name) || is_finalize(c.name)) continue;
+    if (starts_or_ends_mpi(c.name)) continue;
     if (shown == 3) break;
     os << (shown ? ", " : "") << c.name << " " << fmt(c.time_s) << " s";
     if (window_sum_s > 0) os << " (" << pct(c.time_s / window_sum_s) << ")";

@@ -1,5 +1,6 @@
 #include "rtrace/analysis/profile.hpp"
 #include "rtrace/analysis/output_guard.hpp"
+#include "mpi_names.hpp"
 #include "text_format.hpp"
 
 #include "rtrace/analysis/analyze.hpp"
@@ -26,32 +27,6 @@ const char* const kOpenMpBucket = "OpenMP runtime (wait, barrier, spin)";
 const char* const kMpiBucket = "MPI library (progress)";
 const char* const kTracerBucket = "rtrace tracer";
 const char* const kTracerFrame = "rtrace";  // the tracer's frames in a folded stack
-
-bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
-
-// The C name of an MPI entry point in any binding: "PMPI_Alltoall",
-// "mpi_alltoall_", "mpi_alltoall__", "mpi_alltoall_f08_", "MPI_ALLTOALL" ->
-// "MPI_Alltoall"; "" when `f` is not one.
-std::string mpi_entry_name(const std::string& f) {
-  std::string s = starts_with(f, "PMPI_") || starts_with(f, "pmpi_") ? f.substr(1) : f;
-  if (starts_with(s, "MPI_")) {
-    const bool lower = std::any_of(s.begin() + 4, s.end(), [](unsigned char c) { return std::islower(c); });
-    if (lower) return s.find('(') == std::string::npos ? s : s.substr(0, s.find('('));  // the C binding
-  } else if (!starts_with(s, "mpi_")) {
-    return "";
-  }
-  std::string rest = s.substr(4);
-  for (const char* suffix : {"_f08_", "_f08", "__", "_"})
-    if (rest.size() > std::strlen(suffix) && rest.compare(rest.size() - std::strlen(suffix), std::strlen(suffix), suffix) == 0) {
-      rest.resize(rest.size() - std::strlen(suffix));
-      break;
-    }
-  if (rest.empty() || !std::all_of(rest.begin(), rest.end(), [](unsigned char c) { return std::isalnum(c) || c == '_'; }))
-    return "";
-  for (auto& c : rest) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  rest[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(rest[0])));
-  return "MPI_" + rest;
-}
 
 // Folded-stack frames may not contain ';' (the separator) or newlines.
 std::string folded_frame(std::string s) {
@@ -501,18 +476,6 @@ SampledStep sampled_step(const ProfileResult& p, int config1, int config2, doubl
   return out;
 }
 
-namespace {
-// MPI startup and teardown run outside the MPI window (exec to MPI_Init's end,
-// MPI_Finalize to exit). Where a summary's time is that window, their samples
-// are not part of the loss it states. C and Fortran (mpi_init_, MPI_INIT) names.
-bool outside_mpi_window(const std::string& name) {
-  std::string n;
-  for (char c : name) n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  while (!n.empty() && n.back() == '_') n.pop_back();
-  return n == "mpi_init" || n == "mpi_init_thread" || n == "mpi_finalize";
-}
-}  // namespace
-
 void profile_groups(ProfileResult& out, const AnalysisResult& res) {
   out.groups.clear();
   if (!out.available || res.axis.empty()) return;
@@ -537,7 +500,9 @@ void profile_groups(ProfileResult& out, const AnalysisResult& res) {
     double total = 0;
     for (int fi = 0; fi < static_cast<int>(out.functions.size()); ++fi) {
       const auto& s = out.functions[static_cast<std::size_t>(fi)];
-      if (windowed && outside_mpi_window(s.short_name)) continue;
+      // MPI startup and teardown run outside the MPI window: where the summary's
+      // time is that window, their samples are not part of the loss it states.
+      if (windowed && starts_or_ends_mpi(s.short_name)) continue;
       const auto& af = s.at[static_cast<std::size_t>(f)];
       const auto& al = s.at[static_cast<std::size_t>(l)];
       if (!available(al.time_s) || al.time_s < 3 * out.period_s) continue;  // too few samples to judge

@@ -2,6 +2,7 @@
 // causes, startup/teardown, the repeat spread and the per-call MPI breakdown.
 #include "rtrace/analysis/report.hpp"
 #include "rtrace/analysis/output_guard.hpp"
+#include "mpi_names.hpp"
 #include "text_format.hpp"
 
 #include <algorithm>
@@ -27,10 +28,6 @@ using nlohmann::json;
 std::string h(double v, int p = 3) {
   std::string s = num(v, p);
   return s == "-" ? "&ndash;" : s;
-}
-
-bool is_init_or_finalize(const std::string& name) {
-  return name == "MPI_Init" || name == "MPI_Init_thread" || name == "MPI_Finalize";
 }
 
 // The step that ends at point i of the summary, nullptr for the first point.
@@ -205,7 +202,7 @@ json mpi_calls_json(const std::vector<MpiCallStats>& calls) {
                    {"rank_time_min", {{"value", json_num(c.rank_min_s)}, {"unit", "s"}}},
                    {"rank_time_mean", {{"value", json_num(c.rank_mean_s)}, {"unit", "s"}}},
                    {"rank_time_max", {{"value", json_num(c.rank_max_s)}, {"unit", "s"}}},
-                   {"in_window", !is_init_or_finalize(c.name)},
+                   {"in_window", !starts_or_ends_mpi(c.name)},
                    {"time_method", c.time_method.empty() ? json(nullptr) : json(c.time_method)},
                    {"estimated_calls", c.estimated_calls}});
   return out;
@@ -283,19 +280,19 @@ std::string render_pop_text(const AnalysisResult& res, const AppSummary& sum, in
       os << "  MPI calls at " << axis << "=" << num(last.concurrency, 6) << " (top 5 by time; per-rank time s):\n";
       std::vector<std::string> names;  // the call column as wide as its longest name: never cut
       for (std::size_t i = 0; i < calls.size() && i < 5; ++i)
-        names.push_back(calls[i].name + (is_init_or_finalize(calls[i].name) ? "*" : ""));
+        names.push_back(calls[i].name + (starts_or_ends_mpi(calls[i].name) ? "*" : ""));
       const std::size_t name_w = format::column_width(names, 18);
       os << "    " << pad("call", name_w, false) << " " << pad("calls", 9) << " " << pad("time s", 9) << " "
          << pad("bytes", 9) << " " << pad("min", 8) << " " << pad("mean", 8) << " " << pad("max", 8) << "\n";
       int shown = 0;
       for (const auto& c : calls) {
         if (shown++ == 5) break;
-        os << "    " << pad(c.name + (is_init_or_finalize(c.name) ? "*" : ""), name_w, false) << " "
+        os << "    " << pad(c.name + (starts_or_ends_mpi(c.name) ? "*" : ""), name_w, false) << " "
            << pad(std::to_string(c.calls), 9) << " " << pad(num(c.time_s), 9) << " " << pad(num(c.bytes), 9) << " "
            << pad(num(c.rank_min_s), 8) << " " << pad(num(c.rank_mean_s), 8) << " " << pad(num(c.rank_max_s), 8) << "\n";
       }
       if (std::any_of(calls.begin(), calls.begin() + std::min<std::size_t>(5, calls.size()),
-                      [](const MpiCallStats& c) { return is_init_or_finalize(c.name); }))
+                      [](const MpiCallStats& c) { return starts_or_ends_mpi(c.name); }))
         os << "    (* outside the MPI window: startup/teardown, not in the MPI share)\n";
     }
   }
@@ -342,7 +339,7 @@ void write_pop_csv(const AnalysisResult& res, const std::string& dir, std::vecto
       for (const auto& c : configs[ci].pop.calls)
         out << ci << "," << csv_field(configs[ci].label) << "," << c.name << "," << c.calls << "," << csv_num(c.time_s)
             << "," << csv_num(c.bytes) << "," << csv_num(c.rank_min_s) << "," << csv_num(c.rank_mean_s) << ","
-            << csv_num(c.rank_max_s) << "," << (is_init_or_finalize(c.name) ? 0 : 1) << "\n";
+            << csv_num(c.rank_max_s) << "," << (starts_or_ends_mpi(c.name) ? 0 : 1) << "\n";
   }
 }
 
@@ -399,7 +396,7 @@ std::string render_pop_html(const AnalysisResult& res, const AppSummary& sum) {
         o << "<tr><td class=\"l\">" << xml_escape(c.name) << "</td><td>" << c.calls << "</td><td>" << h(c.time_s)
           << "</td><td>" << h(c.bytes) << "</td><td>" << h(c.rank_min_s) << "</td><td>" << h(c.rank_mean_s)
           << "</td><td>" << h(c.rank_max_s) << "</td><td class=\"l\">"
-          << (is_init_or_finalize(c.name) ? "startup/teardown" : "MPI window") << "</td></tr>\n";
+          << (starts_or_ends_mpi(c.name) ? "startup/teardown" : "MPI window") << "</td></tr>\n";
       o << "</table>\n";
     }
   }

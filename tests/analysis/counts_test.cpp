@@ -450,8 +450,12 @@ TEST(Counts, FlopsOfUnknownPrecisionGiveIntensityButNoComputeCeiling) {
   EXPECT_DOUBLE_EQ(k.counts.total_flops(), 1e10);
   EXPECT_EQ(k.counts.dominant_precision(), "");
   k.time_s = 1;
-  RooflineEval e = evaluate(k, CeilingSet({Ceiling{"DRAM", "bandwidth", "", "", "GB/s", 50, 50, 50},
-                                           Ceiling{"FP64 FMA", "compute", "fp64", "fma", "GFLOP/s", 100, 100, 100}}));
+  Ceiling dram, fma;
+  dram.name = "DRAM", dram.kind = "bandwidth", dram.unit = "GB/s";
+  dram.value = dram.min = dram.max = 50;
+  fma.name = "FP64 FMA", fma.kind = "compute", fma.precision = "fp64", fma.variant = "fma", fma.unit = "GFLOP/s";
+  fma.value = fma.min = fma.max = 100;
+  RooflineEval e = evaluate(k, CeilingSet({dram, fma}));
   EXPECT_DOUBLE_EQ(e.gflops, 10);
   EXPECT_DOUBLE_EQ(e.ai[3], 10);
   EXPECT_TRUE(e.peak_name.empty());
@@ -637,9 +641,11 @@ TEST(Counts, CodeMismatchesArePairedByModuleAndNameStemAndSayWhatToDo) {
   EXPECT_EQ(pairs["dgemm_kernel_PRESCOTT"], "dgemm_kernel_HASWELL");  // a symlink's name against the file's
   EXPECT_EQ(pairs["__memmove_sse2_unaligned_erms"], "__memmove_avx_unaligned_erms");  // glibc's ifunc
   EXPECT_EQ(pairs["fftw_codelet_n1_64"], "fftw_codelet_t1_32");  // another plan
-  for (const auto& x : m)
-    if (x.timed == "fftw_codelet_n1_64")
+  for (const auto& x : m) {
+    if (x.timed == "fftw_codelet_n1_64") {
       EXPECT_NE(x.sentence.find("load the same wisdom in both runs, or plan with FFTW_ESTIMATE"), std::string::npos);
+    }
+  }
   // Too few samples to tell: nothing is said.
   EXPECT_TRUE(compare_code(timed, 1050, counted, 130, 0.05, 1000).empty());
 }

@@ -382,7 +382,9 @@ if [ "$MPI_OMP_APP" != none ]; then
   identities idle.json
   if q=$(case_quiet) && [ "$q" = quiet ]; then
     # 20% of the two workers' time idle: PE about 0.8, the idle time not in CS.
-    check idle.json 'abs(s["points"][1]["pop"]["parallel_efficiency"] - 0.8) < 0.08' "20% idle share: PE about 0.8"
+    # MPI_Init's CPU time and samples are outside the window (run-file 1.9):
+    # 0.79-0.81 here; counted as useful they read 0.84-0.88.
+    check idle.json 'abs(s["points"][1]["pop"]["parallel_efficiency"] - 0.8) < 0.05' "20% idle share: PE about 0.8"
     check idle.json 's["points"][1]["pop"]["computation_scalability"] > 0.9' "20% idle share: not in computation scalability"
     # The last thread gets less work and waits at the barrier: the threads wait for each other.
     check idle.json 'causes() == ["imbalance"] and "the threads wait for each other" in s["steps"][0]["explanation"]' \
