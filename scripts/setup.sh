@@ -15,6 +15,7 @@ RTRACE_PACKAGES=(
   libboost-program-options-dev libgtest-dev googletest nlohmann-json3-dev
   hwloc libhwloc-dev libopenblas-dev
   python3-h5py python3-numpy librsvg2-bin time procps
+  gdb  # the stacks of a test app that hangs (tests/tracer/traced_app.hpp)
   slurm-wlm munge iproute2
   patchelf
   clang libclang-rt-14-dev

@@ -104,6 +104,8 @@ TEST_F(TracerRun, OpenMPAppRecordsRegionsRusageAndDeclaredWork) {
   EXPECT_EQ(std::string(r.rec.info.tracer_mode), "cpu");
   EXPECT_TRUE(std::isnan(r.rec.info.mpi_init_end));  // no MPI: no window
   EXPECT_TRUE(std::isnan(r.rec.info.mpi_finalize_start));
+  EXPECT_TRUE(std::isnan(r.rec.info.cpu_at_mpi_init_end));
+  EXPECT_TRUE(std::isnan(r.rec.info.cpu_at_mpi_finalize_start));
   EXPECT_FALSE(r.log_has("MPI was initialised"));  // libmpi is loaded (by the tracer's HDF5), never initialised
   auto* triad = r.region("triad");
   auto* main_region = r.region("main");
@@ -276,7 +278,9 @@ class TracerMpiRun : public TracerRun {
       argv.insert(argv.end(), {"-x", "RTRACE_TRACER_COLLECTIVE"});
     }
     argv.insert(argv.end(), app.begin(), app.end());
-    return run(argv, env);
+    // A few seconds normally, under ASan too; one hung for ctest's 600 s in
+    // 9 repeats of sanitize.sh's MPI pass here: show its stacks.
+    return run(argv, env, 240);
   }
 };
 
@@ -329,6 +333,11 @@ void expect_window(const TraceRank& r, bool finalize_time_known, const std::stri
   EXPECT_LT(info.mpi_init_end, info.mpi_finalize_start);
   EXPECT_GE(info.mpi_finalize_start - info.mpi_init_end, 0.3);
   EXPECT_LE(info.mpi_finalize_start, info.wall_s);
+  // The process's CPU time at both ends: MPI_Init's own CPU before the first,
+  // the window's between them, all of it by the end.
+  EXPECT_GT(info.cpu_at_mpi_init_end, 0);
+  EXPECT_GT(info.cpu_at_mpi_finalize_start, info.cpu_at_mpi_init_end);
+  EXPECT_LE(info.cpu_at_mpi_finalize_start, info.user_s + info.system_s + 1e-6);
   EXPECT_EQ(r.mpi(init_name == "MPI_Init" ? "MPI_Init_thread" : "MPI_Init"), nullptr);  // the one the app called
   auto* init = r.mpi(init_name);
   auto* fin = r.mpi("MPI_Finalize");
@@ -425,6 +434,8 @@ TEST_F(TracerMpiRun, RanksThatSkipFinalizeWriteTheirOwnFiles) {
     EXPECT_EQ(r.mpi("MPI_Send")->calls, 5);
     EXPECT_GT(r.rec.info.mpi_init_end, 0);
     EXPECT_TRUE(std::isnan(r.rec.info.mpi_finalize_start));  // never called: NaN, not 0
+    EXPECT_GT(r.rec.info.cpu_at_mpi_init_end, 0);
+    EXPECT_TRUE(std::isnan(r.rec.info.cpu_at_mpi_finalize_start));
     EXPECT_EQ(r.mpi("MPI_Finalize"), nullptr);
   }
   std::sort(seen.begin(), seen.end());

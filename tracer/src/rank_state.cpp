@@ -274,6 +274,10 @@ store::RankRecords RankState::snapshot(bool complete, int exit_status, bool bloc
     info.mpi_init_end = init_end < 0 ? store::kUnavailable : static_cast<double>(init_end - start_mono_ns_) * 1e-9;
     info.mpi_finalize_start =
         fin_start < 0 ? store::kUnavailable : static_cast<double>(fin_start - start_mono_ns_) * 1e-9;
+    const std::int64_t cpu_init = cpu_at_init_end_us_.load(), cpu_fin = cpu_at_finalize_start_us_.load();
+    info.cpu_at_mpi_init_end = init_end < 0 || cpu_init < 0 ? store::kUnavailable : static_cast<double>(cpu_init) * 1e-6;
+    info.cpu_at_mpi_finalize_start =
+        fin_start < 0 || cpu_fin < 0 ? store::kUnavailable : static_cast<double>(cpu_fin) * 1e-6;
     if (have_lock) {
       store::set_str(info.gpu_status, to_string(gpu_status_));
       store::set_str(info.gpu_status_detail, gpu_status_detail_);
@@ -396,6 +400,13 @@ void RankState::add_own_cost(store::RankRecords& rec, bool blocking, std::int64_
   }
 }
 
+std::int64_t RankState::process_cpu_us() noexcept {
+  rusage ru{};
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return -1;
+  return (static_cast<std::int64_t>(ru.ru_utime.tv_sec) + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec +
+         ru.ru_stime.tv_usec;
+}
+
 void RankState::reset_after_fork(const MpiThreadTable* keep_mpi_table) noexcept {
   new (&mutex_) std::mutex();  // may have been held by a thread that no longer exists
   regions_.reset_after_fork();
@@ -407,6 +418,8 @@ void RankState::reset_after_fork(const MpiThreadTable* keep_mpi_table) noexcept 
   start_mono_ns_ = monotonic_ns();
   mpi_init_end_ns_.store(-1);  // the child's own clock starts now; it is no MPI rank of its own
   mpi_finalize_start_ns_.store(-1);
+  cpu_at_init_end_us_.store(-1);
+  cpu_at_finalize_start_us_.store(-1);
   try {
     log_.clear();
     kernels_.clear();

@@ -95,8 +95,17 @@ class RankState {
 
   // The MPI window (info.mpi_init_end / mpi_finalize_start): monotonic ns of
   // the return of MPI_Init(_thread) and the entry of MPI_Finalize.
-  void mark_mpi_init_end(std::int64_t mono_ns) noexcept { mpi_init_end_ns_.store(mono_ns); }
-  void mark_mpi_finalize_start(std::int64_t mono_ns) noexcept { mpi_finalize_start_ns_.store(mono_ns); }
+  // Each also keeps the process's CPU time then (info.cpu_at_mpi_init_end /
+  // cpu_at_mpi_finalize_start): the window's own CPU time, without MPI's
+  // start-up and teardown.
+  void mark_mpi_init_end(std::int64_t mono_ns) noexcept {
+    mpi_init_end_ns_.store(mono_ns);
+    cpu_at_init_end_us_.store(process_cpu_us());
+  }
+  void mark_mpi_finalize_start(std::int64_t mono_ns) noexcept {
+    mpi_finalize_start_ns_.store(mono_ns);
+    cpu_at_finalize_start_us_.store(process_cpu_us());
+  }
   // The sampler was started for this process: snapshots stop it and add the
   // sampling row and the symbolised call paths.
   void set_sampling(bool on) noexcept { sampling_ = on; }
@@ -126,6 +135,9 @@ class RankState {
   std::int64_t start_mono_ns_ = 0;
   std::atomic<std::int64_t> mpi_init_end_ns_{-1};  // -1: not reached
   std::atomic<std::int64_t> mpi_finalize_start_ns_{-1};
+  std::atomic<std::int64_t> cpu_at_init_end_us_{-1};  // getrusage user + system, microseconds; -1: not reached
+  std::atomic<std::int64_t> cpu_at_finalize_start_us_{-1};
+  static std::int64_t process_cpu_us() noexcept;  // -1 when getrusage fails
   mutable std::mutex mutex_;  // guards log_, kernels_, memcpy_, ranges_, gpu_status_*
   std::vector<std::string> log_;
   std::vector<GpuKernel> kernels_;
