@@ -68,12 +68,12 @@ supp="$root/tests/fuzz/lsan.supp"
 reports="$build/sanitizer-reports"
 rm -rf "$reports"
 mkdir -p "$reports"
-export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:detect_odr_violation=0:log_path=$reports/asan"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:detect_odr_violation=0:log_path=$reports/asan:log_exe_name=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan:log_exe_name=1"
 export LSAN_OPTIONS="suppressions=$supp:print_suppressions=0"
 # Tests whose checks rest on timing (the known answers' causes) skip those checks here.
 export RTRACE_TEST_SANITIZED=$mode
-export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:log_path=$reports/tsan"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:log_path=$reports/tsan:log_exe_name=1"
 # Open MPI refuses root without these (CI containers run as root).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
@@ -145,29 +145,34 @@ fi
 set -e
 secs=$(( $(date +%s) - start ))
 log "tests finished in $secs s (rc $rc)"
-# Reports of any process, whatever its test said (empty files: processes that
-# opened the log but reported nothing).
-mapfile -t all_reports < <(grep -l -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer' \
-  "$reports"/* 2>/dev/null || true)
-# One exception, by the rule above (the sanitized tracer cannot live in a
-# system binary): an MPI app started without mpirun spawns Open MPI's orted
-# (singleton init), which inherits LD_PRELOAD; the tracer stays inert there,
-# but at orted's exit ASan's own module destructor (__asan_unregister_globals)
-# faults in the uninstrumented process, or Open MPI's own finalize
-# (opal_finalize under orte_daemon) calls into an MCA plugin it has already
-# unloaded (a PC in "<unknown module>"), which ASan's SEGV handler reports.
-# Such a report holds no rtrace frame.
+# Reports of any process, whatever its test said; log_exe_name=1 names the
+# process in each (asan.NAME.PID). One exception, by the rule above (the
+# sanitized tracer cannot live in a system binary): an MPI app started without
+# mpirun spawns Open MPI's orted (singleton init), which inherits LD_PRELOAD;
+# the tracer stays inert there, but at orted's exit ASan's own module
+# destructor (__asan_unregister_globals) faults in the uninstrumented process,
+# or Open MPI's own finalize (opal_finalize under orte_daemon) calls into an MCA
+# plugin it has already unloaded (a PC in "<unknown module>"), which ASan's
+# SEGV handler reports. Such a report is known by its process's name, not its
+# stack (the unwinder may go astray from the unloaded PC), and is counted if it
+# holds a frame of rtrace's code (scripts/sanitizer_reports.py).
 report_files=()
 ignored_orted=0
-for f in "${all_reports[@]}"; do
-  if grep -q -E '\(/usr/bin/orted\+|in orte_daemon ' "$f" &&
-     grep -q -E '__asan_unregister_globals|in opal_finalize ' "$f" &&
-     ! grep -q -E 'in rtrace::|/(launcher|tracer|store|analysis|ert|cli)/src/' "$f"; then
+shopt -s nullglob
+log_files=("$reports"/*)
+shopt -u nullglob
+verdicts=""
+if [[ ${#log_files[@]} -gt 0 ]] && ! verdicts=$(python3 "$root/scripts/sanitizer_reports.py" "${log_files[@]}"); then
+  log "scripts/sanitizer_reports.py failed on $reports: the job fails"
+  rc=1
+fi
+while IFS=$'\t' read -r verdict file _; do
+  if [[ $verdict == ignored ]]; then
     ignored_orted=$((ignored_orted + 1))
-    continue
+  elif [[ -n $verdict ]]; then
+    report_files+=("$file")
   fi
-  report_files+=("$f")
-done
+done <<<"$verdicts"
 if [[ $ignored_orted -gt 0 ]]; then
   log "$ignored_orted report(s) of a singleton's orted exiting (system binary, tracer inert; ASan's or Open MPI's finalize): not counted"
 fi

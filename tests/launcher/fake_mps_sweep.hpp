@@ -73,10 +73,18 @@ class FakeMpsSweep : public ::testing::Test {
   }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
-  // A real (CPU) ERT file, copied by the fake ERT: made once per test binary.
+  // A real (CPU) ERT file, copied by the fake ERT: made once per test process
+  // (ctest runs each case in a process of its own) and removed when it exits.
   static std::string ert_template() {
-    static std::string made;
-    if (!made.empty()) return made;
+    struct Template {
+      std::string path;
+      ~Template() {
+        std::error_code ec;
+        if (!path.empty()) fs::remove(path, ec);
+      }
+    };
+    static Template made;
+    if (!made.path.empty()) return made.path;
     const std::string out = (fs::temp_directory_path() / ("rtrace-mps-ert-" + std::to_string(getpid()) + ".h5")).string();
     fs::remove(out);
     const pid_t pid = fork();
@@ -86,8 +94,8 @@ class FakeMpsSweep : public ::testing::Test {
     }
     int status = 0;
     waitpid(pid, &status, 0);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) made = out;
-    return made;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) made.path = out;
+    return made.path;
   }
 
   std::vector<std::string> environment(const std::vector<std::string>& extra) const {
