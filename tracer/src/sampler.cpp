@@ -1,5 +1,7 @@
 #include "sampler.hpp"
 
+#include "loader_lock.hpp"
+
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
@@ -62,6 +64,7 @@ struct ThreadBuffer {
   std::atomic<std::int64_t> samples;
   std::atomic<std::int64_t> dropped;
   std::atomic<std::int64_t> handler_ns;  // CPU time inside on_sample (unwind + record)
+  std::atomic<std::int64_t> cut_at_loader;  // samples kept as the PC alone: the loader was busy
   // The thread's CPU time (ns) up to which its samples are weighed (set when
   // armed, advanced by each sample), and the part of a period carried over.
   // Written by the thread itself; read by stop() for the unsampled tail.
@@ -79,6 +82,8 @@ std::atomic<ThreadBuffer*> g_head{nullptr};
 std::atomic<int> g_next_index{0};
 std::atomic<std::int64_t> g_unsampled_threads{0};
 std::int64_t g_period_ns = 0;
+// glibc's loader lock (loader_lock.hpp); nullptr: not found, unwinds may wait for it.
+pthread_mutex_t* g_loader_lock = nullptr;
 double g_hz = 0;
 pthread_key_t g_key;
 bool g_key_made = false;
@@ -177,7 +182,14 @@ void on_sample(int, siginfo_t* si, void* context) {
     return;
   }
   void* frames[kMaxSampleDepth + 4];
-  const int n = unw_backtrace(frames, kMaxSampleDepth + 4);
+  int n = 0;
+  bool lock_taken = false;
+  if (!g_loader_lock || acquire_loader_lock(g_loader_lock, b->tid.load(std::memory_order_relaxed), &lock_taken)) {
+    n = unw_backtrace(frames, kMaxSampleDepth + 4);
+    if (g_loader_lock) release_loader_lock(g_loader_lock, lock_taken);
+  } else {
+    b->cut_at_loader.fetch_add(weight, std::memory_order_relaxed);
+  }
   std::uintptr_t ip = 0;
   if (context) ip = static_cast<std::uintptr_t>(static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]);
   int first = -1;
@@ -188,7 +200,7 @@ void on_sample(int, siginfo_t* si, void* context) {
     }
   std::uintptr_t pcs[kMaxSampleDepth];
   int depth = 0;
-  if (first < 0) {  // the unwinder did not cross the signal frame: keep the interrupted PC alone
+  if (first < 0) {  // not unwound, or not across the signal frame: keep the interrupted PC alone
     if (ip) pcs[depth++] = ip;
   } else {
     for (int i = first; i < n && depth < kMaxSampleDepth; ++i) pcs[depth++] = reinterpret_cast<std::uintptr_t>(frames[i]);
@@ -384,6 +396,13 @@ bool Sampler::start(double hz, std::string* why) noexcept {
   // LAMMPS: 7 us a sample instead of 1 us, 0.2 % of a thread's CPU at the
   // default 250 Hz.
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
+  // Nor does the handler wait for the loader's lock itself: where another
+  // thread holds it, the sample keeps the interrupted PC (loader_lock.hpp).
+  const char* no_lock = nullptr;
+  g_loader_lock = find_loader_lock(&no_lock);
+  if (!g_loader_lock)
+    note(std::string("info: sampling: the dynamic loader's lock was not found (") + (no_lock ? no_lock : "?") +
+         "): a sample waits while another thread is inside dl_iterate_phdr or dlopen");
   // Resolve libunwind's tables and our own code now, outside any handler.
   void* warm[4];
   unw_backtrace(warm, 4);
@@ -501,6 +520,12 @@ std::vector<std::string> Sampler::take_notes() {
   std::lock_guard<std::mutex> lock(*g_notes_mutex);
   std::vector<std::string> out;
   out.swap(*g_notes);
+  std::int64_t cut = 0;
+  for (ThreadBuffer* b = g_head.load(); b; b = b->next.load()) cut += b->cut_at_loader.load(std::memory_order_relaxed);
+  if (cut > 0)
+    out.push_back("info: sampling: " + std::to_string(cut) +
+                  " sample(s) kept only the interrupted function, not its callers: another thread held the dynamic "
+                  "loader's lock (dl_iterate_phdr, dlopen), and waiting for it would have stalled the thread");
   if (g_unsampled_threads.load() > 0)
     out.push_back("warning: sampling: " + std::to_string(g_unsampled_threads.load()) + " thread(s) not sampled");
   return out;

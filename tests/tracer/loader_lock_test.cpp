@@ -1,0 +1,107 @@
+// The loader's lock as the sampler's handler takes it (tracer/src/loader_lock.hpp).
+#include <gtest/gtest.h>
+
+#include "loader_lock.hpp"
+
+#include <link.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+using namespace rtrace::tracer;
+
+namespace {
+
+pthread_mutex_t* found_lock() {
+  const char* why = nullptr;
+  pthread_mutex_t* lock = find_loader_lock(&why);
+  EXPECT_NE(lock, nullptr) << (why ? why : "");
+  return lock;
+}
+
+// Runs `body` once inside a dl_iterate_phdr callback, i.e. holding the loader's lock.
+template <class Body>
+void inside_dl_iterate_phdr(Body body) {
+  dl_iterate_phdr(
+      [](dl_phdr_info*, size_t, void* data) {
+        (*static_cast<Body*>(data))();
+        return 1;
+      },
+      &body);
+}
+
+}  // namespace
+
+TEST(LoaderLock, IsTheMutexDlIteratePhdrHolds) {
+  pthread_mutex_t* lock = found_lock();
+  ASSERT_NE(lock, nullptr);
+  EXPECT_NE(lock->__data.__owner, gettid());
+  int owner_inside = 0;
+  inside_dl_iterate_phdr([&] { owner_inside = lock->__data.__owner; });
+  EXPECT_EQ(owner_inside, gettid());
+  EXPECT_EQ(found_lock(), lock);  // the same on a second look
+}
+
+TEST(LoaderLock, NotTakenWhileAnotherThreadIsInsideTheLoader) {
+  pthread_mutex_t* lock = found_lock();
+  ASSERT_NE(lock, nullptr);
+  std::atomic<bool> inside{false}, leave{false};
+  std::thread holder([&] {
+    inside_dl_iterate_phdr([&] {
+      inside = true;
+      while (!leave) std::this_thread::yield();
+    });
+  });
+  while (!inside) std::this_thread::yield();
+  bool taken = true;
+  EXPECT_FALSE(acquire_loader_lock(lock, gettid(), &taken)) << "the handler would wait for the loader";
+  EXPECT_FALSE(taken);
+  leave = true;
+  holder.join();
+  // Free again: taken and given back, and dl_iterate_phdr works after it.
+  ASSERT_TRUE(acquire_loader_lock(lock, gettid(), &taken));
+  EXPECT_TRUE(taken);
+  EXPECT_EQ(lock->__data.__owner, gettid());
+  release_loader_lock(lock, taken);
+  EXPECT_NE(lock->__data.__owner, gettid());
+  int modules = 0;
+  dl_iterate_phdr([](dl_phdr_info*, size_t, void* n) { return ++*static_cast<int*>(n), 0; }, &modules);
+  EXPECT_GT(modules, 1);
+}
+
+TEST(LoaderLock, ReenteredByTheThreadThatHoldsIt) {
+  pthread_mutex_t* lock = found_lock();
+  ASSERT_NE(lock, nullptr);
+  bool ok = false, taken = true;
+  unsigned count_after = 0;
+  inside_dl_iterate_phdr([&] {
+    const unsigned before = lock->__data.__count;
+    ok = acquire_loader_lock(lock, gettid(), &taken);
+    release_loader_lock(lock, taken);
+    count_after = lock->__data.__count - before;
+  });
+  EXPECT_TRUE(ok);
+  EXPECT_FALSE(taken) << "held already: nothing to take";
+  EXPECT_EQ(count_after, 0u);
+}
+
+// A signal between an unlock's `--count == 0` and its `owner = 0`: a nested
+// lock and unlock would release the mutex under the interrupted unlock.
+TEST(LoaderLock, NotTakenInsideTheThreadsOwnUnlock) {
+  pthread_mutex_t m;
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&m, &attr);
+  ASSERT_EQ(pthread_mutex_lock(&m), 0);
+  m.__data.__count = 0;  // the window, as the interrupted unlock left it
+  bool taken = true;
+  EXPECT_FALSE(acquire_loader_lock(&m, gettid(), &taken));
+  EXPECT_FALSE(taken);
+  m.__data.__count = 1;
+  EXPECT_EQ(pthread_mutex_unlock(&m), 0);
+  pthread_mutex_destroy(&m);
+  pthread_mutexattr_destroy(&attr);
+}
