@@ -405,9 +405,11 @@ if q=$(case_quiet) && [ "$q" = quiet ]; then
   # Memory-bound threads: the loss is CPU time per unit of work, never a serial or unused
   # thread. On a quiet 2-core VM the step can sit at the tolerance edge (PE 0.895: the
   # threads wait for each other at the barriers, slowed unevenly on the shared memory bus):
-  # then the threads' waits are named imbalance, beside computation-scaling.
-  check stream.json 's["steps"][0]["diagnosis"] == "ideal" or [c for c in causes() if c != "machine-load"][0] == "computation-scaling"' \
-    "bandwidth-bound threads: ideal or computation-scaling first (the app's own causes)"
+  # then the threads' waits are named imbalance, beside computation-scaling. Where the
+  # host's L3 holds the three 64 MiB arrays (260 MiB on an Emerald Rapids VM), the app is
+  # not memory-bound at all and scales superlinearly (1.48 s -> 0.60 s without rtrace).
+  check stream.json 's["steps"][0]["diagnosis"] in ("ideal", "superlinear") or [c for c in causes() if c != "machine-load"][0] == "computation-scaling"' \
+    "bandwidth-bound threads: ideal, superlinear or computation-scaling first (the app's own causes)"
   check stream.json 'not set(causes() if s["steps"][0]["causes"] else []) & {"serial-fraction", "threads-unused", "lock-wait"}' \
     "bandwidth-bound threads: no serial, unused or locked threads"
 else
