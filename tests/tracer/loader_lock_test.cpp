@@ -105,3 +105,11 @@ TEST(LoaderLock, NotTakenInsideTheThreadsOwnUnlock) {
   pthread_mutex_destroy(&m);
   pthread_mutexattr_destroy(&attr);
 }
+
+// Where the lock was not found, the handler unwinds as it always did.
+TEST(LoaderLock, NoLockFoundMeansUnwindWithoutTakingOne) {
+  bool taken = true;
+  EXPECT_TRUE(acquire_loader_lock(nullptr, gettid(), &taken));
+  EXPECT_FALSE(taken);
+  release_loader_lock(nullptr, taken);
+}

@@ -5,6 +5,7 @@
 #include <link.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -50,11 +51,10 @@ pthread_mutex_t* find_loader_lock(const char** why) noexcept {
     if (!global) return fail("ld.so exports no _rtld_global");
     Dl_info info{};
     void* entry = nullptr;
-    if (dladdr1(global, &info, &entry, RTLD_DL_SYMENT) == 0 || !entry)
+    if (dladdr1(global, &info, &entry, RTLD_DL_SYMENT) == 0 || !entry ||
+        static_cast<const ElfW(Sym)*>(entry)->st_size == 0)
       return fail("the size of _rtld_global is unknown");
     const auto* sym = static_cast<const ElfW(Sym)*>(entry);
-    if (sym->st_size == 0)
-      return fail("the size of _rtld_global is unknown");
     Probe probe;
     probe.region = Region{static_cast<const unsigned char*>(global), static_cast<std::size_t>(sym->st_size)};
     probe.tid = gettid();
@@ -74,11 +74,8 @@ pthread_mutex_t* find_loader_lock(const char** why) noexcept {
         },
         &probe);
     std::vector<std::size_t> candidates;
-    for (std::size_t off : probe.inside) {
-      bool before = false;
-      for (std::size_t o : outside) before = before || o == off;
-      if (!before) candidates.push_back(off);
-    }
+    for (std::size_t off : probe.inside)
+      if (std::find(outside.begin(), outside.end(), off) == outside.end()) candidates.push_back(off);
     if (candidates.size() != 1) return fail(candidates.empty() ? "no recursive mutex of ld.so is held inside dl_iterate_phdr"
                                                                : "several recursive mutexes of ld.so are held inside dl_iterate_phdr");
     auto* lock = reinterpret_cast<pthread_mutex_t*>(const_cast<unsigned char*>(probe.region.base) + candidates[0]);
@@ -91,6 +88,7 @@ pthread_mutex_t* find_loader_lock(const char** why) noexcept {
 
 bool acquire_loader_lock(pthread_mutex_t* lock, int own_tid, bool* taken) noexcept {
   *taken = false;
+  if (!lock) return true;  // not found: unwind as before
   const int owner = __atomic_load_n(&lock->__data.__owner, __ATOMIC_RELAXED);
   if (owner == own_tid) {
     // Only this (interrupted) thread writes the count while it owns the lock.

@@ -22,13 +22,15 @@ namespace rtrace::tracer {
 pthread_mutex_t* find_loader_lock(const char** why) noexcept;
 
 // The handler's side, async-signal-safe. True when the calling thread may
-// unwind now without waiting for the loader: it holds `lock` already (a
+// unwind now without waiting for the loader (or `lock` is nullptr: not found,
+// the unwind may wait as it always did): it holds `lock` already (a
 // recursive re-entry by libunwind costs nothing) or took it with trylock, in
 // which case *taken is set and release_loader_lock() must follow. False when
 // another thread holds it, or when the calling thread was interrupted inside
 // its own unlock (owner still set, count already 0), where a nested lock
 // would release the mutex under the interrupted unlock.
 bool acquire_loader_lock(pthread_mutex_t* lock, int own_tid, bool* taken) noexcept;
+// Gives back what acquire_loader_lock took (nothing unless *taken was set).
 void release_loader_lock(pthread_mutex_t* lock, bool taken) noexcept;
 
 }  // namespace rtrace::tracer

@@ -102,6 +102,13 @@ SigactionFn real_sigaction_fn() noexcept {
   return fn;
 }
 
+// A per-thread counter summed over every sampled thread.
+std::int64_t sum_over_threads(std::atomic<std::int64_t> ThreadBuffer::*counter) noexcept {
+  std::int64_t total = 0;
+  for (ThreadBuffer* b = g_head.load(); b; b = b->next.load()) total += (b->*counter).load(std::memory_order_relaxed);
+  return total;
+}
+
 void note(std::string text) noexcept {
   try {
     std::lock_guard<std::mutex> lock(*g_notes_mutex);
@@ -184,9 +191,9 @@ void on_sample(int, siginfo_t* si, void* context) {
   void* frames[kMaxSampleDepth + 4];
   int n = 0;
   bool lock_taken = false;
-  if (!g_loader_lock || acquire_loader_lock(g_loader_lock, b->tid.load(std::memory_order_relaxed), &lock_taken)) {
+  if (acquire_loader_lock(g_loader_lock, b->tid.load(std::memory_order_relaxed), &lock_taken)) {
     n = unw_backtrace(frames, kMaxSampleDepth + 4);
-    if (g_loader_lock) release_loader_lock(g_loader_lock, lock_taken);
+    release_loader_lock(g_loader_lock, lock_taken);
   } else {
     b->cut_at_loader.fetch_add(weight, std::memory_order_relaxed);
   }
@@ -506,9 +513,7 @@ store::SamplingRow Sampler::info() noexcept {
 }
 
 double Sampler::handler_seconds() noexcept {
-  std::int64_t ns = 0;
-  for (ThreadBuffer* b = g_head.load(); b; b = b->next.load()) ns += b->handler_ns.load(std::memory_order_relaxed);
-  return static_cast<double>(ns) * 1e-9;
+  return static_cast<double>(sum_over_threads(&ThreadBuffer::handler_ns)) * 1e-9;
 }
 
 std::int64_t Sampler::thread_handler_ns() noexcept {
@@ -520,8 +525,7 @@ std::vector<std::string> Sampler::take_notes() {
   std::lock_guard<std::mutex> lock(*g_notes_mutex);
   std::vector<std::string> out;
   out.swap(*g_notes);
-  std::int64_t cut = 0;
-  for (ThreadBuffer* b = g_head.load(); b; b = b->next.load()) cut += b->cut_at_loader.load(std::memory_order_relaxed);
+  const std::int64_t cut = sum_over_threads(&ThreadBuffer::cut_at_loader);
   if (cut > 0)
     out.push_back("info: sampling: " + std::to_string(cut) +
                   " sample(s) kept only the interrupted function, not its callers: another thread held the dynamic "

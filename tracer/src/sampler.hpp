@@ -5,8 +5,9 @@
 // (SIGEV_THREAD_ID). The handler unwinds with libunwind and counts the stack
 // in the thread's preallocated, lock-free table: no malloc and no waiting for
 // a lock. The one call not on POSIX's async-signal-safe list is the trylock of
-// the loader's lock, where loader_lock.hpp says why it is safe there. Aggregation and symbolisation happen later,
-// outside the handler (collect(), then profile.cpp). See docs/tracer.md.
+// the loader's lock, where loader_lock.hpp says why it is safe there.
+// Aggregation and symbolisation happen later, outside the handler (collect(),
+// then profile.cpp). See docs/tracer.md.
 #pragma once
 
 #include "rtrace/store/records.hpp"
