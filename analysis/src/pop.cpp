@@ -827,14 +827,18 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
     if (load1 || load2) s.explanation += "; measured on a busy machine (" + load_evidence + ")";
     return s;
   }
-  if (gain >= 1 - th.ideal_tolerance && losses.empty() && gains.empty()) {
+  if (gain >= 1 - th.ideal_tolerance && losses.empty()) {
+    // No factor loses: ideal, a gain beyond tolerance named (nothing to offset it but factors within
+    // tolerance). It was "offsetting" with the Karp-Flatt fallback as its cause: a stream app at 109%
+    // (computation scalability 1.11) read "serial fraction -0.089 explains 0.911x".
     s.diagnosis = "ideal";
     s.explanation = eff_words;
+    if (!gains.empty()) s.explanation += "; no factor loses, " + factor_list(gains) + " gain";
     if (load1 || load2) s.explanation += "; measured on a busy machine (" + load_evidence + ")";
     return s;
   }
   // Factors out of tolerance that cancel: the step looks ideal (or better), but is not.
-  const bool offsetting = gain >= 1 - th.ideal_tolerance && (!gains.empty() || gain >= 1 || losses.empty());
+  const bool offsetting = gain >= 1 - th.ideal_tolerance && (!gains.empty() || gain >= 1);
   s.diagnosis = offsetting ? "offsetting" : "loss";
 
   // More runnable workers than cores: the losses come from time slicing.
@@ -862,7 +866,7 @@ AppStep classify_app_step(const PopPoint& a, const PopPoint& b, double c1, doubl
       s.causes.push_back({"slowdown", s.speedup > 0 ? 1 / s.speedup : kNaN,
                           "slower with more workers and no factor of the model explains it: contention for a "
                           "shared resource or run-to-run noise"});
-    else
+    else if (!(karp_flatt(s.speedup, s.ratio) <= 0))  // a serial part only where the step loses time
       s.causes.push_back({"serial-fraction", gain > 0 ? 1 / gain : kNaN,
                           "Karp-Flatt serial fraction " + fmt(karp_flatt(s.speedup, s.ratio), 2)});
   }

@@ -338,6 +338,34 @@ TEST(Pop, OtherProcessesOnIdleCoresAreNotTheAppsLoad) {
   EXPECT_NEAR(pop_point(u, 1).other_share, 0.5, 1e-12);
 }
 
+// A gain out of tolerance with no losing factor is ideal, not "offsetting"
+// with a negative Karp-Flatt fraction as its cause: a stream app at 109%
+// (computation scalability 1.11, Release build) read "offsetting:
+// serial-fraction ... Karp-Flatt serial fraction -0.089 explains 0.911x".
+TEST(Pop, AGainWithNoLosingFactorIsIdealAndNamesNoSerialFraction) {
+  PopPoint a, b;
+  a.basis = b.basis = "mpi";
+  a.load_balance = a.communication_efficiency = a.parallel_efficiency = a.computation_scalability = 1;
+  a.wall_s = a.window_s = 2.0;
+  b.load_balance = 0.98;
+  b.communication_efficiency = 1;
+  b.parallel_efficiency = 0.98;
+  b.computation_scalability = 1.11;
+  b.wall_s = b.window_s = 2.0 / (2 * 0.98 * 1.11);
+  b.useful_max_s = 0.9;
+  b.useful_mean_s = 0.88;
+  a.workers = 1;
+  b.workers = 2;
+  StepContext ctx;
+  ctx.axis = "ranks";
+  AppStep s = classify_app_step(a, b, 1, 2, a.wall_s, b.wall_s, 0, ctx, Thresholds{});
+  EXPECT_NEAR(s.efficiency, 0.98 * 1.11, 1e-9);
+  EXPECT_EQ(s.diagnosis, "ideal") << s.explanation;
+  EXPECT_EQ(s.explanation.find("serial"), std::string::npos) << s.explanation;
+  EXPECT_NE(s.explanation.find("no factor loses, computation scalability 1.11 gain"), std::string::npos)
+      << s.explanation;
+}
+
 TEST(Pop, IdealOnlyWhenEveryFactorIsWithinTolerance) {
   // Synthetic POP numbers: PE 0.85 offset by CS 1.20 -> step efficiency 1.02.
   PopPoint a, b;
