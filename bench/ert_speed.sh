@@ -6,7 +6,8 @@
 #      QUICK_RUNS `rtrace ert --threads N --quick` in a row, then FULL_RUNS full
 #      runs; wall time of each, first-after-idle and warm (the median of the
 #      others) apart, and where the time went (RTRACE_ERT_DEBUG=1: before
-#      main, buffers, clock calibration, the FLOP and bandwidth series, the
+#      main, buffers, clock calibration, the FLOP and bandwidth series (of
+#      which first-touching the working sets as the sweep reaches them), the
 #      one-worker reference, checks and re-measurements). Targets: quick <= 3 s
 #      (the first after idle too), full <= 10 s, at the median;
 #   2. before and after every ERT run, LIKWID's likwid-bench on the same N
@@ -277,6 +278,10 @@ def phases(name):
         if m:
             marks["before main"] = float(m.group(1))
             continue
+        m = re.match(r"ert phase: first-touching memory during the sweep took ([\d.]+) s", line)
+        if m:
+            marks["first touch"] = float(m.group(1))
+            continue
         m = re.match(r"ert phase: (.*?) at ([\d.]+) s", line)
         if m:
             marks[m.group(1)] = float(m.group(2))
@@ -295,6 +300,8 @@ def phases(name):
            "buffers": marks.get("buffers ready", 0) - marks.get("plan ready", 0),
            "clock": marks.get("clock steady", 0) - marks.get("buffers ready", 0)}
     out.update(parts)
+    # First-touching the working sets happens between the runs (counted in their series' time).
+    out["of which first touch"] = marks.get("first touch", math.nan)
     out["checks and re-measurements"] = marks.get("checked", 0) - marks.get("sweep done", 0)
     return out
 

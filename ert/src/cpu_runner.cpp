@@ -197,7 +197,7 @@ class RestoreAffinity {
 }  // namespace
 
 CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolicy& policy, int threads,
-                          RankGroup& ranks) {
+                          RankGroup& ranks, const DramSearch& dram_search) {
   if (threads < 1) throw CpuRunError("ERT: the number of threads must be at least 1");
   const RestoreAffinity restore_affinity;
   // Every thread's block holds the plan's largest working set per worker;
@@ -228,7 +228,8 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
   const bool openmp_binds = bind_env && std::string(bind_env) != "false" && std::string(bind_env) != "FALSE";
   CpuRunResult result;
   result.thread_cpus.resize(std::size_t(threads));
-  SweepController controller(plan, policy, threads, ranks.size());
+  SweepController controller(plan, policy, threads, ranks.size(), dram_search);
+  std::vector<double> touch_seconds(std::size_t(threads), 0.0);
 
   std::atomic<int> failures{0};
   std::string failure;  // written once under the atomic's protection
@@ -264,8 +265,18 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
 
     // Each thread allocates and first-touches its own block, so its pages sit
     // on its NUMA node and no two threads share a cache line. Thread 0's also
-    // holds the one-worker reference's working sets.
+    // holds the one-worker reference's working sets. Touched as the runs
+    // reach it (touch_up_to): the DRAM-sized part may never be needed.
     Block block;
+    std::size_t touched = 0;
+    auto touch_up_to = [&](std::size_t bytes) {
+      bytes = std::min((bytes + align - 1) / align * align, block.bytes);
+      if (bytes <= touched) return;
+      const double t0 = now_seconds();
+      init_cpu_block(Precision::FP64, static_cast<char*>(block.data) + touched, (bytes - touched) / sizeof(double));
+      touched = bytes;
+      touch_seconds[std::size_t(tid)] += now_seconds() - t0;
+    };
     const std::size_t bytes = tid == 0 && ranks.rank() == 0 ? block0_bytes : max_bytes;
     if (posix_memalign(&block.data, align, bytes) != 0) {
       block.data = nullptr;
@@ -277,7 +288,8 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
 #ifdef MADV_HUGEPAGE
       if (align > 4096) madvise(block.data, bytes, MADV_HUGEPAGE);
 #endif
-      init_cpu_block(Precision::FP64, block.data, bytes / sizeof(double));
+      if (!plan.empty())
+        touch_up_to(std::size_t(plan.front().elements_per_worker) * element_bytes(plan.front().kernel.precision));
     }
 #pragma omp barrier
 #pragma omp master
@@ -300,8 +312,11 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
       if (tid == 0) done = !controller.next(run);
       barrier.wait();
       if (done) break;
-      const Measurement& m = plan[run.measurement];
+      // The controller's plan: a DramSearch may have cut a one-worker point.
+      const Measurement& m = controller.plan()[run.measurement];
       const bool active = !m.one_worker || (tid == 0 && ranks.rank() == 0);
+      if (active && run.first_of_measurement)
+        touch_up_to(std::size_t(m.elements_per_worker) * element_bytes(m.kernel.precision));
       // The FLOP series re-initialise their (L1-sized) block so every kernel
       // starts from the same bounded values.
       if (active && run.first_of_measurement && m.series == Series::Flops)
@@ -386,6 +401,12 @@ CpuRunResult run_cpu_plan(const std::vector<Measurement>& plan, const TrialPolic
   result.runs_redone = controller.runs_redone();
   result.runs_skewed = controller.runs_skewed();
   result.kept_disturbed = controller.kept_disturbed();
+  for (double t : touch_seconds) result.first_touch_seconds = std::max(result.first_touch_seconds, t);
+  result.dram_start_found_bytes = controller.dram_start_found_bytes();
+  result.llc_gbytes_per_s = controller.llc_gbytes_per_s();
+  for (std::size_t i = 0; i < controller.plan().size(); ++i)
+    if (std::find(controller.skipped().begin(), controller.skipped().end(), i) == controller.skipped().end())
+      result.measured.push_back(controller.plan()[i]);
   result.samples = controller.take_samples();
   return result;
 }

@@ -321,7 +321,7 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   const int pus = threads * ranks;
   // In a VM the host's caches may be larger than the guest's (levels.hpp).
   const bool virtual_machine = running_in_virtual_machine();
-  const std::vector<MemoryLevel> levels = memory_levels(machine.caches, pus, virtual_machine);
+  std::vector<MemoryLevel> levels = memory_levels(machine.caches, pus, virtual_machine);
 
   CpuPlanInputs in;
   in.threads = threads;
@@ -337,7 +337,7 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   // The one-worker reference of the plausibility checks (consistency.hpp):
   // thread 0 of rank 0 alone, near the end of the plan (before the last
   // group of FLOP repeats).
-  const std::vector<MemoryLevel> one_worker_levels = memory_levels(machine.caches, 1, virtual_machine);
+  std::vector<MemoryLevel> one_worker_levels = memory_levels(machine.caches, 1, virtual_machine);
   std::vector<Measurement> one_worker_plan;
   if (pus > 1)
     one_worker_plan = make_one_worker_plan(
@@ -361,12 +361,44 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
     std::fprintf(stderr, "ert phase: process started %.3f s before\n", before_main_s);
   phase("plan ready");
   const double plan_ready_s = since_start();
-  CpuRunResult run = run_cpu_plan(plan, policy, threads, measuring);
+  // In a VM the sweep finds where DRAM's range starts (sweep.hpp DramSearch).
+  DramSearch dram_search;
+  dram_search.earliest_bytes = dram_search_earliest_bytes(levels, virtual_machine);
+  dram_search.latest_bytes = in.dram_start_bytes;
+  if (levels.size() >= 2) {
+    const LevelRange llc = level_range(levels, levels.size() - 2);
+    dram_search.llc_low_bytes = llc.low;
+    dram_search.llc_high_bytes = llc.high;
+  }
+  dram_search.points = o.quick ? 2 : 4;
+  dram_search.block_elements = std::int64_t(kernel_block_elements(Precision::FP64));
+  CpuRunResult run = run_cpu_plan(plan, policy, threads, measuring, dram_search);
+  std::string dram_range_basis;
+  if (run.dram_start_found_bytes > 0) {
+    start_dram_range_at(levels, run.dram_start_found_bytes);
+    start_dram_range_at(one_worker_levels, run.dram_start_found_bytes);
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "measured: the bandwidth stopped falling from %.0f MiB on, at most %.2fx the last cache's %.1f GB/s "
+                  "(a guest does not see its host's caches)",
+                  run.dram_start_found_bytes / 1048576.0, dram_search.below_llc, run.llc_gbytes_per_s);
+    dram_range_basis = text;
+  } else {
+    char text[256];
+    std::snprintf(text, sizeof text, "%.0fx the last cache's capacity%s",
+                  levels.size() >= 2 && levels[levels.size() - 2].capacity_bytes > 0
+                      ? in.dram_start_bytes / levels[levels.size() - 2].capacity_bytes
+                      : 4.0,
+                  dram_search.earliest_bytes > 0 ? " (in a VM: no flat bandwidth below the LLC's found before it)" : "");
+    dram_range_basis = text;
+  }
   if (debug && root) {
     std::fprintf(stderr, "ert phase: buffers ready at %.3f s\n", plan_ready_s + run.setup_seconds);
     std::fprintf(stderr, "ert phase: clock steady at %.3f s (%.2f GHz%s)\n",
                  plan_ready_s + run.setup_seconds + run.clock.seconds, run.clock.ghz,
                  run.clock.steady ? "" : ", never steady");
+    std::fprintf(stderr, "ert phase: first-touching memory during the sweep took %.3f s; DRAM's range: %s\n",
+                 run.first_touch_seconds, dram_range_basis.c_str());
   }
   phase("sweep done");
   // Physical consistency: every rank holds the same samples, so every rank
@@ -397,7 +429,7 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
     // working set as the samples count it.
     phase(request.series == Series::Bandwidth ? "re-measuring bandwidth" : "re-measuring FLOPs");
     std::vector<Measurement> subset;
-    for (const Measurement& m : plan) {
+    for (const Measurement& m : run.measured) {
       Sample as_sample;
       as_sample.series = m.series;
       as_sample.working_set_bytes = measurement_working_set_bytes(m, threads, ranks);
@@ -495,6 +527,8 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
                               {"remeasured_series", double(checked.remeasured)},
                               {"startup_seconds", std::isfinite(before_main_s) ? before_main_s + plan_ready_s : std::nan("")},
                               {"buffer_setup_seconds", run.setup_seconds},
+                              {"first_touch_seconds", run.first_touch_seconds},
+                              {"dram_range_start_bytes", level_range(levels, levels.size() - 1).low},
                               {"clock_calibration_seconds", run.clock.seconds},
                               {"clock_ghz_measured", run.clock.ghz > 0 ? run.clock.ghz : std::nan("")},
                               {"fp64_peak_theoretical", limits.fp64_peak_gflops},
@@ -503,6 +537,7 @@ int run_cpu(Options o, int& argc, char**& argv, const std::string& command_line)
   report.text_attributes.emplace_back("peak_basis", limits.peak_basis);
   report.text_attributes.emplace_back("reference_file", reference_file);
   report.text_attributes.emplace_back("dram_peak_basis", limits.dram_peak_basis);
+  report.text_attributes.emplace_back("dram_range_basis", dram_range_basis);
   report.one_worker = std::move(checked.one_worker);
   if (o.per_node) {
     // Every node's ceilings (its host in each row) to world rank 0.

@@ -116,6 +116,21 @@ std::vector<MemoryLevel> memory_levels(const std::vector<store::CacheRow>& cache
   return levels;
 }
 
+double dram_search_earliest_bytes(const std::vector<MemoryLevel>& levels, bool virtual_machine) {
+  if (!virtual_machine || levels.size() < 2) return 0;
+  const double llc = levels[levels.size() - 2].capacity_bytes;
+  return llc > 0 && std::isfinite(llc) ? std::sqrt(2.0) * llc : 0;
+}
+
+void start_dram_range_at(std::vector<MemoryLevel>& levels, double found_bytes) {
+  if (levels.size() < 2 || !(found_bytes > 0)) return;
+  const double below = levels[levels.size() - 2].capacity_bytes;
+  if (!(below > 0)) return;
+  // Just below the point, so the point itself is in the range (level_range's low is exclusive).
+  MemoryLevel& dram = levels.back();
+  dram.range_starts_at = std::min(dram.range_starts_at, 0.999 * found_bytes / below);
+}
+
 LevelRange level_range(const std::vector<MemoryLevel>& levels, std::size_t i) {
   LevelRange r;
   r.high = levels.at(i).capacity_bytes;

@@ -21,8 +21,13 @@ TrialPolicy default_policy(bool quick) {
   return p;
 }
 
-SweepController::SweepController(std::vector<Measurement> plan, TrialPolicy policy, int workers, int ranks)
-    : plan_(std::move(plan)), policy_(policy), workers_(std::max(workers, 1)), ranks_(std::max(ranks, 1)) {
+SweepController::SweepController(std::vector<Measurement> plan, TrialPolicy policy, int workers, int ranks,
+                                 DramSearch dram_search)
+    : plan_(std::move(plan)),
+      policy_(policy),
+      workers_(std::max(workers, 1)),
+      ranks_(std::max(ranks, 1)),
+      search_(dram_search) {
   policy_.repeats = std::max(policy_.repeats, 1);
   policy_.max_calibrations = std::max(policy_.max_calibrations, 1);
 }
@@ -49,7 +54,59 @@ std::int64_t SweepController::predict_trials(const Measurement& m) const {
   return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(policy_.min_seconds * 1.2 / per_trial)));
 }
 
+namespace {
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+}  // namespace
+
+void SweepController::search_dram(const Measurement& m) {
+  if (!(search_.earliest_bytes > 0) || m.series != Series::Bandwidth || m.one_worker) return;
+  const double ws = double(measurement_working_set_bytes(m, workers_, ranks_));
+  if (dram_found_bytes_ > 0) {
+    if (ws > dram_found_bytes_) ++dram_points_;
+    return;
+  }
+  std::vector<double> gbs;
+  for (auto it = samples_.rbegin(); it != samples_.rend() && gbs.size() < std::size_t(std::max(kept_, 1)); ++it)
+    gbs.push_back(it->gbytes_per_s());
+  const double here = median_of(gbs);
+  bandwidth_points_.emplace_back(ws, here);
+  if (bandwidth_points_.size() < 2) return;
+  const auto& before = bandwidth_points_[bandwidth_points_.size() - 2];
+  if (before.first < search_.earliest_bytes || before.first >= search_.latest_bytes) return;
+  std::vector<double> llc;
+  for (const auto& p : bandwidth_points_)
+    if (p.first > search_.llc_low_bytes && p.first <= search_.llc_high_bytes) llc.push_back(p.second);
+  if (llc.empty()) return;
+  llc_gbs_ = median_of(llc);
+  const double below = search_.below_llc * llc_gbs_;
+  if (before.second <= below && here <= below && here >= (1 - search_.flat_tolerance) * before.second) {
+    dram_found_bytes_ = before.first;
+    dram_points_ = 2;
+  }
+}
+
+bool SweepController::skip_for_dram(std::size_t i) {
+  if (!(dram_found_bytes_ > 0)) return false;
+  Measurement& m = plan_[i];
+  if (m.series != Series::Bandwidth) return false;
+  const double ws = double(measurement_working_set_bytes(m, workers_, ranks_));
+  if (ws <= dram_found_bytes_) return false;
+  if (!m.one_worker) return dram_points_ >= search_.points;
+  // One worker sees no more cache than the partition: past the found start is DRAM for it too.
+  const std::int64_t block = std::max<std::int64_t>(search_.block_elements, 1);
+  const double wanted = search_.one_worker_factor * dram_found_bytes_ / double(element_bytes(m.kernel.precision));
+  m.elements_per_worker =
+      std::min(m.elements_per_worker, std::max<std::int64_t>(block, std::int64_t(wanted / double(block)) * block));
+  return false;
+}
+
 bool SweepController::next(PlannedRun& run) {
+  while (!started_ && current_ < plan_.size() && skip_for_dram(current_)) skipped_.push_back(current_++);
   if (current_ >= plan_.size()) return false;
   const Measurement& m = plan_[current_];
   if (!started_) {
@@ -162,6 +219,7 @@ void SweepController::record(const RunTiming& t) {
   s.flops = cost.flops;
   samples_.push_back(std::move(s));
   if (++kept_ >= (m.repeats > 0 ? m.repeats : policy_.repeats)) {
+    search_dram(m);
     ++current_;
     started_ = false;
   }

@@ -235,6 +235,25 @@ TEST(LevelNaming, DramInAVmStartsPastOneLastCachePerVcpu) {
   EXPECT_DOUBLE_EQ(level_range(memory_levels(big, 64, true), 3).low, 4 * 8 * 32 * MiB);
 }
 
+// Issue 32: in a VM the sweep looks for DRAM's range from sqrt(2) x the
+// last cache (DramSearch); where it finds it, the range starts just below
+// the point found, never later than it did (one worker's range may already
+// start earlier), and the point itself is in it.
+TEST(LevelNaming, DramRangeFoundByTheSweepStartsAtThePointFound) {
+  std::vector<rtrace::store::CacheRow> vm = {cache("L1d", 1, 48 * KiB, 2, 1), cache("L2", 2, 2 * MiB, 2, 1),
+                                             cache("L3", 3, 260 * MiB, 1, 2)};
+  auto levels = memory_levels(vm, 2, true);
+  EXPECT_DOUBLE_EQ(dram_search_earliest_bytes(levels, true), std::sqrt(2.0) * 260 * MiB);
+  EXPECT_EQ(dram_search_earliest_bytes(memory_levels(vm, 2, false), false), 0);
+  start_dram_range_at(levels, 512 * MiB);
+  const LevelRange r = level_range(levels, 3);
+  EXPECT_LT(r.low, 512 * MiB);
+  EXPECT_GT(r.low, 511 * MiB);
+  auto one = memory_levels(vm, 1, true);  // 4 x 260 MiB
+  start_dram_range_at(one, 2048 * MiB);
+  EXPECT_DOUBLE_EQ(level_range(one, 3).low, 4 * 260 * MiB);
+}
+
 // Issue 32: on a 2-vCPU VM seeing a 32 MiB L3 the curve still fell between
 // 2x and 4x the L3 (81 GB/s at 53 MiB, 60 at 128 MiB): those points are the
 // host's caches, not DRAM, and must not make the DRAM ceiling.

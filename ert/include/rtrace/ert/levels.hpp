@@ -69,6 +69,16 @@ struct MemoryLevel {
 std::vector<MemoryLevel> memory_levels(const std::vector<store::CacheRow>& caches, int pus_used,
                                        bool virtual_machine = false);
 
+// In a virtual machine DRAM's range may start before memory_levels() puts
+// it: the sweep looks for it (DramSearch, sweep.hpp) from sqrt(2) x the
+// last cache's capacity as the guest sees it. 0 outside a VM (the caches are the
+// host's: ERT's 4x holds) or without a cache level.
+double dram_search_earliest_bytes(const std::vector<MemoryLevel>& levels, bool virtual_machine);
+
+// Moves DRAM's range to start just below `found_bytes` (DramSearch), never
+// later than it already starts (a one-worker hierarchy's may start earlier).
+void start_dram_range_at(std::vector<MemoryLevel>& levels, double found_bytes);
+
 struct NamedLevel {
   std::string name;
   std::int64_t level_bytes = -1;
