@@ -129,7 +129,7 @@ void print_help(const po::options_description& desc) {
             << desc
             << "\nKernels (ERT 1.1.0): per element `beta = beta*A[i] + alpha` F/2 times (F = 1..1024 FLOPs),\n"
                "2*sizeof(T) bytes per element and trial. Ceilings: bandwidth the median over repeats, FLOPs the\n"
-               "best repeat (spread over the run; min/max kept). A ceiling below the best this machine and partition\n"
+               "median of the high-F runs of all repeats (spread over the run; min/max kept). A ceiling below the best this machine and partition\n"
                "measured before (the machine's reference, in the rtrace cache) is marked unreliable and the reference\n"
                "used; --no-reference measures without it.\n"
                "\nDurations, measured (bench/ert_speed.sh and bench/ert_trust.sh measure them on your node):\n"

@@ -105,7 +105,7 @@ void write_ert_file(const std::string& path, const ErtReport& report) {
       ert.write_table<store::CeilingRow>("ceilings", report.analysis.ceilings,
                                          report.node_ceilings.empty()
                                              ? "roofline ceilings of this partition (value: bandwidth the median over "
-                                               "repeats, compute the best repeat; source says where it comes from)"
+                                               "repeats, compute the median of the high-F runs; source says where it comes from)"
                                              : "roofline ceilings of this partition: per ceiling the slowest node's "
                                                "(host) times the nodes");
       if (!report.one_worker.empty())

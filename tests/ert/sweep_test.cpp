@@ -444,7 +444,9 @@ TEST(SweepController, AFlatPlateauAsHighAsTheLastCachesIsAHiddenCacheNotDram) {
   SweepController later = run_bandwidth_curve(kSizesMib, 160, zen5_vm, search_beyond(32, 2048, 2));
   EXPECT_NEAR(later.dram_start_found_bytes(), 362 * kMiB, 1 * kMiB);
   for (const Sample& s : later.samples())
-    if (s.one_worker) EXPECT_NEAR(double(s.working_set_bytes), 160 * kMiB, 1 * kMiB);  // below the found start: kept
+    if (s.one_worker) {
+      EXPECT_NEAR(double(s.working_set_bytes), 160 * kMiB, 1 * kMiB);  // below the found start: kept
+    }
 }
 
 // Outside a VM (no search) the plan runs as it is.

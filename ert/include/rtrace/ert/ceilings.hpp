@@ -4,10 +4,10 @@
 // value is the median over repeats); plateaus are detected and named; for a
 // named level, each repeat's ceiling is its best sample over the level's
 // plateau points; a CeilingRow holds the median over repeats (`value`), the
-// max and the min. Compute: for each precision/variant, each repeat's
-// ceiling is its best GFLOP/s over the high-intensity end (the largest F and
-// the two F values below it); the row's `value` is the best repeat (the
-// repeats are spread over the run: make_cpu_plan), with the max and the min.
+// max and the min. Compute: for each precision/variant, the row's `value`
+// is the upper median of every run over the high-intensity end (the largest
+// F and the two F values below it) of all the repeats (spread over the run:
+// make_cpu_plan), min and max the slowest and fastest repeat's own median.
 // Repeats further apart than kFlopSpreadNoted get a note.
 #pragma once
 
