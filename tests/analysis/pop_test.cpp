@@ -338,27 +338,36 @@ TEST(Pop, OtherProcessesOnIdleCoresAreNotTheAppsLoad) {
   EXPECT_NEAR(pop_point(u, 1).other_share, 0.5, 1e-12);
 }
 
+// Synthetic POP numbers of an MPI step from 1 to 2 ranks: load balance `lb`
+// (= parallel efficiency) and computation scalability `cs` at 2 ranks.
+struct MpiStep {
+  PopPoint a, b;
+  MpiStep(double lb, double cs, double useful_max_s, double useful_mean_s) {
+    a.basis = b.basis = "mpi";
+    a.load_balance = a.communication_efficiency = a.parallel_efficiency = a.computation_scalability = 1;
+    a.wall_s = a.window_s = 2.0;
+    b.load_balance = b.parallel_efficiency = lb;
+    b.communication_efficiency = 1;
+    b.computation_scalability = cs;
+    b.wall_s = b.window_s = 2.0 / (2 * lb * cs);
+    b.useful_max_s = useful_max_s;
+    b.useful_mean_s = useful_mean_s;
+    a.workers = 1;
+    b.workers = 2;
+  }
+  AppStep classify() const {
+    StepContext ctx;
+    ctx.axis = "ranks";
+    return classify_app_step(a, b, 1, 2, a.wall_s, b.wall_s, 0, ctx, Thresholds{});
+  }
+};
+
 // A gain out of tolerance with no losing factor is ideal, not "offsetting"
 // with a negative Karp-Flatt fraction as its cause: a stream app at 109%
 // (computation scalability 1.11, Release build) read "offsetting:
 // serial-fraction ... Karp-Flatt serial fraction -0.089 explains 0.911x".
 TEST(Pop, AGainWithNoLosingFactorIsIdealAndNamesNoSerialFraction) {
-  PopPoint a, b;
-  a.basis = b.basis = "mpi";
-  a.load_balance = a.communication_efficiency = a.parallel_efficiency = a.computation_scalability = 1;
-  a.wall_s = a.window_s = 2.0;
-  b.load_balance = 0.98;
-  b.communication_efficiency = 1;
-  b.parallel_efficiency = 0.98;
-  b.computation_scalability = 1.11;
-  b.wall_s = b.window_s = 2.0 / (2 * 0.98 * 1.11);
-  b.useful_max_s = 0.9;
-  b.useful_mean_s = 0.88;
-  a.workers = 1;
-  b.workers = 2;
-  StepContext ctx;
-  ctx.axis = "ranks";
-  AppStep s = classify_app_step(a, b, 1, 2, a.wall_s, b.wall_s, 0, ctx, Thresholds{});
+  const AppStep s = MpiStep(0.98, 1.11, 0.9, 0.88).classify();
   EXPECT_NEAR(s.efficiency, 0.98 * 1.11, 1e-9);
   EXPECT_EQ(s.diagnosis, "ideal") << s.explanation;
   EXPECT_EQ(s.explanation.find("serial"), std::string::npos) << s.explanation;
@@ -368,22 +377,11 @@ TEST(Pop, AGainWithNoLosingFactorIsIdealAndNamesNoSerialFraction) {
 
 TEST(Pop, IdealOnlyWhenEveryFactorIsWithinTolerance) {
   // Synthetic POP numbers: PE 0.85 offset by CS 1.20 -> step efficiency 1.02.
-  PopPoint a, b;
-  a.basis = b.basis = "mpi";
-  a.load_balance = a.communication_efficiency = a.parallel_efficiency = a.computation_scalability = 1;
-  a.wall_s = a.window_s = 2.0;
-  b.load_balance = 0.85;
-  b.communication_efficiency = 1;
-  b.parallel_efficiency = 0.85;
-  b.computation_scalability = 1.2;
-  b.wall_s = b.window_s = 2.0 / (2 * 0.85 * 1.2);
-  b.useful_max_s = 0.98;
-  b.useful_mean_s = 0.83;
-  a.workers = 1;
-  b.workers = 2;
+  MpiStep step(0.85, 1.2, 0.98, 0.83);
+  PopPoint &a = step.a, &b = step.b;
   StepContext ctx;
   ctx.axis = "ranks";
-  AppStep s = classify_app_step(a, b, 1, 2, a.wall_s, b.wall_s, 0, ctx, Thresholds{});
+  AppStep s = step.classify();
   EXPECT_NEAR(s.efficiency, 1.02, 1e-9);
   EXPECT_EQ(s.diagnosis, "offsetting") << s.explanation;
   EXPECT_EQ(s.cause, "imbalance");
