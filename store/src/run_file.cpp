@@ -24,7 +24,7 @@ const char* schema_version() noexcept { return RTRACE_SCHEMA_VERSION_STRING; }
 int schema_major() noexcept { return std::atoi(RTRACE_SCHEMA_VERSION_STRING); }
 const char* rtrace_version() noexcept { return RTRACE_VERSION_STRING; }
 // 1: up to 2026-11-29; 2: the bandwidth kernel unrolled, a level = the upper median of its plateau.
-const char* ert_method() noexcept { return "2"; }
+const char* ert_method() noexcept { return "3"; }
 std::string ert_cache_version() { return std::string(rtrace_version()) + "-ert" + ert_method(); }
 
 std::string iso8601_utc_now() {

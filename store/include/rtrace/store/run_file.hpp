@@ -55,10 +55,12 @@ const char* rtrace_version() noexcept;   // project version, e.g. "0.1.0"
 // ceiling change, so that a cached ERT result or a machine's reference
 // measured the old way is neither reused nor compared with (issue 32: the
 // unrolled bandwidth kernel and the plateau's upper median moved L1d and L2 by 5-15 %
-// on the same machine). "2".
+// on the same machine; 3: FLOP ceilings the median of the high-F runs, not the
+// best run, 5-15 % lower where the host's clock jumps, and DRAM's range found
+// by the sweep in a VM). "3".
 const char* ert_method() noexcept;
 // The version the ERT cache and the machines' references are kept under:
-// rtrace_version() + "-ert" + ert_method(), e.g. "0.1.0-ert2".
+// rtrace_version() + "-ert" + ert_method(), e.g. "0.1.0-ert3".
 std::string ert_cache_version();
 
 std::string iso8601_utc_now();
