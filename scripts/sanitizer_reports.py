@@ -19,7 +19,8 @@ it with log_exe_name=1 (`==orted==PID==` and the file name), not by its stack:
 the unwinder starts at a PC in an unloaded module and may go astray (CI,
 2026-11-29: libc, libdw and __run_exit_handlers instead of opal_finalize and
 orte_daemon). A report of such a process that holds a frame of rtrace's code
-is counted all the same.
+is counted all the same (ASan's module destructor compiled into rtrace's
+library is ASan's code, not rtrace's).
 """
 import os
 import re
@@ -32,6 +33,11 @@ PROCESS = re.compile(r"^==(?:([^=\s]+)==)?\d+==")
 # one of its libraries unsymbolised.
 RTRACE_FRAME = re.compile(r"^\s+#\d+ .*(?:\bin rtrace::|/(?:launcher|tracer|store|analysis|ert|cli|counts)/src/|"
                           r"\(\S*librtrace[\w.-]*\.so)")
+# ASan's module destructor, which GCC compiles into every instrumented
+# library as `_sub_D_00099_0` (priority 99, ASan's): ASan's code, not
+# rtrace's, though it sits in librtrace_tracer.so (CI, 2026-11-29: orted's
+# exit faulted in it, unregistering the tracer's globals).
+ASAN_MODULE_DTOR = re.compile(r"^\s+#\d+ \S+ in _sub_D_00099_\d+ ")
 SYSTEM_PROCESSES = {"orted": "a singleton's orted exiting (system binary, tracer inert; ASan's or Open MPI's finalize)"}
 
 
@@ -54,7 +60,7 @@ def classify(text, path):
         return None
     name = process_name(text, path)
     reason = SYSTEM_PROCESSES.get(name or "")
-    if reason and not any(RTRACE_FRAME.match(l) for l in text.splitlines()):
+    if reason and not any(RTRACE_FRAME.match(l) and not ASAN_MODULE_DTOR.match(l) for l in text.splitlines()):
         return ("ignored", name, reason)
     return ("counted", name or "?")
 

@@ -13,6 +13,10 @@
   asan.orted.13970   that report with a frame of rtrace's tracer in it: counts.
   asan.orted.778     an orted report with an unsymbolised frame of
                      librtrace_tracer.so: counts.
+  asan.orted.27653   CI, 2026-11-29 (verbatim): orted's exit faulted in
+                     ASan's module destructor of librtrace_tracer.so
+                     (`_sub_D_00099_0`, unregistering its globals): ASan's
+                     code, not rtrace's; the old rule counted it.
   asan.sampled_omp_app.777  a report of one of rtrace's test apps: counts.
   asan.rtrace.4242   an empty log (the process reported nothing): no line.
 """
@@ -41,6 +45,9 @@ class SanitizerReports(unittest.TestCase):
     def test_an_orted_report_is_known_by_its_name_however_it_was_unwound(self):
         self.assertEqual(verdicts("asan.orted.25264")["asan.orted.25264"], ("ignored", "orted"))
         self.assertEqual(verdicts("asan.orted.13969")["asan.orted.13969"], ("ignored", "orted"))
+
+    def test_asans_module_destructor_in_rtraces_library_is_not_rtraces_code(self):
+        self.assertEqual(verdicts("asan.orted.27653")["asan.orted.27653"], ("ignored", "orted"))
 
     def test_a_report_without_a_process_name_counts(self):
         self.assertEqual(verdicts("asan.25264")["asan.25264"], ("counted", "?"))

@@ -158,7 +158,10 @@ TEST_F(TracerSampling, StrippedBinaryGivesModulePlusOffset) {
   EXPECT_EQ(p.node("setup_mesh(long)"), nullptr);
   EXPECT_TRUE(p.any_function_starts_with("tracer_sampled_omp_app_stripped+0x"));
   // Without symbols the unwind tables still delimit functions: the hottest
-  // such node is one function (setup_mesh), not one name per PC.
+  // such node is one function (setup_mesh), not one name per PC. It is 30 of
+  // the binary's 62 units of work (the rest: 11 + 11 serial, 10 parallel),
+  // about half: `more than half` failed in CI at exactly half (226 of 452,
+  // ASan, under load); one name per PC would split it over the loop's PCs.
   std::map<std::string, std::int64_t> self;
   for (const auto& r : p.rec.callpaths)
     if (p.name(r.function_id).rfind("tracer_sampled_omp_app_stripped+0x", 0) == 0) {
@@ -168,7 +171,7 @@ TEST_F(TracerSampling, StrippedBinaryGivesModulePlusOffset) {
     }
   std::int64_t best = 0, all = 0;
   for (const auto& [n, c] : self) best = std::max(best, c), all += c;
-  EXPECT_GT(best, all / 2);
+  EXPECT_GT(best, all / 3);
 }
 
 TEST_F(TracerSampling, GfortranModuleProceduresAreNamedWithTheirSourceLines) {
