@@ -54,15 +54,6 @@ std::int64_t SweepController::predict_trials(const Measurement& m) const {
   return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(policy_.min_seconds * 1.2 / per_trial)));
 }
 
-namespace {
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-}  // namespace
-
 void SweepController::search_dram(const Measurement& m) {
   if (!(search_.earliest_bytes > 0) || m.series != Series::Bandwidth || m.one_worker) return;
   const double ws = double(measurement_working_set_bytes(m, workers_, ranks_));

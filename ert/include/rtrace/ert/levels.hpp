@@ -69,6 +69,10 @@ struct MemoryLevel {
 std::vector<MemoryLevel> memory_levels(const std::vector<store::CacheRow>& caches, int pus_used,
                                        bool virtual_machine = false);
 
+// The median of `values` (of an even number, the mean of the middle two);
+// NaN when empty.
+double median_of(std::vector<double> values);
+
 // In a virtual machine DRAM's range may start before memory_levels() puts
 // it: the sweep looks for it (DramSearch, sweep.hpp) from sqrt(2) x the
 // last cache's capacity as the guest sees it. 0 outside a VM (the caches are the
