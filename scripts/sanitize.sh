@@ -89,18 +89,21 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 #  - TracerRun.SegfaultMarksTheRankIncomplete: ASan's own SIGSEGV handler turns
 #    the app's crash into "exit 1" before the tracer's handler and the test's
 #    "died of SIGSEGV" check can see the signal.
+#  - TracerFork.SystemFrom... and TracerFork.PopenFrom...: system() and popen()
+#    run /bin/sh, which inherits the preloaded tracer.
 # The fault-injection cases (label faults, tests/faults/faults.py) run too:
 # the harness keeps the apps' deliberate crashes signals (handle_segv=0 for
 # that sweep) and checks that each sanitizer report on the files that break
 # libhdf5 is inside libhdf5 (those go to the case's own directory).
 # Tests that launch MPI or preload the sanitized tracer into other programs
-# (mpirun/orted are not instrumented) run in a second pass with
+# (mpirun/orted are not instrumented), or whose apps fork 200 children that
+# each exit() (a leak check in each), run in a second pass with
 # verify_asan_link_order=0 and without leak checking: OpenMPI's MCA plugins
 # leave one-time allocations that LeakSanitizer reports once the plugins are
 # unloaded (unattributable "<unknown module>" frames). Everything else runs
 # with leak checking on.
-exclude="${RTRACE_SANITIZE_EXCLUDE:-^(install_|store_interop_h5py|TracerRun\.SegfaultMarksTheRankIncomplete)}"
-mpi_tests="${RTRACE_SANITIZE_MPI_TESTS:-^(examples_mpi|LauncherCli|TracerRun|TracerMpiRun|TracerSampling|faults_|merge_|mps_daemon|ert_ranks|ert_wakeup|ert_reference$|analysis_known_answers_|analysis_profile_|analysis_polling_mpi$)}"
+exclude="${RTRACE_SANITIZE_EXCLUDE:-^(install_|store_interop_h5py|TracerRun\.SegfaultMarksTheRankIncomplete|TracerFork\.(SystemFrom|PopenFrom))}"
+mpi_tests="${RTRACE_SANITIZE_MPI_TESTS:-^(examples_mpi|LauncherCli|TracerRun|TracerMpiRun|TracerSampling|TracerFork|TracerExitBound|faults_|merge_|mps_daemon|ert_ranks|ert_wakeup|ert_reference$|analysis_known_answers_|analysis_profile_|analysis_polling_mpi$)}"
 if [[ $mode == tsan ]]; then
   labels="unit"
   tests_regex="^tracer_"

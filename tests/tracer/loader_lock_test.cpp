@@ -3,7 +3,9 @@
 
 #include "loader_lock.hpp"
 
+#include <dlfcn.h>
 #include <link.h>
+#include <sys/wait.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -112,4 +114,46 @@ TEST(LoaderLock, NoLockFoundMeansUnwindWithoutTakingOne) {
   EXPECT_TRUE(acquire_loader_lock(nullptr, gettid(), &taken));
   EXPECT_FALSE(taken);
   release_loader_lock(nullptr, taken);
+}
+
+// Issue 45: a thread of the parent inside the loader at fork() leaves the
+// child a lock held by a thread it does not have. The child's dlopen of a
+// library not loaded yet waits for it forever; after the reset it loads.
+TEST(LoaderLock, AForkChildGetsBackALockAnotherThreadHeldAtFork) {
+  pthread_mutex_t* lock = found_lock();
+  ASSERT_NE(lock, nullptr);
+  std::atomic<bool> inside{false}, leave{false};
+  std::thread holder([&] {
+    inside_dl_iterate_phdr([&] {
+      inside = true;
+      while (!leave) std::this_thread::yield();
+    });
+  });
+  while (!inside) std::this_thread::yield();
+  const int parent_tid = gettid();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    alarm(20);  // a hang ends the child by SIGALRM, which the parent reports
+    if (!reset_orphaned_loader_lock(lock, parent_tid)) _exit(3);
+    if (lock->__data.__owner != 0) _exit(4);
+    void* lib = dlopen(FRESH_LIB, RTLD_NOW | RTLD_LOCAL);
+    _exit(lib ? 0 : 5);
+  }
+  leave = true;
+  holder.join();
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child hung in dlopen (signal " << WTERMSIG(status) << ")";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "3: not reset, 4: still owned, 5: dlopen failed";
+}
+
+TEST(LoaderLock, AFreeLockOrTheForkingThreadsOwnIsLeftAsItIs) {
+  pthread_mutex_t* lock = found_lock();
+  ASSERT_NE(lock, nullptr);
+  EXPECT_FALSE(reset_orphaned_loader_lock(lock, gettid()));  // free
+  bool reset = true;
+  // Held by this (the "forking") thread: its own unlock follows.
+  inside_dl_iterate_phdr([&] { reset = reset_orphaned_loader_lock(lock, gettid()); });
+  EXPECT_FALSE(reset);
+  EXPECT_FALSE(reset_orphaned_loader_lock(nullptr, gettid()));
 }

@@ -240,8 +240,8 @@ TEST_F(TracerSampling, AThreadInsideTheLoaderDoesNotHangTheOthers) {
 TEST_F(TracerSampling, SurvivesExecForkAndShortThreads) {
   for (const char* mode : {"exec", "fork", "threads"}) {
     for (const auto& e : fs::directory_iterator(dir_)) fs::remove(e.path());
-    int status = run({SAMPLED_OMP_APP, mode, "10", "4"}, env("2000"));
-    ASSERT_TRUE(WIFEXITED(status)) << mode;
+    int status = run({SAMPLED_OMP_APP, mode, "10", "4"}, env("2000"), 120);
+    ASSERT_TRUE(WIFEXITED(status)) << mode << ": hung (killed after 120 s) or died";
     EXPECT_EQ(WEXITSTATUS(status), 0) << mode;
     auto ps = profiles();
     if (std::string(mode) == "fork") {

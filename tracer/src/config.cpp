@@ -117,6 +117,17 @@ TracerConfig read_config(const GetEnv& env, const std::string& process_name, con
     else
       c.sample_hz = v;
   }
+  if (const char* t = env("RTRACE_EXIT_TIMEOUT"); t && *t) {
+    errno = 0;
+    char* end = nullptr;
+    const double v = std::strtod(t, &end);
+    if (errno != 0 || *end != '\0' || !(v > 0) || v > 86400)
+      c.exit_timeout_warning = std::string("RTRACE_EXIT_TIMEOUT `") + t + "` is not a time in (0, 86400] s; using " +
+                               std::to_string(static_cast<int>(c.exit_timeout_s)) + " s";
+    else
+      c.exit_timeout_s = v;
+  }
+  if (const char* stall = env("RTRACE_TEST_EXIT_STALL")) c.test_exit_stall = stall;
   return c;
 }
 

@@ -63,6 +63,14 @@ struct TracerConfig {
   // RTRACE_GREEN_CTX_SMS: run the app's CUDA work in a green context of that
   // many SMs (cupti_green.cpp); 0: no.
   int green_ctx_sms = 0;
+  // RTRACE_EXIT_TIMEOUT: the most seconds the exit path (GPU flush, records,
+  // symbolisation, the write) may take before a watchdog writes what it has
+  // and ends the process with the app's own status (exit_watchdog.hpp).
+  double exit_timeout_s = 60;
+  std::string exit_timeout_warning;  // set when RTRACE_EXIT_TIMEOUT was not understood
+  // RTRACE_TEST_EXIT_STALL (tests only): the exit step ("gpu", "records",
+  // "write") that blocks forever, as a deadlock there would.
+  std::string test_exit_stall;
 };
 
 // `process_names` are the names this process goes by (argv[0] basename,

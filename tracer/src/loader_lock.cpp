@@ -103,4 +103,15 @@ void release_loader_lock(pthread_mutex_t* lock, bool taken) noexcept {
   if (taken) pthread_mutex_unlock(lock);
 }
 
+bool reset_orphaned_loader_lock(pthread_mutex_t* lock, int forking_tid) noexcept {
+  if (!lock) return false;
+  const int owner = lock->__data.__owner;
+  if (owner == 0 || owner == forking_tid) return false;  // free, or the forking thread's own (it unlocks it)
+  // What glibc does for the loader's other lock in the child: only this
+  // thread runs, so nothing races with the re-initialisation.
+  const pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+  *lock = fresh;
+  return true;
+}
+
 }  // namespace rtrace::tracer

@@ -33,4 +33,12 @@ bool acquire_loader_lock(pthread_mutex_t* lock, int own_tid, bool* taken) noexce
 // Gives back what acquire_loader_lock took (nothing unless *taken was set).
 void release_loader_lock(pthread_mutex_t* lock, bool taken) noexcept;
 
+// In a fork child, first thing: glibc 2.36 re-initialises the loader's other
+// lock in the child but not this one, so a lock held by another thread of
+// the parent at fork() stays held by a thread the child does not have, and
+// the child's next dlopen waits forever. Re-initialises it where its owner is
+// not the forking thread (`forking_tid`: its tid in the parent, which the
+// lock's owner field still holds when that thread took it). True when reset.
+bool reset_orphaned_loader_lock(pthread_mutex_t* lock, int forking_tid) noexcept;
+
 }  // namespace rtrace::tracer

@@ -65,6 +65,7 @@ RankState::RankState(TracerConfig config, std::unique_ptr<CounterProvider> count
   if (!config_.collective_warning.empty()) log(LogLevel::Warn, config_.collective_warning);
   if (!config_.counts_warning.empty()) log(LogLevel::Warn, config_.counts_warning);
   if (!config_.provenance_warning.empty()) log(LogLevel::Warn, config_.provenance_warning);
+  if (!config_.exit_timeout_warning.empty()) log(LogLevel::Warn, config_.exit_timeout_warning);
   log_counter_state();
 }
 
@@ -234,6 +235,11 @@ store::RankRecords RankState::snapshot(bool complete, int exit_status, bool bloc
       }
       rec.memcpy = memcpy_;
       rec.log = log_;
+      store::set_str(rec.info.gpu_status, to_string(gpu_status_));
+      store::set_str(rec.info.gpu_status_detail, gpu_status_detail_);
+      // Not held through the symbolisation below: the exit watchdog's own
+      // snapshot needs the log if that step never ends.
+      lock.unlock();
     } else {
       rec.log.push_back("warning: GPU records and log busy at a fatal signal: not recorded");
     }
@@ -278,10 +284,6 @@ store::RankRecords RankState::snapshot(bool complete, int exit_status, bool bloc
     info.cpu_at_mpi_init_end = init_end < 0 || cpu_init < 0 ? store::kUnavailable : static_cast<double>(cpu_init) * 1e-6;
     info.cpu_at_mpi_finalize_start =
         fin_start < 0 || cpu_fin < 0 ? store::kUnavailable : static_cast<double>(cpu_fin) * 1e-6;
-    if (have_lock) {
-      store::set_str(info.gpu_status, to_string(gpu_status_));
-      store::set_str(info.gpu_status_detail, gpu_status_detail_);
-    }
     rec.names = names.take();
   } catch (const std::exception& e) {
     rec.info.tracer_errors += 1;
@@ -298,11 +300,15 @@ void RankState::add_samples(store::RankRecords& rec, NameTable& names, bool bloc
     Sampler::stop();  // every snapshot is a final one: the samples end here
     if (!blocking) {
       rec.sampling.push_back(Sampler::info());
-      rec.log.push_back("warning: sampled call stacks are not symbolised at a fatal signal: callpaths left empty");
+      rec.log.push_back(
+          "warning: sampled call stacks are not symbolised at a fatal signal or past the exit bound: callpaths left "
+          "empty");
       return;
     }
     for (auto& n : Sampler::take_notes()) rec.log.push_back(n);
     const std::int64_t t0 = monotonic_ns();
+    if (config_.test_exit_stall == "records")  // RTRACE_TEST_EXIT_STALL: a deadlock while symbolising
+      for (;;) pause();
     Symbolizer sym;
     if (!sym.error().empty()) rec.log.push_back("warning: symbolisation: " + sym.error());
     auto threads = Sampler::collect();
@@ -311,7 +317,7 @@ void RankState::add_samples(store::RankRecords& rec, NameTable& names, bool bloc
     for (const auto& t : threads) stacks += t.stacks.size();
     rec.callpaths = build_call_paths(
         threads, [&](std::uintptr_t pc, bool ret) { return sym.frames(pc, ret); }, names);
-    // Not through log(): snapshot() holds mutex_ here.
+    // Not through log(): its lines are in rec.log already.
     rec.log.push_back("info: " + std::to_string(stacks) + " distinct sampled stacks -> " +
                       std::to_string(rec.callpaths.size()) + " call-path nodes, symbolised in " +
                       std::to_string(static_cast<double>(monotonic_ns() - t0) * 1e-9) + " s; " +
@@ -387,7 +393,7 @@ void RankState::add_own_cost(store::RankRecords& rec, bool blocking, std::int64_
     }
     if (outside_known) info.tracer_outside_mpi_s = outside_mpi;
     info.tracer_exit_s = static_cast<double>(monotonic_ns() - snapshot_start_ns) * 1e-9;
-    // Not through log(): snapshot() holds mutex_ here.
+    // Not through log(): rec.log holds its lines already.
     char line[320];
     std::snprintf(line, sizeof line,
                   "info: tracer's own work: MPI wrappers %.4f s, sampler handler %.4f s, tracer code %.4f s "

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <new>
 
 #ifndef sigev_notify_thread_id
 #define sigev_notify_thread_id _sigev_un._tid
@@ -65,6 +66,7 @@ struct ThreadBuffer {
   std::atomic<std::int64_t> dropped;
   std::atomic<std::int64_t> handler_ns;  // CPU time inside on_sample (unwind + record)
   std::atomic<std::int64_t> cut_at_loader;  // samples kept as the PC alone: the loader was busy
+  std::atomic<std::int64_t> cut_at_fork;    // samples kept as the PC alone: a fork() was under way
   // The thread's CPU time (ns) up to which its samples are weighed (set when
   // armed, advanced by each sample), and the part of a period carried over.
   // Written by the thread itself; read by stop() for the unsampled tail.
@@ -85,6 +87,15 @@ std::int64_t g_period_ns = 0;
 // glibc's loader lock (loader_lock.hpp); nullptr: not found, unwinds may wait for it.
 pthread_mutex_t* g_loader_lock = nullptr;
 double g_hz = 0;
+// Fork quiescing (prepare_fork): while a fork is pending no handler starts an
+// unwind, and the forking thread waits for those already inside one, so no
+// thread of the parent holds the loader's lock for the sampler at the moment
+// of fork. A child inherits the lock as it was then, held by a thread it does
+// not have: the child's first dlopen (its exit path's) waited forever.
+std::atomic<int> g_fork_pending{0};
+std::atomic<int> g_in_unwind{0};
+std::atomic<std::int64_t> g_fork_waits_cut{0};  // prepare_fork stopped waiting at its bound
+thread_local pid_t t_forking_tid = 0;           // this thread's tid when it last forked
 pthread_key_t g_key;
 bool g_key_made = false;
 // Leaked on purpose: the exit handler that reads them may run after this
@@ -191,12 +202,18 @@ void on_sample(int, siginfo_t* si, void* context) {
   void* frames[kMaxSampleDepth + 4];
   int n = 0;
   bool lock_taken = false;
-  if (acquire_loader_lock(g_loader_lock, b->tid.load(std::memory_order_relaxed), &lock_taken)) {
+  // Announced before the fork check (both seq_cst): either prepare_fork sees
+  // this unwind and waits for it, or this handler sees the pending fork.
+  g_in_unwind.fetch_add(1);
+  if (g_fork_pending.load() > 0) {
+    b->cut_at_fork.fetch_add(weight, std::memory_order_relaxed);
+  } else if (acquire_loader_lock(g_loader_lock, b->tid.load(std::memory_order_relaxed), &lock_taken)) {
     n = unw_backtrace(frames, kMaxSampleDepth + 4);
     release_loader_lock(g_loader_lock, lock_taken);
   } else {
     b->cut_at_loader.fetch_add(weight, std::memory_order_relaxed);
   }
+  g_in_unwind.fetch_sub(1);
   std::uintptr_t ip = 0;
   if (context) ip = static_cast<std::uintptr_t>(static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]);
   int first = -1;
@@ -337,7 +354,43 @@ void begin_thread() noexcept {
   if (!arm(b)) note(std::string("warning: sampling: timer_create for a thread failed: ") + std::strerror(errno));
 }
 
+// Upper bound of prepare_fork's wait: a handler's unwind takes microseconds,
+// but a descheduled thread can sit inside one for a time slice or more.
+constexpr std::int64_t kForkWaitNs = 200 * 1000 * 1000;
+
+void on_fork_prepare() {
+  t_forking_tid = static_cast<pid_t>(syscall(SYS_gettid));
+  g_fork_pending.fetch_add(1);
+  if (g_in_unwind.load() == 0) return;
+  timespec start{};
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  const timespec nap{0, 20 * 1000};
+  while (g_in_unwind.load() > 0) {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if ((now.tv_sec - start.tv_sec) * 1000000000LL + (now.tv_nsec - start.tv_nsec) > kForkWaitNs) {
+      g_fork_waits_cut.fetch_add(1);  // the child's loader-lock check covers what is left
+      return;
+    }
+    nanosleep(&nap, nullptr);
+  }
+}
+
+void on_fork_parent() { g_fork_pending.fetch_sub(1); }
+
 void on_fork_child() {
+  // Whatever other threads of the parent were doing is gone with them.
+  g_fork_pending.store(0);
+  g_in_unwind.store(0);
+  new (g_notes_mutex) std::mutex();
+  g_notes->clear();
+  g_fork_waits_cut.store(0);
+  // The loader's lock as the fork left it: held by a thread of the parent
+  // (the app's own dl_iterate_phdr, or an unwind prepare_fork stopped waiting
+  // for) it would stop the child's first dlopen forever.
+  if (g_loader_lock && reset_orphaned_loader_lock(g_loader_lock, t_forking_tid))
+    note("warning: fork: the dynamic loader's lock was held by another thread of the parent at fork(); "
+         "released in the child so that its dlopen and dl_iterate_phdr do not wait forever");
   if (g_state.load() != kRunning) return;
   // Only this thread exists in the child and timers are not inherited: the
   // parent's tables are dropped and this thread starts a fresh one.
@@ -424,7 +477,7 @@ bool Sampler::start(double hz, std::string* why) noexcept {
   }
   if (!g_key_made) g_key_made = pthread_key_create(&g_key, on_thread_key_destroyed) == 0;
   static bool atfork = false;
-  if (!atfork) atfork = pthread_atfork(nullptr, nullptr, on_fork_child) == 0;
+  if (!atfork) atfork = pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child) == 0;
   g_state.store(kRunning);
   begin_thread();
   if (!t_buffer || !t_buffer->armed.load()) {
@@ -525,6 +578,14 @@ std::vector<std::string> Sampler::take_notes() {
   std::lock_guard<std::mutex> lock(*g_notes_mutex);
   std::vector<std::string> out;
   out.swap(*g_notes);
+  const std::int64_t at_fork = sum_over_threads(&ThreadBuffer::cut_at_fork);
+  if (at_fork > 0)
+    out.push_back("info: sampling: " + std::to_string(at_fork) +
+                  " sample(s) kept only the interrupted function, not its callers: they came while a thread forked "
+                  "(no unwind may hold the loader's lock across fork())");
+  if (g_fork_waits_cut.load() > 0)
+    out.push_back("warning: sampling: " + std::to_string(g_fork_waits_cut.load()) +
+                  " fork(s) went ahead while a sample's unwind was still running after 0.2 s");
   const std::int64_t cut = sum_over_threads(&ThreadBuffer::cut_at_loader);
   if (cut > 0)
     out.push_back("info: sampling: " + std::to_string(cut) +

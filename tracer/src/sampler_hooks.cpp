@@ -61,6 +61,8 @@ RTRACE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr, 
   static Fn real = next_symbol<Fn>("pthread_create");
   if (!real) return EAGAIN;
   if (!rtrace::tracer::Sampler::running() && !rtrace::tracer::pmu::active()) return real(thread, attr, routine, arg);
+  // The tracer's own threads (the exit watchdog) are not the app's: neither sampled nor counted.
+  if (rtrace::tracer::in_tracer()) return real(thread, attr, routine, arg);
   auto* start = new (std::nothrow) ThreadStart{routine, arg};
   if (!start) return real(thread, attr, routine, arg);
   int rc = real(thread, attr, sampled_thread_start, start);

@@ -4,7 +4,9 @@
 
 #include <cxxabi.h>
 #include <dwarf.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -177,7 +179,63 @@ struct SymbolIndex {
   }
 };
 
+// The module's build ID bytes as lower-case hex ("" when it has none).
+std::string build_id_hex(const unsigned char* bits, int len) {
+  std::string out;
+  char two[3];
+  for (int i = 0; i < len; ++i) {
+    std::snprintf(two, sizeof two, "%02x", bits[i]);
+    out += two;
+  }
+  return out;
+}
+
+// True when the ELF file open on `fd` carries exactly this build ID.
+bool file_has_build_id(int fd, const std::string& want) {
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  if (!elf) return false;
+  const void* id = nullptr;
+  const ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+  const bool same = n > 0 && build_id_hex(static_cast<const unsigned char*>(id), static_cast<int>(n)) == want;
+  elf_end(elf);
+  return same;
+}
+
 }  // namespace
+
+// Separate debug files on this machine only: by build ID under
+// /usr/lib/debug/.build-id, else the .gnu_debuglink name beside the file, in
+// its .debug/ or under /usr/lib/debug, kept only when its build ID matches.
+// Never debuginfod: libdwfl's standard callback dlopens libdebuginfod, which
+// takes the loader's lock in the traced process's exit path (in a fork child
+// it could wait forever for a lock a thread of the parent held at fork), and
+// with DEBUGINFOD_URLS set (Debian's login profile sets it) it would download
+// debug files over the network while the app exits.
+static int find_local_debuginfo(Dwfl_Module* mod, void**, const char*, Dwarf_Addr, const char* file_name,
+                         const char* debuglink_file, GElf_Word, char** debuginfo_file_name) {
+  const unsigned char* bits = nullptr;
+  GElf_Addr vaddr = 0;
+  const int len = dwfl_module_build_id(mod, &bits, &vaddr);
+  if (len <= 1) return -1;  // no build ID: a debug file could not be told to match
+  const std::string id = build_id_hex(bits, len);
+  std::vector<std::string> candidates{"/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug"};
+  if (file_name && debuglink_file && *debuglink_file && !std::strchr(debuglink_file, '/')) {
+    std::string dir = file_name;
+    dir.resize(dir.rfind('/') == std::string::npos ? 0 : dir.rfind('/'));
+    for (const std::string& d : {dir, dir + "/.debug", "/usr/lib/debug" + dir})
+      candidates.push_back(d + "/" + debuglink_file);
+  }
+  for (const std::string& path : candidates) {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    if (path.find("/.build-id/") != std::string::npos || file_has_build_id(fd, id)) {
+      if (debuginfo_file_name) *debuginfo_file_name = strdup(path.c_str());
+      return fd;
+    }
+    close(fd);
+  }
+  return -1;
+}
 
 // The function (symbol) holding `pc` in `mod`, with its module, module
 // offset and category: the outermost frame of a PC, before inlined frames.
@@ -346,7 +404,7 @@ struct Symbolizer::Impl {
 
 Symbolizer::Symbolizer() : impl_(std::make_unique<Impl>()) {
   impl_->callbacks.find_elf = dwfl_linux_proc_find_elf;
-  impl_->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+  impl_->callbacks.find_debuginfo = find_local_debuginfo;
   impl_->callbacks.debuginfo_path = &impl_->debuginfo_path;
   impl_->dwfl = dwfl_begin(&impl_->callbacks);
   if (!impl_->dwfl) {
@@ -388,7 +446,7 @@ struct FileSymbolizer::Impl {
 
   Impl() {
     callbacks.find_elf = dwfl_build_id_find_elf;
-    callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+    callbacks.find_debuginfo = find_local_debuginfo;  // the same debug files as the Symbolizer's: the same names
     callbacks.section_address = dwfl_offline_section_address;
     callbacks.debuginfo_path = &debuginfo_path;
   }

@@ -4,6 +4,7 @@
 
 #include "config.hpp"
 #include "dispatch_probe.hpp"
+#include "exit_watchdog.hpp"
 #include "rank_writer.hpp"
 #include "pmu_counts.hpp"
 #include "sampler.hpp"
@@ -15,6 +16,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -83,9 +85,57 @@ void on_fatal_signal(int sig, siginfo_t*, void*) {
   errno = saved_errno;
 }
 
+// What the watchdog does when the exit path overstays its bound: the
+// records without what the stuck step was building (no call paths, no
+// calls into libraries), written unless the write itself is the stuck step,
+// then the app's own exit status.
+struct ExitContext {
+  int status = 0;
+};
+
+void on_exit_bound(ExitStep stuck, void* arg) {
+  const int status = static_cast<ExitContext*>(arg)->status;
+  ++t_hot.internal;
+  const double bound = g_state->config().exit_timeout_s;
+  char line[400];
+  std::snprintf(line, sizeof line,
+                "error: the exit path did not finish within RTRACE_EXIT_TIMEOUT=%g s (stuck %s); %s", bound,
+                to_string(stuck),
+                stuck == ExitStep::Write ? "no rank file written"
+                                         : "records written without what that step was building (no sampled call "
+                                           "paths); the app's exit status kept");
+  if (stuck != ExitStep::Write) {
+    try {
+      store::RankRecords rec = g_state->snapshot(/*complete=*/true, status, /*blocking=*/false);
+      rec.log.push_back(line);
+      rec.info.tracer_errors += 1;
+      write_rank_file(g_state->config().trace_dir, rec);
+      g_written.store(true);
+    } catch (...) {
+    }
+  }
+  std::fprintf(stderr, "rtrace tracer[pid %d]: %s\n", static_cast<int>(getpid()), line);
+  std::fflush(nullptr);  // the app's buffered output: exit() flushes it only after the handlers
+  _exit(status);
+}
+
+// RTRACE_TEST_EXIT_STALL: a deadlock at `step`, for the watchdog's tests.
+void stall_if_testing(const char* step) {
+  if (g_state->config().test_exit_stall == step)
+    for (;;) pause();
+}
+
 void on_process_exit(int status, void*) {
   if (!g_state || g_written.load() || g_writing.exchange(true)) return;
   ++t_hot.internal;
+  // The samples end here (the snapshot would stop them a moment later): the
+  // exit path's own time is not the app's.
+  Sampler::stop();
+  ExitContext context{status};
+  ExitWatchdog watchdog(g_state->config().exit_timeout_s, on_exit_bound, &context);
+  if (!watchdog.started()) g_state->log(LogLevel::Warn, "exit path unbounded: no thread for its watchdog");
+  watchdog.enter(ExitStep::Gpu);
+  stall_if_testing("gpu");
   flush_gpu();
 #ifdef RTRACE_TRACER_HAVE_MPI
   mpi::close_thread_run();
@@ -93,7 +143,10 @@ void on_process_exit(int status, void*) {
 #endif
   try {
     std::int64_t t0 = monotonic_ns();
+    if (!watchdog.enter(ExitStep::Records)) for (;;) pause();
     store::RankRecords rec = g_state->snapshot(/*complete=*/true, status, /*blocking=*/true);
+    if (!watchdog.enter(ExitStep::Write)) for (;;) pause();  // the watchdog writes and ends the process
+    stall_if_testing("write");
     std::string path = write_rank_file(g_state->config().trace_dir, rec);
     g_written.store(true);
     // After the write, so only stderr hears it (bench/tracer_write.sh reads it).

@@ -1,9 +1,10 @@
 // Test app for the sampler: no annotations, a serial function and a parallel
 // loop, plus names that must come out demangled.
 //   sampled_omp_app [mode] [serial_units] [parallel_units]
-//   mode: normal | claim-signal | exec | exit | fork | inline | threads | loader
+//   mode: normal | claim-signal | exec | exit | fork | inline | threads | loader | status
 //   (exit: returns at once; exec replaces the process with this app in that mode;
-//   loader: 1.5 s of a thread inside dl_iterate_phdr beside the main thread)
+//   loader: 1.5 s of a thread inside dl_iterate_phdr beside the main thread;
+//   status: as normal, then exit status 3)
 // One unit is about 10 ms of CPU time on this machine; the parallel units are
 // shared by the OpenMP threads, the serial ones run on the main thread only.
 #include <link.h>
@@ -168,5 +169,5 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("r %.3f threads %d\n", r, omp_get_max_threads());
-  return 0;
+  return mode == "status" ? 3 : 0;
 }
