@@ -54,7 +54,8 @@ targets=()
 # finished the thread (SEGV in __tsan::MutexPreLock from
 # __nptl_deallocate_tsd): a TSan/uninstrumented-libunwind clash, not a race.
 # The sampler's tables are exercised under ASan and in the regular build.
-[[ $mode == tsan ]] && targets=(--target tracer_regions_test tracer_rank_state_test tracer_config_test tracer_mpi_thread_test)
+[[ $mode == tsan ]] && targets=(--target tracer_regions_test tracer_rank_state_test tracer_config_test tracer_mpi_thread_test
+  tracer_exit_watchdog_test)
 [[ -n "${RTRACE_SANITIZE_TARGETS:-}" ]] && targets=(--target ${RTRACE_SANITIZE_TARGETS})
 cmake --build "$build" -j "$jobs" "${targets[@]}" >"$build/sanitize-build.log" 2>&1 ||
   { tail -40 "$build/sanitize-build.log" >&2; exit 1; }
@@ -130,7 +131,7 @@ elif [[ $mode == tsan ]]; then
   # executables: run the binaries themselves, and fail if one is missing.
   rc=0
   : >"$build/sanitize-ctest.log"
-  for t in tracer_regions_test tracer_rank_state_test tracer_config_test tracer_mpi_thread_test; do
+  for t in tracer_regions_test tracer_rank_state_test tracer_config_test tracer_mpi_thread_test tracer_exit_watchdog_test; do
     if [[ ! -x "$build/bin/$t" ]]; then
       echo "$t: not built" | tee -a "$build/sanitize-ctest.log"
       rc=1

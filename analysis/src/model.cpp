@@ -8,6 +8,11 @@ namespace rtrace::analysis {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// The least share of a kernel's time a level's traffic must need at that
+// level's ceiling for its intensity to decide a cache-capacity verdict: a
+// deliberately low bar (0.1%) that only levels with no traffic to speak of
+// miss; how much of the loss a level explains is issue 39's loss accounting.
+constexpr double kLevelTrafficMin = 0.001;
 
 // A cache's size as its data sheets give it: "48 KiB", "1 MiB", "1.5 MiB".
 std::string cache_size_text(double bytes) {
@@ -444,15 +449,29 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
       const double r1 = ev1.cache_per_worker[i - 1], r2 = ev2.cache_per_worker[i - 1];
       return available(r1) && available(r2) && r1 > 0 && r2 >= r1;
     };
+    // A level whose traffic at its ceiling would take under kLevelTrafficMin
+    // of the later point's time carries no traffic to speak of (QE's FFTW
+    // codelets at 1.2e7 FLOPs per DRAM byte, issue 39): its intensity may fall
+    // tenfold and explain none of the lost time.
+    auto carries_traffic = [&](int i) {
+      return !(available(e2.gflops) && available(e2.level_bound[i]) && e2.level_bound[i] > 0 &&
+               e2.gflops / e2.level_bound[i] < kLevelTrafficMin);
+    };
     auto capacity_loss = [&](int i) {
       if (!available(ai_ratio[i]) || ai_ratio[i] >= 1 - th.ai_drop) return false;
+      if (!carries_traffic(i)) return false;
       if (room_kept(i)) return false;
       const double w = work_ai_ratio(i);
       return !(w >= 1 - th.ai_drop);  // unknown (NaN) or falling too
     };
     int pick = -1, outside = -1, kept = -1;
+    int idle = -1;
     for (int i = 1; i < kLevelCount; ++i) {
       if (!available(ai_ratio[i]) || ai_ratio[i] >= 1 - th.ai_drop) continue;
+      if (!carries_traffic(i)) {
+        if (idle < 0 || ai_ratio[i] < ai_ratio[idle]) idle = i;
+        continue;
+      }
       if (room_kept(i)) {
         if (kept < 0 || ai_ratio[i] < ai_ratio[kept]) kept = i;
         continue;
@@ -481,6 +500,10 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
     if (available(ai_ratio[0]) && ai_ratio[0] < 1 - th.ai_drop)
       why << "; " << level_name(0) << " arithmetic intensity falls " << fmt(1 / ai_ratio[0])
           << "x (more loads and stores per FLOP: not a cache-capacity loss)";
+    if (idle >= 0)
+      why << "; " << level_name(idle) << " arithmetic intensity falls " << fmt(1 / ai_ratio[idle]) << "x, but its "
+          << "traffic would take " << fmt(100 * e2.gflops / e2.level_bound[idle], 2) << "% of the time at its ceiling "
+          << "(" << fmt(e2.ai[idle], 3) << " FLOPs per byte): no traffic to speak of, not a cache-capacity loss";
     if (kept >= 0) {
       const std::string above = cache_above(kept, c1set, c2set);
       why << "; " << level_name(kept) << " arithmetic intensity falls " << fmt(1 / ai_ratio[kept])
@@ -505,14 +528,22 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
                                    (!available(loss_eff) || loss_ceiling >= loss_eff);
     const bool pinned = available(eta2) && eta2 >= th.on_ceiling && available(f.ceiling_ratio) &&
                         f.ceiling_ratio < r * (1 - std::max(th.ideal_tolerance, ceiling_noise));
-    if (!f.basis.empty() && (ceiling_dominates || pinned) && !unreliable.empty())
+    // A ceiling binds only a kernel that runs near it (issue 39: the demo's
+    // triad at eta 0.17 was "bandwidth-contention on DRAM"): below the
+    // on-ceiling floor the ceiling's slow growth explains nothing yet.
+    const bool below_floor = !available(eta2) || eta2 < th.on_ceiling;
+    if (!f.basis.empty() && ceiling_dominates && below_floor)
+      why << "; " << (e2.compute_bound() ? "compute-bound" : "bandwidth-contention") << " not claimed: eta "
+          << (available(eta2) ? fmt(eta2, 2) : std::string("unknown")) << " is below the on-ceiling "
+          << fmt(th.on_ceiling, 2) << " of the " << f.basis_ceiling << " ceiling";
+    if (!f.basis.empty() && (ceiling_dominates || pinned) && !below_floor && !unreliable.empty())
       why << "; " << (e2.compute_bound() ? "compute-bound" : "bandwidth-contention") << " not claimed: "
           << unreliable;
     // On a busy machine the other processes shared the ceiling: its shortfall is theirs as much as the app's.
-    else if (!f.basis.empty() && (ceiling_dominates || pinned) && busy)
+    else if (!f.basis.empty() && (ceiling_dominates || pinned) && !below_floor && busy)
       why << "; " << (e2.compute_bound() ? "compute-bound" : "bandwidth-contention")
           << " not claimed on a busy machine";
-    if (!f.basis.empty() && (ceiling_dominates || pinned) && unreliable.empty() && !busy) {
+    if (!f.basis.empty() && (ceiling_dominates || pinned) && !below_floor && unreliable.empty() && !busy) {
       d.diagnosis = e2.compute_bound() ? "compute-bound" : "bandwidth-contention";
       if (!e2.compute_bound()) d.level = f.basis_ceiling;
       why << "; bound by the " << f.basis_ceiling << " ceiling (eta " << fmt(eta2, 2) << "), which grows only "

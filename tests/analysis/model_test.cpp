@@ -450,3 +450,31 @@ TEST(Model, AnIntensityFallOutsideTheCodeThatDoesTheFlopsIsNotCacheCapacity) {
   b.work_counts.bytes[3] = 1.5e6;
   EXPECT_EQ(step(a, b, cpu(10, 1000), cpu(20, 2000)).diagnosis, "cache-capacity");
 }
+
+// Issue 39: the demo's triad ran at eta 0.17 of a DRAM ceiling that grew
+// 1.2x on 2x the threads and was named bandwidth-contention on DRAM. A
+// ceiling binds only a kernel that runs near it.
+TEST(Model, BelowTheOnCeilingFloorIsNeverBandwidthContention) {
+  // eta 0.17 at both points; the DRAM ceiling grows 1.2x, and so does the rate.
+  const double p1 = 0.17 * 100, p2 = 0.17 * 120;  // bound = DRAM GB/s x AI 10
+  auto d = step(kernel(1e9, 1e8, 1e9 / (p1 * 1e9)), kernel(1e9, 1e8, 1e9 / (p2 * 1e9)), cpu(10, 1000), cpu(12, 2000));
+  EXPECT_NEAR(d.speedup, 1.2, 1e-9);
+  EXPECT_NE(d.diagnosis, "bandwidth-contention");
+  EXPECT_NE(d.explanation.find("bandwidth-contention not claimed: eta 0.17 is below the on-ceiling 0.8 of the DRAM ceiling"),
+            std::string::npos)
+      << d.explanation;
+  // The same step on the ceiling (eta 0.9) is contention.
+  auto on = step(kernel(1e9, 1e8, 1e9 / (90e9)), kernel(1e9, 1e8, 1e9 / (108e9)), cpu(10, 1000), cpu(12, 2000));
+  EXPECT_EQ(on.diagnosis, "bandwidth-contention");
+}
+
+// Issue 39: QE's FFTW codelets were "cache-capacity at L3 (DRAM AI falls
+// 1.39x)" at 1.18e7 FLOPs per DRAM byte: no DRAM traffic to speak of.
+TEST(Model, ALevelWithoutTrafficNeverDecidesCacheCapacity) {
+  // 1e6 FLOPs per DRAM byte, then 5e5: DRAM would take 1e-5 of the time.
+  auto d = step(kernel(1e9, 1e3, 0.02), kernel(1e9, 2e3, 0.02), cpu(10, 1000), cpu(20, 2000));
+  EXPECT_NE(d.diagnosis, "cache-capacity");
+  EXPECT_NE(d.explanation.find("DRAM arithmetic intensity falls 2x, but its traffic would take"), std::string::npos)
+      << d.explanation;
+  EXPECT_NE(d.explanation.find("no traffic to speak of"), std::string::npos) << d.explanation;
+}
