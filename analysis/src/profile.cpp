@@ -569,9 +569,10 @@ std::string symbol_hint(const std::vector<UnnamedModule>& unnamed, double min_sh
   }
   if (shown.size() > 5) s << " and " << shown.size() - 5 << " more";
   s << ". To name them: install each module's debug symbols (Debian: `dpkg -S <module>` names its package; "
-       "install <package>-dbgsym from the debian-debug archive), or export "
-       "DEBUGINFOD_URLS=https://debuginfod.debian.net before `rtrace run` (the tracer's elfutils then fetches "
-       "them), or rebuild with -g and do not strip; an OFFSET is the function's start: "
+       "install <package>-dbgsym from the debian-debug archive), or fetch them once into debuginfod's cache "
+       "(`DEBUGINFOD_URLS=https://debuginfod.debian.net debuginfod-find debuginfo <module>`, Debian package "
+       "debuginfod; the tracer reads that cache, never the network), or rebuild with -g and do not strip; an "
+       "OFFSET is the function's start: "
        "`addr2line -f -e <unstripped module> 0xOFFSET` names it.";
   return s.str();
 }

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -172,6 +174,37 @@ TEST_F(TracerSampling, StrippedBinaryGivesModulePlusOffset) {
   std::int64_t best = 0, all = 0;
   for (const auto& [n, c] : self) best = std::max(best, c), all += c;
   EXPECT_GT(best, all / 3);
+}
+
+// Issue 45: the tracer never loads debuginfod's client (a dlopen in the exit
+// path, the network while the app exits) but reads the files that
+// `debuginfod-find` left in its cache: here the unstripped app, filed under
+// the stripped one's build ID, names its functions again.
+TEST_F(TracerSampling, StrippedBinaryIsNamedFromDebuginfodsCacheWithoutTheNetwork) {
+  const std::string stripped = fs::path(SAMPLED_OMP_APP).parent_path() / "tracer_sampled_omp_app_stripped";
+  std::string build_id;
+  if (FILE* p = popen(("readelf -n '" + stripped + "' 2>/dev/null").c_str(), "r")) {
+    char line[512];
+    while (std::fgets(line, sizeof line, p))
+      if (const char* at = std::strstr(line, "Build ID: ")) build_id = std::string(at + 10);
+    pclose(p);
+  }
+  while (!build_id.empty() && (build_id.back() == '\n' || build_id.back() == ' ')) build_id.pop_back();
+  if (build_id.empty()) GTEST_SKIP() << "readelf gave no build ID for " << stripped;
+  const fs::path cache = dir_.string() + "-debuginfod-cache";
+  fs::create_directories(cache / build_id);
+  fs::copy_file(SAMPLED_OMP_APP, cache / build_id / "debuginfo", fs::copy_options::overwrite_existing);
+  auto e = env();
+  e["DEBUGINFOD_CACHE_PATH"] = cache.string();
+  e["DEBUGINFOD_URLS"] = "http://127.0.0.1:9/";  // nothing listens: a fetch would fail, or wait
+  const int status = run({stripped, "normal", "30", "10"}, e, 120);
+  fs::remove_all(cache);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  auto ps = profiles();
+  ASSERT_EQ(ps.size(), 1u);
+  EXPECT_GT(ps[0].self("setup_mesh(long)"), 0);
+  EXPECT_FALSE(ps[0].any_function_starts_with("tracer_sampled_omp_app_stripped+0x"));
 }
 
 TEST_F(TracerSampling, GfortranModuleProceduresAreNamedWithTheirSourceLines) {

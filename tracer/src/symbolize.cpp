@@ -203,9 +203,20 @@ bool file_has_build_id(int fd, const std::string& want) {
 
 }  // namespace
 
+// debuginfod's client cache, where `debuginfod-find debuginfo` left files
+// (read as files: nothing is fetched): $DEBUGINFOD_CACHE_PATH, else
+// $XDG_CACHE_HOME/debuginfod_client, else ~/.cache/debuginfod_client.
+static std::string debuginfod_cache_dir() {
+  if (const char* p = std::getenv("DEBUGINFOD_CACHE_PATH"); p && *p) return p;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/debuginfod_client";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/debuginfod_client";
+  return "";
+}
+
 // Separate debug files on this machine only: by build ID under
-// /usr/lib/debug/.build-id, else the .gnu_debuglink name beside the file, in
-// its .debug/ or under /usr/lib/debug, kept only when its build ID matches.
+// /usr/lib/debug/.build-id or in debuginfod's cache, else the .gnu_debuglink
+// name beside the file, in its .debug/ or under /usr/lib/debug, kept only
+// when its build ID matches.
 // Never debuginfod: libdwfl's standard callback dlopens libdebuginfod, which
 // takes the loader's lock in the traced process's exit path (in a fork child
 // it could wait forever for a lock a thread of the parent held at fork), and
@@ -219,16 +230,20 @@ static int find_local_debuginfo(Dwfl_Module* mod, void**, const char*, Dwarf_Add
   if (len <= 1) return -1;  // no build ID: a debug file could not be told to match
   const std::string id = build_id_hex(bits, len);
   std::vector<std::string> candidates{"/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug"};
+  const std::string cache = debuginfod_cache_dir();
+  if (!cache.empty()) candidates.push_back(cache + "/" + id + "/debuginfo");
+  const std::size_t by_id = candidates.size();  // named by the build ID itself: no check needed
   if (file_name && debuglink_file && *debuglink_file && !std::strchr(debuglink_file, '/')) {
     std::string dir = file_name;
     dir.resize(dir.rfind('/') == std::string::npos ? 0 : dir.rfind('/'));
     for (const std::string& d : {dir, dir + "/.debug", "/usr/lib/debug" + dir})
       candidates.push_back(d + "/" + debuglink_file);
   }
-  for (const std::string& path : candidates) {
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const std::string& path = candidates[i];
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) continue;
-    if (path.find("/.build-id/") != std::string::npos || file_has_build_id(fd, id)) {
+    if (i < by_id || file_has_build_id(fd, id)) {
       if (debuginfo_file_name) *debuginfo_file_name = strdup(path.c_str());
       return fd;
     }
