@@ -34,6 +34,30 @@ void inside_dl_iterate_phdr(Body body) {
       &body);
 }
 
+// Another thread inside a dl_iterate_phdr callback, holding the loader's
+// lock until leave() (or the end of the scope).
+class ThreadInsideTheLoader {
+ public:
+  ThreadInsideTheLoader()
+      : holder_([this] {
+          inside_dl_iterate_phdr([this] {
+            inside_ = true;
+            while (!leave_) std::this_thread::yield();
+          });
+        }) {
+    while (!inside_) std::this_thread::yield();
+  }
+  ~ThreadInsideTheLoader() { leave(); }
+  void leave() {
+    leave_ = true;
+    if (holder_.joinable()) holder_.join();
+  }
+
+ private:
+  std::atomic<bool> inside_{false}, leave_{false};
+  std::thread holder_;
+};
+
 }  // namespace
 
 TEST(LoaderLock, IsTheMutexDlIteratePhdrHolds) {
@@ -49,19 +73,11 @@ TEST(LoaderLock, IsTheMutexDlIteratePhdrHolds) {
 TEST(LoaderLock, NotTakenWhileAnotherThreadIsInsideTheLoader) {
   pthread_mutex_t* lock = found_lock();
   ASSERT_NE(lock, nullptr);
-  std::atomic<bool> inside{false}, leave{false};
-  std::thread holder([&] {
-    inside_dl_iterate_phdr([&] {
-      inside = true;
-      while (!leave) std::this_thread::yield();
-    });
-  });
-  while (!inside) std::this_thread::yield();
+  ThreadInsideTheLoader other;
   bool taken = true;
   EXPECT_FALSE(acquire_loader_lock(lock, gettid(), &taken)) << "the handler would wait for the loader";
   EXPECT_FALSE(taken);
-  leave = true;
-  holder.join();
+  other.leave();
   // Free again: taken and given back, and dl_iterate_phdr works after it.
   ASSERT_TRUE(acquire_loader_lock(lock, gettid(), &taken));
   EXPECT_TRUE(taken);
@@ -122,14 +138,7 @@ TEST(LoaderLock, NoLockFoundMeansUnwindWithoutTakingOne) {
 TEST(LoaderLock, AForkChildGetsBackALockAnotherThreadHeldAtFork) {
   pthread_mutex_t* lock = found_lock();
   ASSERT_NE(lock, nullptr);
-  std::atomic<bool> inside{false}, leave{false};
-  std::thread holder([&] {
-    inside_dl_iterate_phdr([&] {
-      inside = true;
-      while (!leave) std::this_thread::yield();
-    });
-  });
-  while (!inside) std::this_thread::yield();
+  ThreadInsideTheLoader other;
   const int parent_tid = gettid();
   const pid_t pid = fork();
   if (pid == 0) {
@@ -139,8 +148,7 @@ TEST(LoaderLock, AForkChildGetsBackALockAnotherThreadHeldAtFork) {
     void* lib = dlopen(FRESH_LIB, RTLD_NOW | RTLD_LOCAL);
     _exit(lib ? 0 : 5);
   }
-  leave = true;
-  holder.join();
+  other.leave();
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status)) << "the child hung in dlopen (signal " << WTERMSIG(status) << ")";
