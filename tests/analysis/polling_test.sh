@@ -18,7 +18,7 @@ fail() { echo "FAIL: $*"; exit 1; }
   fail "rtrace run: $(tail -3 run.log)"
 "$RTRACE" analyze poll.h5 --json poll.json > poll.txt || fail "rtrace analyze"
 python3 - <<'PY' || { cat poll.txt; exit 1; }
-import glob, json, sys
+import glob, json, os, sys
 d = json.load(open("poll.json"))
 own = [dict(zip(l.split()[2::2], map(float, l.split()[3::2]))) for f in sorted(glob.glob("own-2.*")) for l in open(f)]
 if len(own) != 2:
@@ -33,9 +33,17 @@ print("own poll time per rank %s s; MPI_Test booked %.4f s (ranks %.4f..%.4f s),
       "%s estimated" % (polls, t["time"]["value"], t["rank_time_min"]["value"], t["rank_time_max"]["value"],
                         t["calls"], t.get("time_method"), t.get("estimated_calls")))
 failed = []
-for what, booked, mine in (("over the ranks", t["time"]["value"], sum(polls)),
+# A sanitizer build runs the app and the tracer 2-3x slower and unevenly: its
+# timings are not the app's (CI 2026-12-07, ASan's second pass on a Zen 5
+# VM: 1.04 s booked against the app's own 1.20 s; 3 of 3 within 10% when
+# rerun alone). The calls, the method and the share are still checked.
+sanitized = os.environ.get("RTRACE_TEST_SANITIZED", "")
+timings = [] if sanitized else (("over the ranks", t["time"]["value"], sum(polls)),
                            ("slowest rank", t["rank_time_max"]["value"], max(polls)),
-                           ("fastest rank", t["rank_time_min"]["value"], min(polls))):
+                           ("fastest rank", t["rank_time_min"]["value"], min(polls)))
+if sanitized:
+    print("a sanitizer build (%s): MPI_Test's time is not compared with the app's own timers" % sanitized)
+for what, booked, mine in timings:
     if abs(booked - mine) > 0.10 * mine:
         failed.append("MPI_Test time %s %.4f s, the app's own %.4f s: more than 10%% apart" % (what, booked, mine))
 if t["calls"] != sum(int(o["calls"]) for o in own):
