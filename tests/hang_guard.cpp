@@ -10,10 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
+#include <string>
 
 #include "process_tree.hpp"
 
@@ -34,23 +33,11 @@ int main(int argc, char** argv) {
     std::perror("rtrace_hang_guard: exec");
     _exit(127);
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  int status = 0;
-  for (;;) {
-    const pid_t got = waitpid(pid, &status, WNOHANG);
-    if (got == pid) break;
-    if (got < 0) return 2;
-    if (std::chrono::steady_clock::now() > deadline) {
-      std::fprintf(stderr, "rtrace_hang_guard: `%s` still running after %g s; its processes and threads:\n", argv[2],
-                   seconds);
-      rtrace::test::dump_hung_tree(pid);
-      for (pid_t p : rtrace::test::descendants_of(pid)) kill(p, SIGKILL);
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return 124;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  bool hung = false;
+  const std::string who = std::string("rtrace_hang_guard: `") + argv[2] + "`";
+  const int status = rtrace::test::wait_or_end_hung(pid, seconds, who, &hung);
+  if (status == -1) return 2;
+  if (hung) return 124;
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   // Died of a signal: the same death here, so ctest reports what happened.
   const int sig = WTERMSIG(status);

@@ -3,8 +3,12 @@
 // (hang_guard.cpp), which wraps every tracer, launcher and counts test.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
+#include <chrono>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +16,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace rtrace::test {
@@ -61,6 +66,29 @@ inline void dump_hung_tree(pid_t root) {
                        " -batch -ex 'thread apply all bt' 2>/dev/null | grep -E '^(#|Thread)' | sed 's/^/[" +
                        std::to_string(p) + "] /' >&2")
                           .c_str());
+}
+
+// Waits for the child `pid` and returns its wait status (-1 when it cannot be
+// waited for). Still running after `timeout_s`: says so on stderr as `who`,
+// shows its tree (dump_hung_tree) and kills it with all its descendants
+// (SIGKILL: the status says so), and sets *hung.
+inline int wait_or_end_hung(pid_t pid, double timeout_s, const std::string& who, bool* hung = nullptr) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  int status = 0;
+  bool killed = false;
+  for (pid_t got; (got = waitpid(pid, &status, WNOHANG)) != pid;) {
+    if (got < 0 && errno != EINTR) return -1;
+    if (!killed && std::chrono::steady_clock::now() > end) {
+      std::fprintf(stderr, "%s: still running after %g s; its processes and threads:\n", who.c_str(), timeout_s);
+      dump_hung_tree(pid);
+      for (pid_t p : descendants_of(pid)) kill(p, SIGKILL);
+      kill(pid, SIGKILL);
+      killed = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (hung) *hung = killed;
+  return status;
 }
 
 }  // namespace rtrace::test

@@ -49,22 +49,8 @@ inline int run(const std::vector<std::string>& argv, const std::map<std::string,
     execve(args[0], args.data(), env.data());
     _exit(127);
   }
+  if (timeout_s > 0) return wait_or_end_hung(pid, timeout_s, argv[0]);
   int status = 0;
-  if (timeout_s > 0) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    bool killed = false;
-    while (waitpid(pid, &status, WNOHANG) == 0) {
-      if (!killed && std::chrono::steady_clock::now() > end) {
-        std::fprintf(stderr, "%s: still running after %.0f s; its processes:\n", argv[0].c_str(), timeout_s);
-        dump_hung_tree(pid);
-        for (pid_t p : descendants_of(pid)) kill(p, SIGKILL);
-        kill(pid, SIGKILL);
-        killed = true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return status;
-  }
   waitpid(pid, &status, 0);
   return status;
 }

@@ -1,5 +1,7 @@
 #include "exit_watchdog.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 
 namespace rtrace::tracer {
@@ -14,6 +16,10 @@ const char* to_string(ExitStep step) noexcept {
     case ExitStep::TakenOver: return "taken over by the watchdog";
   }
   return "?";
+}
+
+void wait_to_be_ended() noexcept {
+  for (;;) pause();
 }
 
 ExitWatchdog::ExitWatchdog(double bound_s, Expiry on_expiry, void* arg) noexcept

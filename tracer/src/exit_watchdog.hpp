@@ -19,6 +19,10 @@ namespace rtrace::tracer {
 enum class ExitStep : int { Start = 0, Gpu, Records, Write, Done, TakenOver };
 const char* to_string(ExitStep step) noexcept;
 
+// Where the exit path must not go on (the watchdog has taken over, or a
+// test's RTRACE_TEST_EXIT_STALL): the calling thread waits to be ended.
+[[noreturn]] void wait_to_be_ended() noexcept;
+
 class ExitWatchdog {
  public:
   using Expiry = void (*)(ExitStep stuck, void* arg);

@@ -1,6 +1,7 @@
 #include "rank_state.hpp"
 
 #include "dispatch_probe.hpp"
+#include "exit_watchdog.hpp"
 #include "pmu_counts.hpp"
 #include "sampler.hpp"
 #include "symbolize.hpp"
@@ -307,8 +308,7 @@ void RankState::add_samples(store::RankRecords& rec, NameTable& names, bool bloc
     }
     for (auto& n : Sampler::take_notes()) rec.log.push_back(n);
     const std::int64_t t0 = monotonic_ns();
-    if (config_.test_exit_stall == "records")  // RTRACE_TEST_EXIT_STALL: a deadlock while symbolising
-      for (;;) pause();
+    if (config_.test_exit_stall == "records") wait_to_be_ended();  // RTRACE_TEST_EXIT_STALL: a deadlock here
     Symbolizer sym;
     if (!sym.error().empty()) rec.log.push_back("warning: symbolisation: " + sym.error());
     auto threads = Sampler::collect();

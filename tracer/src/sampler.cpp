@@ -245,11 +245,13 @@ timespec to_timespec(std::int64_t ns) noexcept {
   return ts;
 }
 
-std::int64_t thread_cpu_ns() noexcept {
+std::int64_t clock_ns(clockid_t clock) noexcept {
   timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  clock_gettime(clock, &ts);
   return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
+
+std::int64_t thread_cpu_ns() noexcept { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
 // Another thread's CPU time (ns) from /proc/self/task/<tid>/schedstat, the
 // same sum the thread's CPU clock reads; -1 when it cannot be read (the
@@ -362,13 +364,10 @@ void on_fork_prepare() {
   t_forking_tid = static_cast<pid_t>(syscall(SYS_gettid));
   g_fork_pending.fetch_add(1);
   if (g_in_unwind.load() == 0) return;
-  timespec start{};
-  clock_gettime(CLOCK_MONOTONIC, &start);
+  const std::int64_t start = clock_ns(CLOCK_MONOTONIC);
   const timespec nap{0, 20 * 1000};
   while (g_in_unwind.load() > 0) {
-    timespec now{};
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if ((now.tv_sec - start.tv_sec) * 1000000000LL + (now.tv_nsec - start.tv_nsec) > kForkWaitNs) {
+    if (clock_ns(CLOCK_MONOTONIC) - start > kForkWaitNs) {
       g_fork_waits_cut.fetch_add(1);  // the child's loader-lock check covers what is left
       return;
     }

@@ -121,8 +121,7 @@ void on_exit_bound(ExitStep stuck, void* arg) {
 
 // RTRACE_TEST_EXIT_STALL: a deadlock at `step`, for the watchdog's tests.
 void stall_if_testing(const char* step) {
-  if (g_state->config().test_exit_stall == step)
-    for (;;) pause();
+  if (g_state->config().test_exit_stall == step) wait_to_be_ended();
 }
 
 void on_process_exit(int status, void*) {
@@ -143,9 +142,9 @@ void on_process_exit(int status, void*) {
 #endif
   try {
     std::int64_t t0 = monotonic_ns();
-    if (!watchdog.enter(ExitStep::Records)) for (;;) pause();
+    if (!watchdog.enter(ExitStep::Records)) wait_to_be_ended();
     store::RankRecords rec = g_state->snapshot(/*complete=*/true, status, /*blocking=*/true);
-    if (!watchdog.enter(ExitStep::Write)) for (;;) pause();  // the watchdog writes and ends the process
+    if (!watchdog.enter(ExitStep::Write)) wait_to_be_ended();  // the watchdog writes and ends the process
     stall_if_testing("write");
     std::string path = write_rank_file(g_state->config().trace_dir, rec);
     g_written.store(true);
