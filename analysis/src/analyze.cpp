@@ -289,6 +289,7 @@ void add_counts_notes(AnalysisResult& res) {
   for (const auto& [what, l] : not_steered)
     res.counts_notes.push_back("counted code may differ from the timed code at " + labels(l) + ": " + what);
   // Disagreements: one line per (kernel, quantity) with the range over configurations.
+  const std::size_t notes_before = res.counts_notes.size();
   struct Range { double lo = 1e300, hi = -1e300; std::vector<std::string> at; std::string function, source; };
   std::map<std::pair<std::string, std::string>, Range> by;
   std::vector<std::pair<std::string, std::string>> order;
@@ -316,6 +317,7 @@ void add_counts_notes(AnalysisResult& res) {
     if (key.first == "application" && r.hi < 0) os << " (code outside the regions, or a declaration that undercounts)";
     res.counts_notes.push_back(os.str());
   }
+  res.declared_disagreements = static_cast<int>(res.counts_notes.size() - notes_before);
 }
 
 // The counted work in the report's model (counted_work.hpp): per
@@ -429,6 +431,19 @@ std::vector<std::string> counted_sentences(const AnalysisResult& res, const std:
       else
         os << " stops scaling past " << res.axis << "=" << fmt(st.c1, 6) << ": " << step_words(st.d) << " - "
            << st.d.explanation << ".";
+      // A host function's counts cover the code inlined into it; the samples split its time among them.
+      if (s.kind == kFunctionKind && res.profile.available) {
+        std::string inlined;
+        int n = 0;
+        const std::string marker = std::string(kInlinedIn) + s.name + "]";
+        for (const auto& f : res.profile.functions)
+          if (f.short_name.size() > marker.size() &&
+              f.short_name.compare(f.short_name.size() - marker.size(), marker.size(), marker) == 0 && n++ < 3)
+            inlined += (inlined.empty() ? "`" : ", `") + f.short_name.substr(0, f.short_name.size() - marker.size()) + "`";
+        if (!inlined.empty())
+          os << " Its counts cover the code inlined into it (" << inlined
+             << "), which the samples time apart: the loss account above splits its time among them.";
+      }
       out.push_back(os.str());
       break;
     }
@@ -437,6 +452,45 @@ std::vector<std::string> counted_sentences(const AnalysisResult& res, const std:
 }
 
 }  // namespace
+
+// Weak scaling found from the counts (issue 39): the counted application's
+// work (FLOPs, or instructions for code without FLOPs) grows in proportion to
+// the concurrency at every step of every group, within th.work_change. Returns
+// the evidence in words ("" when not found: no counts, or the work holds).
+static std::string weak_from_counts(const std::vector<Configuration>& configs, const std::string& axis, const Thresholds& th) {
+  std::map<std::string, std::vector<std::pair<double, double>>> groups;  // fixed key -> (concurrency, work)
+  std::string unit;
+  for (const auto& c : configs) {
+    const double conc = c.concurrency(axis);
+    if (!available(conc) || conc <= 0) continue;
+    for (const auto& k : c.kernels) {
+      if (k.kind != kApplicationKind) continue;
+      const double flops = k.counts.total_flops();
+      const bool by_flops = available(flops) && flops > 0 && !flop_less(k);
+      const double work = by_flops ? flops : k.counted_instructions;
+      if (!available(work) || work <= 0) continue;
+      const std::string u = by_flops ? "FLOPs" : "instructions";
+      if (!unit.empty() && unit != u) return "";  // one measure of work for the whole run
+      unit = u;
+      groups[fixed_key(c, axis)].push_back({conc, work});
+    }
+  }
+  int steps = 0;
+  std::string words;
+  for (auto& [key, pts] : groups) {
+    std::sort(pts.begin(), pts.end());
+    for (std::size_t i = 0; i + 1 < pts.size(); ++i) {
+      const double r = pts[i + 1].first / pts[i].first, w = pts[i + 1].second / pts[i].second;
+      if (r < 1 + 2 * th.work_change) continue;  // too close to tell growing work from constant
+      if (std::fabs(w / r - 1) > th.work_change) return "";
+      if (words.empty())
+        words = "the counted " + unit + " grow with " + axis + " (" + fmt(pts[i].second) + " -> " +
+                fmt(pts[i + 1].second) + " on " + fmt(r) + "x " + axis + ")";
+      ++steps;
+    }
+  }
+  return steps > 0 ? words : "";
+}
 
 std::string fixed_key(const Configuration& c, const std::string& axis) {
   std::istringstream in(c.label);
@@ -505,7 +559,8 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
       KernelSeries& s = res.kernels[it->second];
       s.at[ci] = ki;
       s.eval[ci] = evaluate(k, c.ceilings);
-      s.counts_available |= s.eval[ci].counts_available();
+      // Counted code without FLOPs has counts too: bytes per instruction (issue 39).
+      s.counts_available |= s.eval[ci].counts_available() || (s.eval[ci].flop_less && k.counts.any_bytes());
       if (available(k.time_s)) s.total_time_s += k.time_s;
     }
   }
@@ -566,6 +621,12 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
     std::set<std::string> strong_keys;
     for (int ci = 0; ci < nconf; ++ci) strong_keys.insert(fixed_key(configs[ci], res.axis));
     weak = res.run.zip || static_cast<int>(strong_keys.size()) == nconf;
+  }
+  // No axis grows with the concurrency, yet the counted work does: weak scaling found, and said.
+  std::string weak_found;
+  if (options.scaling == "auto" && !weak) {
+    weak_found = weak_from_counts(configs, res.axis, res.thresholds);
+    weak = !weak_found.empty();
   }
   if (options.scaling == "weak" && growing.empty())
     res.warnings.push_back("--scaling weak: no swept axis grows with " + res.axis +
@@ -638,8 +699,8 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
           continue;
         }
         KernelAtPoint kb_work = kb;
-        if (weak && !(available(s.eval[a].gflops) && available(s.eval[b].gflops))) {
-          // Time only: compare time per unit of work (the work grows with the concurrency).
+        if (weak) {
+          // Time per unit of work (the work grows with the concurrency): the step's speedup is a time ratio.
           double r = step.c2 / step.c1;
           kb_work.time_s /= r;
           kb_work.mean_rank_time_s /= r;
@@ -693,6 +754,20 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
     }
     sum.final_efficiency = sum.points.back().efficiency;
     summarise_steps(sum, res.axis, res.run.cores, th, &res.profile);
+    sum.weak_found = weak_found;
+    // The account of each step's lost time; the counted application's verdict is its headline.
+    sum.accounts = account_steps(res, sum);
+    for (const auto& acc : sum.accounts)
+      for (auto& st : sum.steps)
+        if (sum.points[static_cast<std::size_t>(st.from)].config == acc.from &&
+            sum.points[static_cast<std::size_t>(st.to)].config == acc.to)
+          apply_account(st, acc);
+    for (const auto& acc : sum.accounts)
+      for (auto& t : res.trajectories) {
+        if (t.fixed != key || res.kernels[static_cast<std::size_t>(t.kernel)].kind != kApplicationKind) continue;
+        for (auto& st : t.steps)
+          if (st.from == acc.from && st.to == acc.to) apply_account(st.d, acc);
+      }
     // Lost time per kernel at the group's last point.
     if (members.size() > 1) {
       int f = members.front(), l = members.back();
@@ -716,11 +791,16 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
       s1 << "Only one point at " << res.axis << "=" << fmt(last.concurrency, 6) << ": no scaling to judge.";
       sum.sentences.push_back(s1.str());
     } else {
-      if (weak)
+      if (weak && !weak_found.empty())
+        s1 << "Weak scaling found: " << weak_found << ", so the steps are judged as weak scaling (--scaling strong "
+           << "overrides). Weak-scaling efficiency at " << res.axis << "=" << fmt(last.concurrency, 6) << " is "
+           << fmt(100 * last.efficiency, 3) << "% (time " << fmt(base.time_s) << " s -> " << fmt(last.time_s)
+           << " s while the work grows " << fmt(last.concurrency / base.concurrency) << "x).";
+      else if (weak)
         s1 << "Weak-scaling efficiency at " << res.axis << "=" << fmt(last.concurrency, 6) << " is "
            << fmt(100 * last.efficiency, 3) << "% (time " << fmt(base.time_s) << " s -> " << fmt(last.time_s)
            << " s while the work grows " << fmt(last.concurrency / base.concurrency) << "x with "
-           << join_names(growing) << ").";
+           << (growing.empty() ? std::string("the concurrency (--scaling weak)") : join_names(growing)) << ").";
       else
         s1 << "Strong-scaling efficiency at " << res.axis << "=" << fmt(last.concurrency, 6) << " is "
            << fmt(100 * last.efficiency, 3) << "% (speedup " << fmt(last.speedup) << "x on "
@@ -728,6 +808,8 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
            << fmt(base.concurrency, 6) << ").";
       sum.sentences.push_back(s1.str());
       for (auto& sentence : step_sentences(sum, res.axis, th)) sum.sentences.push_back(std::move(sentence));
+      for (const auto& acc : sum.accounts)
+        if (acc.lost_s > th.ideal_tolerance * acc.t2) sum.sentences.push_back(acc.sentence);
       if (!sum.lost.empty()) {
         std::ostringstream s3;
         s3 << "Most lost time: ";

@@ -59,7 +59,8 @@ int analyze_main(int argc, char** argv) {
       ("tail-efficiency", po::value(&th.tail_efficiency)->default_value(th.tail_efficiency), "last-wave fill below this is a tail effect")
       ("mpi-share-rise", po::value(&th.mpi_share_rise)->default_value(th.mpi_share_rise), "MPI share rising by this fraction of wall time is MPI evidence")
       ("load-share", po::value(&th.load_share)->default_value(th.load_share), "machine-load when other processes and steal took this share of a point's cores")
-      ("work-change", po::value(&th.work_change)->default_value(th.work_change), "counted FLOPs changing by more than this between strong-scaling points: work-changed, no roofline verdict");
+      ("work-change", po::value(&th.work_change)->default_value(th.work_change), "counted FLOPs changing by more than this between strong-scaling points: work-changed, no roofline verdict; growing with the concurrency within this: weak scaling found")
+      ("headline-share", po::value(&th.headline_share)->default_value(th.headline_share), "a cause must explain this share of a step's lost time to be its headline");
   po::options_description hidden;
   hidden.add_options()("input", po::value(&inputs));
   po::options_description all;

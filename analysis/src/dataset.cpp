@@ -829,7 +829,11 @@ void select_counted_functions(std::vector<Configuration>& configs, int max_funct
     for (const auto& f : c.kernels) {
       if (f.kind != kFunctionKind) continue;
       const double flops = f.counts.total_flops();
-      if (!available(flops) || !(flops > 0)) continue;  // no FLOPs: no place on a roofline
+      // No FLOPs and no instructions with bytes: nothing to judge. Code
+      // without FLOPs is judged by its bytes per instruction (issue 39).
+      const bool instruction_intensity =
+          available(f.counted_instructions) && f.counted_instructions > 0 && f.counts.any_bytes();
+      if (!(available(flops) && flops > 0) && !instruction_intensity) continue;
       // Counted work (instructions, else FLOPs) or sampled time, whichever
       // share is larger: a memory-bound loop takes time with few instructions.
       double share = kNaN;

@@ -155,9 +155,16 @@ bool FlopMix::any() const noexcept {
   return false;
 }
 
+bool flop_less(const KernelAtPoint& k) noexcept {
+  const double flops = k.counts.total_flops(), instructions = k.counted_instructions;
+  return available(instructions) && instructions > 0 &&
+         !(available(flops) && flops >= kFlopLessPerInstruction * instructions);
+}
+
 RooflineEval evaluate(const KernelAtPoint& k, const CeilingSet& ceilings) {
   RooflineEval e;
   e.flops = k.counts.total_flops();
+  e.flop_less = flop_less(k);
   if (!e.counts_available()) { e.flops = available(e.flops) ? e.flops : kNaN; return e; }
   double t = available(k.counts_time_s) && k.counts_time_s > 0 ? k.counts_time_s : k.time_s;
   if (available(t) && t > 0) e.gflops = e.flops / t / 1e9;
@@ -251,12 +258,16 @@ void Thresholds::validate() const {
   check("mpi-share-rise", mpi_share_rise, 0, 1);
   check("load-share", load_share, 0.001, 1);
   check("work-change", work_change, 0.001, 10);
+  check("headline-share", headline_share, 0, 1);
 }
 
 bool unmatched_step(const KernelAtPoint& k1, const KernelAtPoint& k2, const RooflineEval& e1, const RooflineEval& e2,
                     double c1, double c2, bool weak, const Thresholds& th, StepDiagnosis& d) {
   const std::string& note = !k2.code_note.empty() ? k2.code_note : k1.code_note;
-  const double f1 = e1.flops, f2 = e2.flops;
+  // Code without FLOPs: its work is its instructions.
+  const bool by_instructions = e1.flop_less || e2.flop_less;
+  const double f1 = by_instructions ? k1.counted_instructions : e1.flops;
+  const double f2 = by_instructions ? k2.counted_instructions : e2.flops;
   const bool changed = !weak && available(f1) && available(f2) && f1 > 0 && f2 > 0 &&
                        std::fabs(f2 / f1 - 1) > th.work_change;
   if (note.empty() && !changed) return false;
@@ -272,7 +283,8 @@ bool unmatched_step(const KernelAtPoint& k1, const KernelAtPoint& k2, const Roof
     why << "the counted code is not the timed code: " << note << "; no roofline verdict";
   } else {
     d.diagnosis = "work-changed";
-    why << "the work itself changed (FLOPs " << fmt(f1) << " -> " << fmt(f2) << ", " << fmt(f2 / f1) << "x"
+    why << "the work itself changed (" << (by_instructions ? "instructions " : "FLOPs ") << fmt(f1) << " -> "
+        << fmt(f2) << ", " << fmt(f2 / f1) << "x"
         << "): no roofline verdict";
     if (available(d.speedup)) why << "; time speedup " << fmt(d.speedup) << "x on " << fmt(d.concurrency_ratio) << "x concurrency";
   }
@@ -354,8 +366,12 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
   StepDiagnosis d;
   d.concurrency_ratio = (c1 > 0 && c2 > 0) ? c2 / c1 : kNaN;
   const bool counts = available(e1.gflops) && available(e2.gflops) && e1.gflops > 0;
-  if (counts) d.speedup = e2.gflops / e1.gflops;
-  else if (available(k1.time_s) && available(k2.time_s) && k2.time_s > 0) d.speedup = k1.time_s / k2.time_s;
+  // Speedups from times (issue 39): a ratio of FLOP rates counts work that
+  // changed between the points as speed (QE's FFTW codelets read 2.03x on 2x
+  // with 9.6% more FLOPs). Weak scaling: the caller passes c2's time per unit
+  // of work. Rates only where a time is missing.
+  if (available(k1.time_s) && available(k2.time_s) && k1.time_s > 0 && k2.time_s > 0) d.speedup = k1.time_s / k2.time_s;
+  else if (counts) d.speedup = e2.gflops / e1.gflops;
   d.step_efficiency = d.speedup / d.concurrency_ratio;
   d.karp_flatt = karp_flatt(d.speedup, d.concurrency_ratio);
   d.factors = decompose(e1, e2, c1set, c2set);
@@ -426,6 +442,19 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
   }
 
   why << "speedup only " << fmt(d.speedup) << "x on " << fmt(r) << "x concurrency";
+  // The cache above level i kept its room per worker (a private L1d or L2
+  // of a ranks or threads sweep, one worker a core): the traffic per FLOP
+  // rose for another reason (halo or ghost data, another access order).
+  auto room_kept = [&](int i) {
+    const double r1 = ev1.cache_per_worker[i - 1], r2 = ev2.cache_per_worker[i - 1];
+    return available(r1) && available(r2) && r1 > 0 && r2 >= r1;
+  };
+  // The step's loss in logarithms, ln(r / S): a fall of intensity is the
+  // cause only where it explains the larger part of it (issue 39).
+  const double step_loss = std::log(r / d.speedup);
+  auto explains_most = [&](double intensity_ratio) {
+    return !(intensity_ratio > 0) || -std::log(intensity_ratio) >= 0.5 * step_loss;
+  };
   if (counts) {
     // cache-capacity: more traffic per FLOP below some cache. Prefer the
     // binding level. Not from L1: its bytes are the core's own loads and
@@ -441,13 +470,6 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
       if (b1 == 0 && b2 == 0) return 1.0;  // no traffic at either point: flat
       if (b1 == 0 || b2 == 0) return b1 == 0 ? 0.0 : kInf;
       return (f2 / b2) / (f1 / b1);
-    };
-    // The cache above level i kept its room per worker (a private L1d or L2
-    // of a ranks or threads sweep, one worker a core): the traffic per FLOP
-    // rose for another reason (halo or ghost data, another access order).
-    auto room_kept = [&](int i) {
-      const double r1 = ev1.cache_per_worker[i - 1], r2 = ev2.cache_per_worker[i - 1];
-      return available(r1) && available(r2) && r1 > 0 && r2 >= r1;
     };
     // A level whose traffic at its ceiling would take under kLevelTrafficMin
     // of the later point's time carries no traffic to speak of (QE's FFTW
@@ -487,8 +509,15 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
       int b = static_cast<int>(bind);
       if (b > 0 && capacity_loss(b)) pick = b;
     }
+    if (pick >= 0 && !explains_most(ai_ratio[pick])) {
+      why << "; " << level_name(pick) << " arithmetic intensity falls " << fmt(1 / ai_ratio[pick])
+          << "x, which explains only " << fmt(100 * -std::log(ai_ratio[pick]) / step_loss, 2)
+          << "% of the step's loss: not the main cause";
+      pick = -1;
+    }
     if (pick >= 0) {
       d.diagnosis = "cache-capacity";
+      d.capacity_ratio = ai_ratio[pick];
       d.level = level_name(pick);
       d.cache = cache_above(pick, c1set, c2set);
       why << "; " << d.level << " arithmetic intensity falls " << fmt(1 / ai_ratio[pick]) << "x (more " << d.level
@@ -553,6 +582,40 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
     }
   }
 
+  // Work without FLOPs (issue 39: hash probes, sorts, joins, graph codes):
+  // the same capacity rule on instructions per byte, the instruction
+  // intensity the counting pass feeds.
+  const double i1 = k1.counted_instructions, i2 = k2.counted_instructions;
+  if (!counts && available(i1) && available(i2) && i1 > 0 && i2 > 0) {
+    int pick = -1;
+    double pick_ratio = kNaN;
+    for (int i = 1; i < kLevelCount; ++i) {
+      const double b1 = k1.counts.bytes[i], b2 = k2.counts.bytes[i];
+      if (!available(b1) || !available(b2) || !(b2 > 0) || b1 < 0) continue;
+      const double ratio = b1 > 0 ? (i2 / b2) / (i1 / b1) : 0.0;  // c2 over c1; 0: no traffic at c1
+      if (ratio >= 1 - th.ai_drop || room_kept(i) || !explains_most(ratio)) continue;
+      // No traffic to speak of: at the level's ceiling its bytes take under kLevelTrafficMin of the time.
+      const Ceiling* bw = c2set.bandwidth(static_cast<MemLevel>(i));
+      if (bw && available(k2.time_s) && k2.time_s > 0 && b2 / (bw->value * 1e9) < kLevelTrafficMin * k2.time_s)
+        continue;
+      if (pick < 0 || ratio < pick_ratio) { pick = i; pick_ratio = ratio; }
+    }
+    if (pick >= 0) {
+      d.diagnosis = "cache-capacity";
+      d.intensity = "instructions";
+      d.capacity_ratio = pick_ratio;
+      d.level = level_name(pick);
+      d.cache = cache_above(pick, c1set, c2set);
+      why << "; no FLOPs: " << d.level << " bytes per instruction rise ";
+      if (pick_ratio > 0) why << fmt(1 / pick_ratio) << "x";
+      else why << "from none";
+      why << " (instructions " << fmt(i1) << " -> " << fmt(i2) << ", " << d.level << " bytes "
+          << fmt(k1.counts.bytes[pick]) << " -> " << fmt(k2.counts.bytes[pick])
+          << "): the working set no longer fits the " << d.cache << " as this configuration shares it";
+      d.explanation = with_load(why.str());
+      return d;
+    }
+  }
   // other: name the likeliest cause from the evidence.
   d.diagnosis = "other";
   if (counts) {

@@ -115,7 +115,7 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
     for (const auto& n : res.counted_work_notes) h << "<p class=\"warning\">" << xml_escape(n) << "</p>\n";
   }
   if (!res.counts_notes.empty()) {
-    h << "<h3>Declared vs counted</h3>\n";
+    h << (res.declared_disagreements > 0 ? "<h3>Declared vs counted</h3>\n" : "<h3>How the counts were taken</h3>\n");
     for (const auto& n : res.counts_notes) h << "<p class=\"warning\">" << xml_escape(n) << "</p>\n";
   }
 

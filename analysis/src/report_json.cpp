@@ -324,7 +324,31 @@ json to_json(const AnalysisResult& res) {
                       {"share", l.share}});
     json steps = json::array();
     for (const auto& st : sum.steps) steps.push_back(app_step_json(st));
+    json accounts = json::array();
+    for (const auto& a : sum.accounts) {
+      auto cause_json = [&](const CauseSeconds& c) {
+        return json{{"cause", c.cause}, {"where", c.where}, {"seconds", json_num(c.seconds)},
+                    {"share", json_num(c.share)}, {"functions", c.functions}};
+      };
+      json causes = json::array(), functions = json::array();
+      for (const auto& c : a.causes) causes.push_back(cause_json(c));
+      for (const auto& f : a.functions) {
+        json fc = json::array();
+        for (const auto& c : f.causes) fc.push_back(cause_json(c));
+        functions.push_back({{"name", f.name}, {"t1", json_num(f.t1)}, {"t2", json_num(f.t2)},
+                             {"lost", json_num(f.lost_s)}, {"uncertainty", json_num(f.uncertainty_s)},
+                             {"basis", f.basis}, {"causes", fc}});
+      }
+      accounts.push_back({{"c1", json_num(a.c1)}, {"c2", json_num(a.c2)}, {"t1", json_num(a.t1)},
+                          {"t2", json_num(a.t2)}, {"lost", json_num(a.lost_s)}, {"gross_lost", json_num(a.gross_lost_s)}, {"gained", json_num(a.gained_s)},
+                          {"uncertainty", json_num(a.uncertainty_s)}, {"spread", json_num(a.spread_s)},
+                          {"tentative", a.tentative}, {"headline", a.headline},
+                          {"why_no_headline", a.why_no_headline}, {"causes", causes},
+                          {"functions", functions}, {"sentence", a.sentence}});
+    }
     js.push_back({{"fixed", sum.fixed},
+                  {"accounts", accounts},
+                  {"weak_found", sum.weak_found},
                   {"scaling", sum.weak ? "weak" : "strong"},
                   {"grows_with", sum.grows_with},
                   {"steps", steps},

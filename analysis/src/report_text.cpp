@@ -60,7 +60,10 @@ std::string replayed_counts_note(const AnalysisResult& res, const KernelSeries& 
 std::string describe_step(const StepDiagnosis& d) {
   std::string s = d.diagnosis;
   // The cache that overflowed, then the level whose intensity shows it.
-  if (d.diagnosis == "cache-capacity" && !d.cache.empty()) s += " at " + d.cache + " (" + d.level + " AI falls)";
+  if (d.diagnosis == "cache-capacity" && !d.cache.empty() && !d.level.empty())
+    s += " at " + d.cache + " (" + d.level +
+         (d.intensity == "instructions" ? " bytes per instruction rise)" : " AI falls)");
+  else if (d.diagnosis == "cache-capacity" && !d.cache.empty()) s += " at " + d.cache;
   else if (d.diagnosis == "cache-capacity" && !d.level.empty()) s += " at " + d.level;
   if (d.diagnosis == "bandwidth-contention" && !d.level.empty()) s += " on " + d.level;
   if (d.diagnosis == "other" && !d.cause.empty()) s += " (" + d.cause + ")";
@@ -179,14 +182,20 @@ std::string render_text(const AnalysisResult& res, int width) {
     // Counts from outside the point's SM partition: say what that means.
     if (const std::string note = replayed_counts_note(res, s); !note.empty())
       os << wrap("  " + note, static_cast<std::size_t>(width), "    ");
-    // Unreliable ceilings under this kernel's points: never silent.
+    // Unreliable ceilings this kernel's roofline used at its points: never
+    // silent, and not every point's whole list under every kernel (issue 39).
     for (int ci : order)
-      for (const auto& c : configs[ci].ceilings.all())
-        if (c.unreliable)
+      for (const auto& c : configs[ci].ceilings.all()) {
+        const RooflineEval& e = s.eval[static_cast<std::size_t>(ci)];
+        MemLevel level{};
+        const bool used = c.name == e.peak_name ||
+                          (level_from_ceiling_name(c.name, level) && available(e.level_bound[static_cast<int>(level)]));
+        if (c.unreliable && used)
           os << wrap("  ! unreliable ceiling at " + (res.axis.empty() ? std::to_string(ci)
                                                                       : num(configs[ci].concurrency(res.axis), 6)) +
                          ": " + c.name + (c.unreliable_reason.empty() ? "" : " (" + c.unreliable_reason + ")"),
                      static_cast<std::size_t>(width), "    ");
+      }
     for (const auto* t : trajs) {
       for (const auto& st : t->steps) {
         const auto& f = st.d.factors;
@@ -208,7 +217,11 @@ std::string render_text(const AnalysisResult& res, int width) {
     for (const auto& n : res.counted_work_notes) os << wrap(n, static_cast<std::size_t>(width), "  ");
   }
   if (!res.counts_notes.empty()) {
-    os << "\nDeclared vs counted (more than " << num(100 * kCountsDisagreement, 2) << "% apart):\n";
+    // "Declared vs counted" only where something was declared (issue 39).
+    if (res.declared_disagreements > 0)
+      os << "\nDeclared vs counted (more than " << num(100 * kCountsDisagreement, 2) << "% apart):\n";
+    else
+      os << "\nHow the counts were taken:\n";
     for (const auto& n : res.counts_notes) os << wrap(n, static_cast<std::size_t>(width), "  ");
   }
 

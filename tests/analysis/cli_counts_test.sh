@@ -23,7 +23,7 @@ grep -q "whole-application diagnosis only" table.txt && fail "the no-counts mess
 awk 'length > 100 { bad = 1 } END { exit bad }' table.txt || fail "table wider than 100 columns"
 grep -q '"counts_source": "sim:rtrace-count' counts.json || fail "no counts_source in the JSON"
 grep -q '"kind": "application"' counts.json || fail "no application kernel in the JSON"
-grep -q '"schema_version": "1.6.0"' counts.json || fail "analysis schema version"
+grep -q '"schema_version": "1.7.0"' counts.json || fail "analysis schema version"
 grep -q "sim:rtrace-count" counts.html || fail "no counts source in the HTML"
 grep -q ">application<" svg/roofline-c000.svg || fail "the application is not on the roofline chart"
 ls svg/trajectory-001-application.svg > /dev/null || fail "no application trajectory chart"

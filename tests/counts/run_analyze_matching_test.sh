@@ -6,7 +6,9 @@
 #                 Valgrind (as OpenBLAS does by CPUID): the report names both
 #                 kernels and the counted one gets no rate and no verdict.
 #   work-changed  every OpenMP thread repeats the whole triad: the counted FLOPs
-#                 double from 1 thread to 2: "the work itself changed", no verdict.
+#                 double from 1 thread to 2. Work that grows with the threads
+#                 is weak scaling, found and said (issue 39); under
+#                 --scaling strong: "the work itself changed", no verdict.
 #   mpi-wait      one rank computes while the other waits at a barrier (under
 #                 Valgrind it spins in Open MPI's progress engine): the
 #                 application's FLOPs, bytes and AI at 2 ranks are those of the
@@ -62,6 +64,11 @@ EOF
   ;;
 work-changed)
   run rep --sweep threads=1,2 --ert none --counts sim --quiet -o rep.h5 -- "$REPLICATED_APP" 200000 50
+  grep -q "Weak scaling found: the counted FLOPs grow with threads" rep.txt ||
+    fail "weak scaling not found from the counts: $(cat rep.txt)"
+  grep -q "threads 1->2: work-changed" rep.txt && fail "work-changed under weak scaling: $(cat rep.txt)"
+  "$RTRACE" analyze rep.h5 --scaling strong --json rep.json > rep.txt 2> rep-analyze.txt ||
+    fail "rtrace analyze --scaling strong: $(cat rep-analyze.txt)"
   grep -q "threads 1->2: work-changed" rep.txt || fail "no work-changed step: $(cat rep.txt)"
   $PY - rep.json <<'EOF' || fail "analysis JSON (work-changed): $(cat rep.txt)"
 import json, sys

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "rtrace/analysis/dataset.hpp"
+#include "rtrace/analysis/loss_account.hpp"
 #include "rtrace/analysis/model.hpp"
 #include "rtrace/analysis/pop.hpp"
 #include "rtrace/analysis/profile.hpp"
@@ -83,6 +84,9 @@ struct AppSummary {
   bool weak = false;                   // weak scaling: work grows with the concurrency
   std::vector<std::string> grows_with; // weak: the axes that grow with the concurrency
   std::vector<std::string> sentences;  // the diagnosis in words
+  // Each step's lost time over functions and causes (loss_account.hpp); empty without samples.
+  std::vector<StepAccount> accounts;
+  std::string weak_found;              // weak scaling found from the counted work: the evidence ("" otherwise)
 };
 
 // Instruction roofline of a GPU kernel at one configuration.
@@ -120,6 +124,7 @@ struct AnalysisResult {
   // Declared and counted values that differ by more than 10% (dataset.hpp
   // CountsCheck), one sentence per kernel and quantity.
   std::vector<std::string> counts_notes;
+  int declared_disagreements = 0;    // of counts_notes, those where a declaration and a count disagree
   // Per configuration with usable counts; and, for the text and HTML, the
   // counted work in sentences, each once with the configurations it holds
   // at: the FLOP mix, the runtimes' share, and every function whose counted

@@ -188,6 +188,12 @@ struct KernelAtPoint {
 
 inline constexpr double kWorkFlopShare = 0.01;
 
+// Counted code with fewer FLOPs than this per instruction does no floating
+// point to speak of (an integer hash probe's 4 FLOPs in libgomp, issue 39):
+// its work is its instructions, its intensity bytes per instruction.
+inline constexpr double kFlopLessPerInstruction = 1e-3;
+bool flop_less(const KernelAtPoint& k) noexcept;
+
 // Joins two provenance words of one kernel ("" is no information).
 inline std::string merge_provenance(const std::string& a, const std::string& b) {
   if (a.empty()) return b;
@@ -208,7 +214,10 @@ struct RooflineEval {
   double efficiency = kNaN;     // eta = P / R
   std::string binding;          // "compute", a level key ("DRAM"), or "" when unknown
   std::string binding_ceiling;  // the ceiling's own name ("HBM", "FP64 FMA")
-  bool counts_available() const noexcept { return available(flops) && flops > 0; }
+  // Code without FLOPs to speak of (flop_less): no FLOP roofline; its steps
+  // are judged by bytes per instruction.
+  bool flop_less = false;
+  bool counts_available() const noexcept { return !flop_less && available(flops) && flops > 0; }
   bool compute_bound() const noexcept { return binding == "compute"; }
 };
 
@@ -227,6 +236,7 @@ struct Thresholds {
   double mpi_share_rise = 0.05;      // MPI share rising by 5 points of wall time is MPI evidence
   double load_share = 0.15;          // other processes + steal took >= 15% of a point's cores: machine-load
   double work_change = 0.10;         // counted FLOPs changing by more than this between strong-scaling points: work-changed
+  double headline_share = 0.25;      // a cause must explain this share of a step's lost time to be its headline
   void validate() const;             // throws InputError naming the bad value
 };
 
@@ -269,8 +279,12 @@ struct StepEvidence {
 inline constexpr const char* kDiagnosisLabels[] = {"ideal",       "cache-capacity", "bandwidth-contention",
                                                    "compute-bound", "superlinear", "other",
                                                    "work-changed", "code-differs"};
-inline constexpr const char* kCauseLabels[] = {"imbalance", "mpi", "serial-fraction", "launch-overhead",
-                                               "tail-effect", "slowdown", "machine-load"};
+// The last six come from the loss account (loss_account.hpp), which names
+// the application's step by the cause that explains the most lost seconds.
+inline constexpr const char* kCauseLabels[] = {"imbalance",       "mpi",        "serial-fraction", "launch-overhead",
+                                               "tail-effect",     "slowdown",   "machine-load",    "work-grew",
+                                               "runtime-wait",    "replicated-work", "contention", "computation-scaling",
+                                               "off-cpu"};
 
 struct StepDiagnosis {
   double concurrency_ratio = kNaN;  // r = c2 / c1
@@ -286,6 +300,11 @@ struct StepDiagnosis {
   std::string cache;
   std::string cause;                // other: one of kCauseLabels
   std::string explanation;          // the evidence in words
+  // cache-capacity: the intensity ratio at `level` (c2 over c1, < 1), of
+  // FLOPs per byte or, for code without FLOPs, instructions per byte
+  // (`intensity` "instructions"); the loss account gives it its seconds.
+  double capacity_ratio = kNaN;
+  std::string intensity = "FLOPs";
   // The larger of the two points' measured machine load (StepEvidence), NaN
   // when neither was measured. At Thresholds::load_share or more the step is
   // never bandwidth-contention or compute-bound: other processes shared the

@@ -24,7 +24,7 @@ namespace rtrace::analysis {
 //        counts' `window`, `user_window`, `steered`, `not_steered`;
 //        each ceiling's `source`, `source_file`, `reference_date`, `measured`, `marked`, `marked_reason`, `used` (issue 32);
 //        rtrace's own work per point (`tracer` in pop and configurations), MPI calls' `time_method` (issue 30)
-inline constexpr const char* kAnalysisSchemaVersion = "1.6.0";
+inline constexpr const char* kAnalysisSchemaVersion = "1.7.0";
 extern const char* const kAnalysisSchemaJson;  // schemas/analysis-v1.json, compiled in
 
 // Terminal report: per kernel (sorted by time share) one block of rows, each <= width columns.
