@@ -240,6 +240,16 @@ std::vector<StepAccount> account_steps(const AnalysisResult& res, const AppSumma
                      [](const CauseSeconds& x, const CauseSeconds& y) { return x.seconds > y.seconds; });
     std::stable_sort(acc.functions.begin(), acc.functions.end(),
                      [](const FunctionAccount& x, const FunctionAccount& y) { return x.lost_s > y.lost_s; });
+    // Each cause's functions, most of its seconds first.
+    for (auto& c : acc.causes) {
+      std::vector<std::pair<double, std::string>> in;
+      for (const auto& fa : acc.functions)
+        for (const auto& fc : fa.causes)
+          if (fc.cause == c.cause && fc.where == c.where) in.emplace_back(fc.seconds, fa.name);
+      std::stable_sort(in.begin(), in.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+      c.functions.clear();
+      for (const auto& [seconds, name] : in) c.functions.push_back(name);
+    }
     // The headline: the cause with the most seconds, if it explains enough of a real loss.
     if (!(acc.lost_s > th.ideal_tolerance * acc.t2)) {
       acc.why_no_headline = "within " + fmt(100 * th.ideal_tolerance, 3) + "% of ideal, no loss to account for";

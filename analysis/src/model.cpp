@@ -161,6 +161,16 @@ bool flop_less(const KernelAtPoint& k) noexcept {
          !(available(flops) && flops >= kFlopLessPerInstruction * instructions);
 }
 
+std::array<double, kLevelCount> bytes_per_instruction(const KernelAtPoint& k) noexcept {
+  std::array<double, kLevelCount> out{kNaN, kNaN, kNaN, kNaN};
+  const double instructions = k.counted_instructions;
+  if (!available(instructions) || instructions <= 0) return out;
+  for (int i = 0; i < kLevelCount; ++i)
+    if (available(k.counts.bytes[static_cast<std::size_t>(i)]))
+      out[static_cast<std::size_t>(i)] = k.counts.bytes[static_cast<std::size_t>(i)] / instructions;
+  return out;
+}
+
 RooflineEval evaluate(const KernelAtPoint& k, const CeilingSet& ceilings) {
   RooflineEval e;
   e.flops = k.counts.total_flops();

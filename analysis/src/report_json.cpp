@@ -249,7 +249,10 @@ json to_json(const AnalysisResult& res) {
                      {"counts_source", s_or_null(k.counts_source)},
                      {"metrics_provenance", s_or_null(k.metrics_provenance)},
                      {"flop_mix", flop_mix_json(k.mix)},
-                     {"code_note", s_or_null(k.code_note)}});
+                     {"code_note", s_or_null(k.code_note)},
+                     {"instructions", q(k.counted_instructions, "instructions")},
+                     {"flop_less", e.flop_less},
+                     {"bytes_per_instruction", level_map(bytes_per_instruction(k), "B/instruction")}});
     }
     jk.push_back({{"name", s.name},
                   {"kind", s.kind},

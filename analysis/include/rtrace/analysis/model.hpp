@@ -193,6 +193,9 @@ inline constexpr double kWorkFlopShare = 0.01;
 // its work is its instructions, its intensity bytes per instruction.
 inline constexpr double kFlopLessPerInstruction = 1e-3;
 bool flop_less(const KernelAtPoint& k) noexcept;
+// Bytes per counted instruction at each level (NaN where either is not counted):
+// the intensity of code without FLOPs, inverted to read like traffic.
+std::array<double, kLevelCount> bytes_per_instruction(const KernelAtPoint& k) noexcept;
 
 // Joins two provenance words of one kernel ("" is no information).
 inline std::string merge_provenance(const std::string& a, const std::string& b) {
