@@ -53,7 +53,7 @@ sweep=1
 install=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --build) build="$2"; shift 2 ;;
+    --build) build=$(cd "$2" && pwd) || { echo "real_codes.sh: --build $2: no such directory" >&2; exit 2; }; shift 2 ;;  # the sweeps run in scratch directories
     --codes) codes="$2"; shift 2 ;;
     --ert) ert="$2"; shift 2 ;;
     --ert-cache) ert_cache="$2"; shift 2 ;;
@@ -136,7 +136,7 @@ prepare() {
       [[ "$size" == small ]] && sed -i 's/^3000         Ns/1000         Ns/' "$dir/hpccinf.txt"
       # HPCC appends its results to ./hpccoutf.txt: to stdout instead, so the
       # run file keeps each point's own (the counting run's go elsewhere).
-      ln -s /dev/stdout "$dir/hpccoutf.txt"
+      ln -sfn /dev/stdout "$dir/hpccoutf.txt"  # a kept scratch directory has it already
       ;;
   esac
 }

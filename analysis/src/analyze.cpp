@@ -572,12 +572,20 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
     if (s.kind == kApplicationKind) app_time = s.total_time_s;
     else if (!is_counted_kind(s.kind)) all_time += s.total_time_s;
   }
+  double function_shares = 0;
   for (auto& s : res.kernels) {
     if (s.kind == kApplicationKind) s.time_share = 1;
     else if (s.kind == kFunctionKind) s.time_share = app_time > 0 ? std::min(1.0, s.total_time_s / app_time) : 0;
     else s.time_share = all_time > 0 ? s.total_time_s / all_time : 0;
+    if (s.kind == kFunctionKind) function_shares += s.time_share;
     res.counts_available |= s.counts_available;
   }
+  // Each function's time is its slowest rank's, so over ranks that differ the
+  // shares can add up past the whole (LAMMPS: 101.6%, issue 39): then they
+  // are shares of the functions' summed time.
+  if (function_shares > 1)
+    for (auto& s : res.kernels)
+      if (s.kind == kFunctionKind) s.time_share /= function_shares;
   // The application first, then regions and kernels, then counted functions; by time share within each.
   auto kind_order = [](const std::string& kind) { return kind == kApplicationKind ? 0 : kind == kFunctionKind ? 2 : 1; };
   std::stable_sort(res.kernels.begin(), res.kernels.end(), [&](const KernelSeries& a, const KernelSeries& b) {

@@ -91,7 +91,12 @@ std::vector<Part> split_loss(double ell, double r, bool weak, const CountedStep&
     else if ((d.diagnosis == "bandwidth-contention" || d.diagnosis == "compute-bound") &&
              available(d.factors.ceiling_ratio) && d.factors.ceiling_ratio > 0)
       take(d.diagnosis, d.factors.basis_ceiling, std::log(r / d.factors.ceiling_ratio));
-    if (d.diagnosis == "other" && !d.cause.empty()) rest_cause = d.cause;
+    // The function's own cause names the rest; not the application's evidence
+    // that classify_step also weighs (its MPI share, the machine's load: the
+    // MPI functions and the unsampled time carry those seconds themselves;
+    // LAMMPS's pair force was "mpi" for its own 0.64 s, issue 39).
+    if (d.diagnosis == "other" && !d.cause.empty() && d.cause != "mpi" && d.cause != "machine-load")
+      rest_cause = d.cause;
   }
   if (remaining > 0) parts.push_back({rest_cause, "", remaining});
   return parts;
@@ -222,7 +227,13 @@ std::vector<StepAccount> account_steps(const AnalysisResult& res, const AppSumma
       }
       acc.functions.push_back(std::move(fa));
     }
-    if (acc.functions.empty()) continue;
+    // Both points sampled: a point without samples would make every function's time a loss or a gain.
+    double held1 = 0, held2 = 0;
+    for (const auto& fa : acc.functions) {
+      held1 += fa.t1;
+      held2 += fa.t2;
+    }
+    if (acc.functions.empty() || !(held1 > 0) || !(held2 > 0)) continue;
     // Wall time the critical thread's samples do not hold: off-CPU waits, start-up, other processes.
     const double unsampled = acc.lost_s - sampled_net;
     // (Below a sampling period, or 1% of the loss, it is rounding.)

@@ -646,7 +646,10 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
       candidates.push_back({"imbalance", (1 + l2) / (1 + l1),
                             "rank imbalance max/mean-1 " + fmt(l1, 2) + " -> " + fmt(l2, 2)});
   }
-  if (available(ev2.mpi_share)) {
+  // The application's MPI share is no evidence about a counted function's
+  // own time: its samples are its code, the MPI calls are functions of their
+  // own (QE's FFTW codelets and LAMMPS's pair force were "mpi", issue 39).
+  if (available(ev2.mpi_share) && k2.kind != "function") {
     double m1 = available(ev1.mpi_share) ? ev1.mpi_share : 0, m2 = ev2.mpi_share;
     if (m2 - m1 >= th.mpi_share_rise && m2 < 1)
       candidates.push_back({"mpi", (1 - m1) / (1 - m2),

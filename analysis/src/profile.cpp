@@ -476,9 +476,28 @@ SampledStep sampled_step(const ProfileResult& p, int config1, int config2, doubl
   return out;
 }
 
+namespace {
+// The functions the sentences name (each group's top 3 losers), then the
+// largest by time up to kShownFunctions.
+void set_shown_functions(ProfileResult& p) {
+  p.shown.clear();
+  auto add = [&](int fi) {
+    if (fi >= 0 && fi < static_cast<int>(p.functions.size()) && p.functions[static_cast<std::size_t>(fi)].total_time_s > 0 &&
+        std::find(p.shown.begin(), p.shown.end(), fi) == p.shown.end())
+      p.shown.push_back(fi);
+  };
+  for (const auto& g : p.groups)
+    for (std::size_t i = 0; i < g.lost.size() && i < 3; ++i) add(g.lost[i].function);
+  for (int fi = 0; fi < static_cast<int>(p.functions.size()) && p.shown.size() < kShownFunctions; ++fi) add(fi);
+}
+}  // namespace
+
 void profile_groups(ProfileResult& out, const AnalysisResult& res) {
   out.groups.clear();
-  if (!out.available || res.axis.empty()) return;
+  if (!out.available || res.axis.empty()) {
+    set_shown_functions(out);
+    return;
+  }
   const auto& configs = res.run.configs;
 
   // Groups along the axis: the same ones as the application summaries.
@@ -548,6 +567,7 @@ void profile_groups(ProfileResult& out, const AnalysisResult& res) {
     g.sentence = s.str();
     out.groups.push_back(std::move(g));
   }
+  set_shown_functions(out);
 }
 
 ProfileResult build_profile(const AnalysisResult& res, const std::vector<std::vector<store::RankRecords>>& per_config) {

@@ -48,8 +48,10 @@ std::string flame_color(const std::string& name) {
 
 std::string fit_label(const std::string& s, double width_px) {
   const auto chars = static_cast<std::size_t>(std::max(0.0, (width_px - 6) / 6.5));
-  if (chars < 3) return "";
   if (s.size() <= chars) return s;
+  // A cut name needs 6 characters of its own to be recognisable ("li.." and
+  // "p.." were noise, issue 39): narrower frames keep their name in the tooltip.
+  if (chars < 8) return "";
   return s.substr(0, chars - 2) + "..";
 }
 
@@ -131,9 +133,7 @@ std::string render_function_scaling_svg(const AnalysisResult& res) {
       return configs[static_cast<std::size_t>(a)].concurrency(res.axis) <
              configs[static_cast<std::size_t>(b)].concurrency(res.axis);
     });
-  std::vector<int> shown;
-  for (int fi = 0; fi < static_cast<int>(p.functions.size()) && shown.size() < 8; ++fi)
-    if (p.functions[static_cast<std::size_t>(fi)].total_time_s > 0) shown.push_back(fi);
+  const std::vector<int>& shown = p.shown;  // the same functions as the table and the sentences
   double ymax = 0, ymin_pos = 0;
   for (int fi : shown)
     for (const auto& a : p.functions[static_cast<std::size_t>(fi)].at)

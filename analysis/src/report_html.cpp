@@ -81,6 +81,21 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
     if (!sum.fixed.empty()) h << "<b>" << xml_escape(sum.fixed) << "</b><br>";
     for (const auto& s : sum.sentences) h << xml_escape(s) << "<br>\n";
     h << "</div>\n";
+    // The account of each losing step: the same numbers as its sentence (loss_account.hpp).
+    for (const auto& acc : sum.accounts) {
+      if (acc.causes.empty() || !(acc.lost_s > res.thresholds.ideal_tolerance * acc.t2)) continue;
+      h << "<table class=\"account\"><tr><th class=\"l\">" << xml_escape(res.axis) << " " << html_num(acc.c1) << "&rarr;"
+        << html_num(acc.c2) << ": cause of the lost time</th><th>seconds</th><th>share</th>"
+        << "<th class=\"l\">where (functions)</th></tr>\n";
+      for (const auto& c : acc.causes) {
+        std::string where;
+        for (std::size_t i = 0; i < c.functions.size() && i < 3; ++i) where += (i ? ", " : "") + c.functions[i];
+        h << "<tr><td class=\"l\">" << (c.label() == acc.headline ? "<b>" + xml_escape(c.label()) + "</b>" : xml_escape(c.label()))
+          << "</td><td>" << html_num(c.seconds) << "</td><td>" << html_num(100 * c.share) << "%</td><td class=\"l\">"
+          << xml_escape(where) << "</td></tr>\n";
+      }
+      h << "</table>\n";
+    }
     h << render_pop_html(res, sum);
     chart("scaling-" + std::to_string(i + 1) + ".svg");
     chart("efficiency-" + std::to_string(i + 1) + ".svg");
@@ -199,9 +214,8 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
       h << "<table class=\"functions\"><tr><th class=\"l\">function (in full)</th><th class=\"l\">category</th>";
       for (const auto& c : configs) h << "<th>" << xml_escape(c.label) << " (s)</th>";
       h << "</tr>\n";
-      for (std::size_t fi = 0; fi < p.functions.size() && fi < 8; ++fi) {
-        const auto& f = p.functions[fi];
-        if (!(f.total_time_s > 0)) continue;
+      for (int fi : p.shown) {  // the chart's functions, those the sentences name among them
+        const auto& f = p.functions[static_cast<std::size_t>(fi)];
         h << "<tr><td class=\"l\">" << xml_escape(f.name) << "</td><td class=\"l\">" << xml_escape(f.category) << "</td>";
         for (std::size_t ci = 0; ci < configs.size(); ++ci)
           h << "<td>" << (ci < f.at.size() ? html_num(f.at[ci].time_s) : "&ndash;") << "</td>";
@@ -226,7 +240,9 @@ std::string render_html(const AnalysisResult& res, const std::vector<SvgChart>& 
     << "<tr><td class=\"l\">machine load (share of a point's cores taken by others)</td><td>"
     << html_num(th.load_share) << "</td></tr>\n"
     << "<tr><td class=\"l\">work change (counted FLOPs between points: no verdict)</td><td>" << html_num(th.work_change)
-    << "</td></tr>\n</table>\n";
+    << "</td></tr>\n"
+    << "<tr><td class=\"l\">headline share (of a step's lost seconds, for its headline cause)</td><td>"
+    << html_num(th.headline_share) << "</td></tr>\n</table>\n";
   h << "</body></html>\n";
   return h.str();
 }

@@ -149,7 +149,7 @@ json to_json(const AnalysisResult& res) {
                        {"on_ceiling", th.on_ceiling},             {"cause_min", th.cause_min},
                        {"launch_floor_s", th.launch_floor_s},     {"tail_efficiency", th.tail_efficiency},
                        {"mpi_share_rise", th.mpi_share_rise},     {"load_share", th.load_share},
-                       {"work_change", th.work_change}};
+                       {"work_change", th.work_change},       {"headline_share", th.headline_share}};
 
   json jc = json::array();
   for (std::size_t ci = 0; ci < configs.size(); ++ci) {
@@ -458,6 +458,24 @@ std::vector<std::string> write_csv(const AnalysisResult& res, const std::string&
         out << csv_field(sum.fixed) << "," << p.config << "," << csv_num(p.concurrency) << "," << csv_num(p.time_s)
             << "," << csv_num(p.speedup) << "," << csv_num(p.efficiency) << "," << csv_num(p.karp_flatt) << ","
             << csv_num(p.mpi_share) << "," << p.repeats << "," << csv_num(p.spread) << "\n";
+  }
+  {
+    // The loss accounts (issue 39): one row per step and cause, the same numbers as the sentences.
+    std::ofstream out;
+    open("accounts.csv", out);
+    out << "fixed,c1,c2,lost_s,gross_lost_s,gained_s,uncertainty_s,tentative,headline,cause,where,seconds,share,"
+           "functions\n";
+    for (const auto& sum : res.summaries)
+      for (const auto& a : sum.accounts)
+        for (const auto& c : a.causes) {
+          std::string functions;
+          for (const auto& f : c.functions) functions += (functions.empty() ? "" : ";") + f;
+          out << csv_field(sum.fixed) << "," << csv_num(a.c1) << "," << csv_num(a.c2) << "," << csv_num(a.lost_s) << ","
+              << csv_num(a.gross_lost_s) << "," << csv_num(a.gained_s) << "," << csv_num(a.uncertainty_s) << ","
+              << (a.tentative ? 1 : 0) << "," << csv_field(a.headline) << "," << csv_field(c.cause) << ","
+              << csv_field(c.where) << "," << csv_num(c.seconds) << "," << csv_num(c.share) << ","
+              << csv_field(functions) << "\n";
+        }
   }
   write_pop_csv(res, dir, written);
   return written;

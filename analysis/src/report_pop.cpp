@@ -41,7 +41,8 @@ std::string step_label(const AppStep* st) {
   if (!st) return "";
   if (st->diagnosis != "loss" && st->diagnosis != "offsetting") return st->diagnosis;
   std::string label = st->diagnosis == "offsetting" ? "offsetting: " + st->cause : st->cause;
-  if (st->causes.size() > 1) label += " +" + std::to_string(st->causes.size() - 1);
+  // "+1" read as a number in the cell (issue 39): a mark, explained under the table.
+  if (st->causes.size() > 1) label += "*";
   return label;
 }
 
@@ -242,6 +243,11 @@ std::string render_pop_text(const AnalysisResult& res, const AppSummary& sum, in
        << pad(fixed2(q.computation_scalability), 5) << " " << pad(fixed2(q.global_efficiency), 5) << "  "
        << step_label(step_into(sum, i)) << "\n";
   }
+  for (const auto& st : sum.steps)
+    if ((st.diagnosis == "loss" || st.diagnosis == "offsetting") && st.causes.size() > 1) {
+      os << "  * the step has more causes than the first: the sentences below name each with its share\n";
+      break;
+    }
   if (const std::string b = basis_words(sum); !b.empty()) os << wrap(b, static_cast<std::size_t>(width), "  ");
   if (const std::string l = load_line(sum, axis); !l.empty()) os << wrap(l, static_cast<std::size_t>(width), "  ");
   if (const std::string l = tracer_line(sum); !l.empty()) os << wrap(l, static_cast<std::size_t>(width), "  ");

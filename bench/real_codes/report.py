@@ -466,6 +466,24 @@ def check_own_timers(chk, code, analysis, own, run):
                         + (f" ({fl / hpl:.1f}x HPL's)" if fl else ""))
 
 
+def check_accounts(chk, analysis):
+    """Issue 39: each step's named causes (less the functions' gains) sum to its
+    lost time within the sampling uncertainty; the headline with its seconds."""
+    for summ in analysis.get("summary", []):
+        for acc in summ.get("accounts", []):
+            step = f"ranks {fnum(acc['c1'])}->{fnum(acc['c2'])}"
+            lost = acc["lost"]
+            named = sum(c["seconds"] for c in acc["causes"]) + (acc["gained"] or 0)
+            unc = acc["uncertainty"] or 0
+            ok = lost is not None and abs(named - lost) <= max(unc, 0.01 * abs(lost))
+            causes = ", ".join(f"{c['cause']}{' at ' + c['where'] if c['where'] else ''} {fnum(c['seconds'])} s "
+                               f"({c['share']:.0%})" for c in acc["causes"][:4])
+            chk.add("PASS" if ok else "FAIL", f"{step}: the named causes sum to the lost time",
+                    f"lost {fnum(lost)} s; causes {fnum(named)} s net of gains; +-{fnum(unc)} s; {causes}")
+            head = acc["headline"] or "none (" + acc["why_no_headline"] + ")"
+            chk.add("INFO", f"{step}: headline", head + (" (tentative)" if acc["tentative"] else ""))
+
+
 def check_cost(chk, run, times):
     for r in sorted(run.points):
         cw, status = run.counts_wall(r)
@@ -554,6 +572,7 @@ def sweep_report(code, d, summary_path):
         else:
             chk.add("INFO", f"own timers at ranks={r}", f"none found in {where}")
     check_own_timers(chk, code, analysis, own, run)
+    check_accounts(chk, analysis)
     check_cost(chk, run, times)
     row.update({"pass": chk.count("PASS"), "fail": chk.count("FAIL"), "info": chk.count("INFO")})
     with open(summary_path, "a") as f:

@@ -871,3 +871,63 @@ TEST(Counts, AWeakScaledThreadsSweepIsFoundAndGetsAVerdict) {
   EXPECT_NE(text.find("weak scaling"), std::string::npos) << text;
   EXPECT_EQ(account_headline(res), "cache-capacity at L3");
 }
+
+namespace {
+
+// An MPI point of `ranks` ranks: each rank computes `compute_s` in `compute`
+// (counted: FLOPs split over the ranks) and spends `mpi_s` in MPI_Send
+// (sampled in the MPI library, and in the MPI table inside the window).
+synth::SynthPoint mpi_point(std::int64_t id, int ranks, const Roof& roof, double compute_s, double mpi_s) {
+  synth::SynthPoint p;
+  p.row = synth::point_row(id, "ranks=" + std::to_string(ranks), 1, ranks, 1, -1, 0);
+  p.ceilings = ceilings(roof);
+  const double init = 0.05, wall = init + compute_s + mpi_s + 0.01;
+  for (int r = 0; r < ranks; ++r) {
+    store::RankRecords rr = synth::rank(r, wall);
+    rr.info.user_s = wall;
+    synth::counts_info(rr, kSim, "ok", "", 1, false);
+    synth::count_level(rr, "L3", 32 << 20, 32 << 20, 1);
+    synth::count_row(rr, 0, "compute(double*)", 8e9 / ranks, 6.4e10 / ranks, 3.2e10 / ranks, 1.6e10 / ranks,
+                     1e8 / ranks, 3.2e10 / ranks);
+    synth::sampled(rr, 0, "compute(double*)", static_cast<std::int64_t>(std::llround(compute_s * 1000)));
+    synth::mpi(rr, "MPI_Init", 1, init);
+    synth::mpi(rr, "MPI_Finalize", 1, 0.01);
+    if (mpi_s > 0) {
+      synth::mpi(rr, "MPI_Send", 100, mpi_s);
+      synth::sampled(rr, 0, "MPI_Send", static_cast<std::int64_t>(std::llround(mpi_s * 1000)), "libmpi.so.40", "mpi");
+    }
+    rr.info.mpi_init_end = init;
+    rr.info.mpi_finalize_start = wall - 0.01;
+    p.ranks.push_back(std::move(rr));
+  }
+  return p;
+}
+
+}  // namespace
+
+// Issue 39 (LAMMPS at ranks=1,2): the pair force lost 0.64 s of its own while
+// the MPI share rose; its step's "other (mpi)" named its own seconds mpi and
+// the account said mpi 79%. A function's own loss is never the application's
+// MPI evidence: the MPI functions carry the MPI seconds.
+TEST(Counts, AComputeFunctionsOwnLossIsNotNamedMpi) {
+  const std::string path = temp_path("mpiaccount");
+  synth::write_run(path, {{"ranks", "1,2"}},
+                   {mpi_point(0, 1, kFlatDram1, 4.0, 0), mpi_point(1, 2, kFlatDram1, 2.4, 0.6)});
+  AnalysisResult res = analyze(load_run(path), AnalyzeOptions{});
+  remove_run(path);
+  ASSERT_EQ(res.summaries.size(), 1u);
+  ASSERT_FALSE(res.summaries[0].accounts.empty()) << render_text(res, 200);
+  const StepAccount& acc = res.summaries[0].accounts[0];
+  bool seen = false;
+  for (const auto& f : acc.functions) {
+    if (f.name.rfind("compute", 0) != 0) continue;
+    seen = true;
+    EXPECT_NEAR(f.lost_s, 2.4 - 4.0 / 2, 0.01);
+    for (const auto& c : f.causes) EXPECT_NE(c.cause, "mpi") << render_text(res, 200);
+  }
+  EXPECT_TRUE(seen) << render_text(res, 200);
+  double mpi = 0;
+  for (const auto& c : acc.causes)
+    if (c.cause == "mpi") mpi = c.seconds;
+  EXPECT_NEAR(mpi, 0.6, 0.02) << acc.sentence;
+}

@@ -26,7 +26,7 @@ TABLE_MIB=1   # 1 MiB per thread: the whole 1 MiB L3 at 1 thread; 2 MiB on it at
 sweep() {  # sweep NAME MODE PROBES
   "$RTRACE" run --sweep threads=1,2 --ert none --counts sim --sample 500 --quiet -o "$1.h5" -- \
     "$APP" "$2" "$TABLE_MIB" "$3" 2> "$1-run.txt" || fail "rtrace run ($1): $(cat "$1-run.txt")"
-  "$RTRACE" analyze "$1.h5" --json "$1.json" > "$1.txt" 2> "$1-analyze.txt" ||
+  "$RTRACE" analyze "$1.h5" --json "$1.json" --csv "$1-csv" --html "$1.html" > "$1.txt" 2> "$1-analyze.txt" ||
     fail "rtrace analyze ($1): $(cat "$1-analyze.txt")"
 }
 
@@ -64,4 +64,11 @@ for acc in a["summary"][0]["accounts"]:
     assert all(c["seconds"] > 0 for c in acc["causes"]), acc
     assert abs(sum(c["share"] for c in acc["causes"]) - 1) < 1e-6 or not acc["causes"], acc
 PYEOF
+# The same account in the CSV as in the JSON and the text (one model, every printer).
+[ "$(wc -l < strong-csv/accounts.csv)" -ge 2 ] || fail "no account rows in accounts.csv"
+# The sentence is said where the step loses more than the ideal tolerance (machine-dependent).
+if $PY -c 'import json,sys; a=json.load(open(sys.argv[1])); sys.exit(0 if any(x["lost"] > 0.1 * x["t2"] for x in a["summary"][0]["accounts"]) else 1)' strong.json; then
+  grep -q "Lost time at threads 1->2" strong.txt || fail "no account sentence in the text: $(cat strong.txt)"
+  grep -q "Lost time at threads 1->2" strong.html || fail "no account sentence in the HTML"
+fi
 echo "analysis_flopless: ok"

@@ -481,3 +481,21 @@ TEST(Model, ALevelWithoutTrafficNeverDecidesCacheCapacity) {
       << d.explanation;
   EXPECT_NE(d.explanation.find("no traffic to speak of"), std::string::npos) << d.explanation;
 }
+
+// Issue 39 (QE's FFTW codelets, LAMMPS's pair force at ranks=1,2): the
+// application's rising MPI share is no cause of a counted function's own
+// time, whose samples are its own code.
+TEST(Model, ACountedFunctionIsNeverMpiBoundByTheApplicationsMpiShare) {
+  KernelAtPoint a = kernel(1e9, 1e8, 1.0), b = kernel(1e9, 1e8, 0.7);
+  a.kind = b.kind = "function";
+  StepEvidence e1, e2;
+  e1.mpi_share = 0.001;
+  e2.mpi_share = 0.13;
+  const CeilingSet c = cpu(10, 1000);
+  const StepDiagnosis d = classify_step(a, b, evaluate(a, c), evaluate(b, c), c, c, 1, 2, e1, e2, Thresholds{});
+  EXPECT_NE(d.cause, "mpi") << d.explanation;
+  // An annotated region may hold MPI calls: there the share is evidence.
+  a.kind = b.kind = "region";
+  const StepDiagnosis r = classify_step(a, b, evaluate(a, c), evaluate(b, c), c, c, 1, 2, e1, e2, Thresholds{});
+  EXPECT_EQ(r.cause, "mpi") << r.explanation;
+}

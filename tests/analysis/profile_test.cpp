@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <regex>
 #include <string>
 
 using rtrace::analysis::short_function_name;
@@ -301,4 +303,16 @@ TEST(ProfileFolded, TheTracersFramesAreOneRtraceFrame) {
   EXPECT_DOUBLE_EQ(tracer->second, 10);  // its own 3 and the clock's 7
   EXPECT_DOUBLE_EQ(folded.at("rank 0;thread 0;main;MPI_Test"), 20);
   EXPECT_DOUBLE_EQ(folded.at("rank 0;thread 0;main;compute(int)"), 100);
+}
+
+// Issue 39: a frame too narrow for a recognisable name shows none ("li..",
+// "p.." were noise); its name stays in the tooltip.
+TEST(ProfileFlame, NarrowFramesShowNoStubOfAName) {
+  // 4% and 3% of the width: room for 5 and 3 characters.
+  std::map<std::string, double> folded{{"main;work_loop", 930}, {"main;libfoo_helper_function", 40},
+                                       {"main;p_tiny_function", 30}};
+  const std::string svg = render_flame_svg(folded, "flame");
+  EXPECT_FALSE(std::regex_search(svg, std::regex(">[^<>]{1,5}\\.\\.<"))) << svg;
+  EXPECT_NE(svg.find("<title>p_tiny_function:"), std::string::npos);
+  EXPECT_NE(svg.find(">work_loop<"), std::string::npos);
 }

@@ -129,7 +129,12 @@ struct ProfileResult {
   std::vector<std::map<std::string, double>> folded;  // per configuration: folded stacks over ranks (first repeat)
   std::vector<std::string> warnings;
   std::vector<UnnamedModule> unnamed;      // largest share first
+  // The functions every view shows (chart, table), indices into functions: the
+  // ones the groups' sentences name first, then the rest by time, 8 at least
+  // (issue 39: the sentence named functions the chart and table left out).
+  std::vector<int> shown;
 };
+inline constexpr std::size_t kShownFunctions = 8;
 
 // Text of a function without its parameter list and clone suffix (both
 // parts of "<function> [inlined in <caller>]").
