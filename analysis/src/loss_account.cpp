@@ -77,7 +77,7 @@ std::vector<Part> split_loss(double ell, double r, bool weak, const CountedStep&
     remaining -= part;
   };
   if (available(lambda2)) take("imbalance", "", std::log((1 + lambda2) / (1 + (available(lambda1) ? lambda1 : 0.0))));
-  std::string rest_cause = fallback;
+  const std::string& rest_cause = fallback;
   if (cs.step) {
     const StepDiagnosis& d = cs.step->d;
     // Work that grew between the points (strong: any growth; weak: beyond r).
@@ -91,12 +91,12 @@ std::vector<Part> split_loss(double ell, double r, bool weak, const CountedStep&
     else if ((d.diagnosis == "bandwidth-contention" || d.diagnosis == "compute-bound") &&
              available(d.factors.ceiling_ratio) && d.factors.ceiling_ratio > 0)
       take(d.diagnosis, d.factors.basis_ceiling, std::log(r / d.factors.ceiling_ratio));
-    // The function's own cause names the rest; not the application's evidence
-    // that classify_step also weighs (its MPI share, the machine's load: the
-    // MPI functions and the unsampled time carry those seconds themselves;
-    // LAMMPS's pair force was "mpi" for its own 0.64 s, issue 39).
-    if (d.diagnosis == "other" && !d.cause.empty() && d.cause != "mpi" && d.cause != "machine-load")
-      rest_cause = d.cause;
+    // The rest is named by the samples' shape, not by classify_step's "other"
+    // cause: that one weighs the application's evidence (its MPI share, the
+    // machine's load, which the MPI functions and the unsampled time carry
+    // themselves) and falls back to a Karp-Flatt "serial-fraction" without
+    // any (LAMMPS's pair force, 1.72x on 2x, was "mpi", then "serial", for
+    // its own 0.64 s; issue 39). The imbalance part is taken above.
   }
   if (remaining > 0) parts.push_back({rest_cause, "", remaining});
   return parts;
