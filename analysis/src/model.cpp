@@ -701,9 +701,16 @@ StepDiagnosis classify_step(const KernelAtPoint& k1, const KernelAtPoint& k2, co
     d.cause = "slowdown";
     why << "; slower on " << fmt(r) << "x concurrency (speedup " << fmt(d.speedup)
         << "x): contention for a shared resource or run-to-run noise";
-  } else {
+  } else if (!(d.karp_flatt < 0.5)) {
     d.cause = "serial-fraction";
     why << "; Karp-Flatt serial fraction " << fmt(d.karp_flatt, 2);
+  } else {
+    // No evidence names a cause and the Karp-Flatt fraction is small: no
+    // serial part to speak of (LAMMPS's pair force, 1.72x on 2x, read
+    // "serial-fraction" at 0.16, issue 39); its work per unit took longer.
+    d.cause = "computation-scaling";
+    why << "; Karp-Flatt serial fraction only " << fmt(d.karp_flatt, 2)
+        << ": no serial part to speak of; its time per unit of work grew (no other evidence names why)";
   }
   if (!unreliable.empty() && why.str().find(unreliable) == std::string::npos) why << "; efficiencies rest on " << unreliable;
   d.explanation = with_load(why.str());

@@ -499,3 +499,19 @@ TEST(Model, ACountedFunctionIsNeverMpiBoundByTheApplicationsMpiShare) {
   const StepDiagnosis r = classify_step(a, b, evaluate(a, c), evaluate(b, c), c, c, 1, 2, e1, e2, Thresholds{});
   EXPECT_EQ(r.cause, "mpi") << r.explanation;
 }
+
+// Issue 39 (LAMMPS's pair force, 1.72x on 2x ranks): with no evidence for a
+// cause and a small Karp-Flatt fraction (0.16) the step is not "serial".
+TEST(Model, ASmallKarpFlattFractionIsNoSerialFraction) {
+  KernelAtPoint a = kernel(1e9, 1e8, 1.0), b = kernel(1e9, 1e8, 1.0 / 1.72);
+  a.mean_rank_time_s = 1.0;
+  b.mean_rank_time_s = 1.0 / 1.72;
+  const CeilingSet c = cpu(10, 1000);
+  const StepDiagnosis d = step(a, b, c, c);
+  EXPECT_EQ(d.diagnosis, "other") << d.explanation;
+  EXPECT_EQ(d.cause, "computation-scaling") << d.explanation;
+  // Half the time serial: Karp-Flatt 0.5 and more stays serial-fraction.
+  KernelAtPoint s = kernel(1e9, 1e8, 0.75);
+  s.mean_rank_time_s = 0.75;
+  EXPECT_EQ(step(a, s, c, c).cause, "serial-fraction");
+}
