@@ -139,9 +139,17 @@ std::string account_sentence(const StepAccount& a, const std::string& axis) {
     for (std::size_t i = 0; i < c.functions.size() && i < 2; ++i) os << (i ? ", `" : ", in `") << c.functions[i] << "`";
     os << ")";
   }
-  if (a.gained_s < 0)
-    os << "; of " << seconds_text(a.gross_lost_s) << " lost, functions that scaled better than ideal gained back "
-       << seconds_text(-a.gained_s);
+  if (a.gained_s < 0) {
+    os << "; of " << seconds_text(a.gross_lost_s) << " lost, " << seconds_text(-a.gained_s) << " came back";
+    const double off_cpu_gain = a.unsampled_s < 0 ? -a.unsampled_s : 0;
+    if (off_cpu_gain > 0 && off_cpu_gain < -a.gained_s)
+      os << " (functions that scaled better than ideal " << seconds_text(-a.gained_s - off_cpu_gain)
+         << ", less time off the CPU " << seconds_text(off_cpu_gain) << ")";
+    else if (off_cpu_gain > 0)
+      os << " (less time off the CPU)";
+    else
+      os << " (functions that scaled better than ideal)";
+  }
   os << "; sampling uncertainty +-" << seconds_text(a.uncertainty_s);
   if (a.spread_s > 0) os << ", repeats' spread +-" << seconds_text(a.spread_s / 2);
   if (!a.headline.empty()) {
@@ -240,8 +248,11 @@ std::vector<StepAccount> account_steps(const AnalysisResult& res, const AppSumma
     // On a busy machine (the launcher's measure) that time is the other processes'.
     const bool busy = (a.pop.load_measured && a.pop.taken_share >= th.load_share) ||
                       (b.pop.load_measured && b.pop.taken_share >= th.load_share);
+    acc.unsampled_s = unsampled;
     if (unsampled > std::max(period, 0.01 * std::fabs(acc.lost_s)))
       add_cause(acc.causes, busy ? "machine-load" : "off-cpu", "", unsampled, "");
+    else if (unsampled < 0)
+      acc.gained_s += unsampled;  // less time off the CPU than at the first point: a gain (HPCC at 1 -> 2 ranks)
     acc.uncertainty_s = 2 * std::sqrt(variance);
     // Shares of the seconds lost (what the functions that lost time lost, and
     // the unsampled time): they add up to 100%; the gains are said apart.

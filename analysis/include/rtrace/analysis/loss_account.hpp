@@ -55,8 +55,9 @@ struct StepAccount {
   bool weak = false;
   double t1 = kNaN, t2 = kNaN;        // the application's times (MPI window or wall)
   double lost_s = kNaN;               // L
-  double gained_s = 0;                // the functions' gains (negative seconds), summed
+  double gained_s = 0;                // the functions' gains and less time off the CPU (negative seconds)
   double gross_lost_s = 0;            // the causes' lost seconds: lost_s - gained_s (the shares' whole)
+  double unsampled_s = 0;             // L less the functions' net loss: > 0 off-cpu (a cause), < 0 a gain
   double uncertainty_s = 0;           // two standard deviations of the sampled part of L
   double spread_s = 0;                // the repeats' spread of T2 (0 with one sample per point)
   bool tentative = false;             // one sample per point: the cause may change on a rerun
