@@ -877,11 +877,13 @@ namespace {
 // An MPI point of `ranks` ranks: each rank computes `compute_s` in `compute`
 // (counted: FLOPs split over the ranks) and spends `mpi_s` in MPI_Send
 // (sampled in the MPI library, and in the MPI table inside the window).
-synth::SynthPoint mpi_point(std::int64_t id, int ranks, const Roof& roof, double compute_s, double mpi_s) {
+// `off_cpu_s`: window time off the CPU (no samples: blocked or sleeping).
+synth::SynthPoint mpi_point(std::int64_t id, int ranks, const Roof& roof, double compute_s, double mpi_s,
+                            double off_cpu_s = 0) {
   synth::SynthPoint p;
   p.row = synth::point_row(id, "ranks=" + std::to_string(ranks), 1, ranks, 1, -1, 0);
   p.ceilings = ceilings(roof);
-  const double init = 0.05, wall = init + compute_s + mpi_s + 0.01;
+  const double init = 0.05, wall = init + compute_s + mpi_s + off_cpu_s + 0.01;
   for (int r = 0; r < ranks; ++r) {
     store::RankRecords rr = synth::rank(r, wall);
     rr.info.user_s = wall;
@@ -930,4 +932,23 @@ TEST(Counts, AComputeFunctionsOwnLossIsNotNamedMpi) {
   for (const auto& c : acc.causes)
     if (c.cause == "mpi") mpi = c.seconds;
   EXPECT_NEAR(mpi, 0.6, 0.02) << acc.sentence;
+}
+
+// Issue 39 (HPCC at ranks=1,2): time off the CPU that shrinks between the
+// points is a gain. The causes less the gains are the lost time (they summed
+// 10.5 s for 8.18 s lost).
+TEST(Counts, LessTimeOffTheCpuIsAGainInTheAccount) {
+  const std::string path = temp_path("offcpu");
+  synth::write_run(path, {{"ranks", "1,2"}},
+                   {mpi_point(0, 1, kFlatDram1, 4.0, 0, 1.0), mpi_point(1, 2, kFlatDram1, 2.4, 0.6, 0)});
+  AnalysisResult res = analyze(load_run(path), AnalyzeOptions{});
+  remove_run(path);
+  ASSERT_EQ(res.summaries.size(), 1u);
+  ASSERT_FALSE(res.summaries[0].accounts.empty()) << render_text(res, 200);
+  const StepAccount& acc = res.summaries[0].accounts[0];
+  double causes = 0;
+  for (const auto& c : acc.causes) causes += c.seconds;
+  EXPECT_NEAR(causes + acc.gained_s, acc.lost_s, 1e-6) << acc.sentence;
+  EXPECT_NEAR(acc.unsampled_s, -0.5, 0.02) << acc.sentence;  // 1 s off the CPU at 1 rank: 0.5 s ideal at 2
+  EXPECT_NE(acc.sentence.find("less time off the CPU"), std::string::npos) << acc.sentence;
 }
