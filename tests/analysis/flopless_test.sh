@@ -69,6 +69,6 @@ PYEOF
 # The sentence is said where the step loses more than the ideal tolerance (machine-dependent).
 if $PY -c 'import json,sys; a=json.load(open(sys.argv[1])); sys.exit(0 if any(x["lost"] > 0.1 * x["t2"] for x in a["summary"][0]["accounts"]) else 1)' strong.json; then
   grep -q "Lost time at threads 1->2" strong.txt || fail "no account sentence in the text: $(cat strong.txt)"
-  grep -q "Lost time at threads 1->2" strong.html || fail "no account sentence in the HTML"
+  grep -q "Lost time at threads 1-&gt;2" strong.html || fail "no account sentence in the HTML"
 fi
 echo "analysis_flopless: ok"
