@@ -354,7 +354,16 @@ bool refines(const std::string& pop_cause, const std::string& account_cause) {
 void apply_account(AppStep& st, const StepAccount& acc) {
   if (acc.headline_index < 0 || (st.diagnosis != "loss" && st.diagnosis != "offsetting")) return;
   const CauseSeconds& c = acc.causes[static_cast<std::size_t>(acc.headline_index)];
-  if (!st.causes.empty() && refines(st.causes.front().cause, c.cause)) return;
+  // A POP cause that names the headline's seconds more precisely leads instead (the evidence is its).
+  for (std::size_t i = 0; i < st.causes.size(); ++i)
+    if (refines(st.causes[i].cause, c.cause)) {
+      if (i > 0) {
+        std::rotate(st.causes.begin(), st.causes.begin() + static_cast<std::ptrdiff_t>(i),
+                    st.causes.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+        st.cause = st.causes.front().cause;
+      }
+      return;
+    }
   std::ostringstream evidence;
   evidence << "explains " << fmt(c.seconds, 3) << " s of the " << fmt(acc.gross_lost_s, 3) << " s lost ("
            << fmt(100 * c.share, 3) << "%";

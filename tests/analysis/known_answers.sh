@@ -342,7 +342,11 @@ check serial.json 's["points"][1]["pop"]["working_threads"] == 2' "80% serial se
 identities serial.json
 load_consistent serial.json
 if quiet_case "serial setup" serial.json; then
-  check serial.json 'causes() == ["serial-fraction"]' "80% serial setup: step cause"
+  # First the serial part, by the seconds it explains (the loss account's headline); the POP's
+  # computation scalability may add computation-scaling behind it (CS 0.89 in 2 of 4 runs here).
+  check serial.json 'causes()[0] == "serial-fraction" and not set(causes()) & {"threads-unused", "lock-wait"}' \
+    "80% serial setup: step cause"
+  check serial.json 's["accounts"][0]["headline"] == "serial-fraction"' "80% serial setup: the account's headline"
   check serial.json '"serial_setup" in s["steps"][0]["explanation"]' "80% serial setup: the serial function is named"
 fi
 
@@ -352,7 +356,10 @@ check lock.json 's["points"][1]["pop"]["voluntary_ctxsw_per_cpu_s"] >= 50 and s[
   "threads waiting on a lock: they block and wake (voluntary context switches)"
 identities lock.json
 load_consistent lock.json
-quiet_case "lock" lock.json && check lock.json 'causes() == ["lock-wait"]' "threads waiting on a lock: step cause"
+# First the lock; the futex calls of blocking and waking also cost CPU time, so
+# computation-scaling may follow it (CS 0.885 on a clean clone's run here).
+quiet_case "lock" lock.json && check lock.json 'causes()[0] == "lock-wait" and not set(causes()) & {"serial-fraction", "threads-unused"}' \
+  "threads waiting on a lock: step cause"
 
 # Causes that rest on CPU time: a quiet machine only.
 case_start
