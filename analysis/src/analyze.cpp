@@ -765,17 +765,17 @@ AnalysisResult analyze(RunData run, const AnalyzeOptions& options) {
     sum.weak_found = weak_found;
     // The account of each step's lost time; the counted application's verdict is its headline.
     sum.accounts = account_steps(res, sum);
-    for (const auto& acc : sum.accounts)
+    for (const auto& acc : sum.accounts) {
       for (auto& st : sum.steps)
         if (sum.points[static_cast<std::size_t>(st.from)].config == acc.from &&
             sum.points[static_cast<std::size_t>(st.to)].config == acc.to)
           apply_account(st, acc);
-    for (const auto& acc : sum.accounts)
       for (auto& t : res.trajectories) {
         if (t.fixed != key || res.kernels[static_cast<std::size_t>(t.kernel)].kind != kApplicationKind) continue;
         for (auto& st : t.steps)
           if (st.from == acc.from && st.to == acc.to) apply_account(st.d, acc);
       }
+    }
     // Lost time per kernel at the group's last point.
     if (members.size() > 1) {
       int f = members.front(), l = members.back();

@@ -102,20 +102,17 @@ std::vector<Part> split_loss(double ell, double r, bool weak, const CountedStep&
   return parts;
 }
 
-void add_cause(std::vector<CauseSeconds>& causes, const std::string& cause, const std::string& where, double seconds,
-               const std::string& function) {
+// Adds seconds to a cause of the step (its functions are listed once all are in).
+void add_cause(std::vector<CauseSeconds>& causes, const std::string& cause, const std::string& where, double seconds) {
   for (auto& c : causes)
     if (c.cause == cause && c.where == where) {
       c.seconds += seconds;
-      if (!function.empty() && std::find(c.functions.begin(), c.functions.end(), function) == c.functions.end())
-        c.functions.push_back(function);
       return;
     }
   CauseSeconds c;
   c.cause = cause;
   c.where = where;
   c.seconds = seconds;
-  if (!function.empty()) c.functions.push_back(function);
   causes.push_back(std::move(c));
 }
 
@@ -195,14 +192,18 @@ std::vector<StepAccount> account_steps(const AnalysisResult& res, const AppSumma
     if (!available(acc.lost_s) || !(r > 0)) continue;
     // The summary's time is the MPI window where one was measured: MPI's start-up and teardown are outside it.
     const bool windowed = a.pop.basis == "mpi" && a.pop.window_measured && b.pop.basis == "mpi" && b.pop.window_measured;
-    double sampled_net = 0, variance = 0;
+    double sampled_net = 0, variance = 0, held1 = 0, held2 = 0;
     for (const FunctionSeries& f : prof.functions) {
       if (f.category == "rtrace") continue;  // the tracer's own time is never the app's loss
       if (windowed && starts_or_ends_mpi(f.short_name)) continue;
       if (static_cast<std::size_t>(std::max(acc.from, acc.to)) >= f.at.size()) continue;
-      const double ft1 = available(f.at[static_cast<std::size_t>(acc.from)].time_s) ? f.at[static_cast<std::size_t>(acc.from)].time_s : 0;
-      const double ft2 = available(f.at[static_cast<std::size_t>(acc.to)].time_s) ? f.at[static_cast<std::size_t>(acc.to)].time_s : 0;
+      const FunctionAtPoint& p1 = f.at[static_cast<std::size_t>(acc.from)];
+      const FunctionAtPoint& p2 = f.at[static_cast<std::size_t>(acc.to)];
+      const double ft1 = available(p1.time_s) ? p1.time_s : 0;
+      const double ft2 = available(p2.time_s) ? p2.time_s : 0;
       if (ft1 <= 0 && ft2 <= 0) continue;
+      held1 += ft1;
+      held2 += ft2;
       FunctionAccount fa;
       fa.name = f.short_name;
       fa.t1 = ft1;
@@ -216,31 +217,24 @@ std::vector<StepAccount> account_steps(const AnalysisResult& res, const AppSumma
       const CountedStep cs = ft1 > 0 && ft2 > 0 ? counted_step(res, f, sum.fixed, acc.from, acc.to) : CountedStep{};
       fa.basis = !cs.step ? "samples"
                  : cs.step->d.intensity == "instructions" ? "roofline (instructions)" : "roofline (FLOPs)";
-      const std::string shape = scaling_shape(ft1, ft2, acc.c1, acc.c2, f.category, sum.weak,
-                                              f.at[static_cast<std::size_t>(acc.to)].threads);
+      const std::string by_shape =
+          shape_cause(f.category, scaling_shape(ft1, ft2, acc.c1, acc.c2, f.category, sum.weak, p2.threads));
       if (fa.lost_s > 0) {
         const double ell = ft1 > 0 ? std::log(ft2 / (ft1 * ideal)) : kNaN;
         if (available(ell) && ell > 0) {
           const double weight = fa.lost_s / ell;  // the log-mean weight: the parts add up to lost_s exactly
-          for (const Part& p : split_loss(ell, r, sum.weak, cs, shape_cause(f.category, shape),
-                                          f.at[static_cast<std::size_t>(acc.from)].imbalance,
-                                          f.at[static_cast<std::size_t>(acc.to)].imbalance))
+          for (const Part& p : split_loss(ell, r, sum.weak, cs, by_shape, p1.imbalance, p2.imbalance))
             fa.causes.push_back(CauseSeconds{p.cause, p.where, p.log_share * weight, kNaN, {fa.name}});
         } else {
-          fa.causes.push_back(CauseSeconds{shape_cause(f.category, shape), "", fa.lost_s, kNaN, {fa.name}});
+          fa.causes.push_back(CauseSeconds{by_shape, "", fa.lost_s, kNaN, {fa.name}});
         }
-        for (const auto& c : fa.causes) add_cause(acc.causes, c.cause, c.where, c.seconds, fa.name);
+        for (const auto& c : fa.causes) add_cause(acc.causes, c.cause, c.where, c.seconds);
       } else {
         acc.gained_s += fa.lost_s;
       }
       acc.functions.push_back(std::move(fa));
     }
     // Both points sampled: a point without samples would make every function's time a loss or a gain.
-    double held1 = 0, held2 = 0;
-    for (const auto& fa : acc.functions) {
-      held1 += fa.t1;
-      held2 += fa.t2;
-    }
     if (acc.functions.empty() || !(held1 > 0) || !(held2 > 0)) continue;
     // Wall time the critical thread's samples do not hold: off-CPU waits, start-up, other processes.
     const double unsampled = acc.lost_s - sampled_net;
@@ -250,7 +244,7 @@ std::vector<StepAccount> account_steps(const AnalysisResult& res, const AppSumma
                       (b.pop.load_measured && b.pop.taken_share >= th.load_share);
     acc.unsampled_s = unsampled;
     if (unsampled > std::max(period, 0.01 * std::fabs(acc.lost_s)))
-      add_cause(acc.causes, busy ? "machine-load" : "off-cpu", "", unsampled, "");
+      add_cause(acc.causes, busy ? "machine-load" : "off-cpu", "", unsampled);
     else if (unsampled < 0)
       acc.gained_s += unsampled;  // less time off the CPU than at the first point: a gain (HPCC at 1 -> 2 ranks)
     acc.uncertainty_s = 2 * std::sqrt(variance);
